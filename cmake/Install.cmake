@@ -1,0 +1,29 @@
+# Installation: headers, both libraries, a CMake package
+# (find_package(ultrapool CONFIG) -> ultrapool::ultrapool) and a pkg-config
+# file (pkg-config --libs ultrapool).
+include(CMakePackageConfigHelpers)
+
+install(DIRECTORY runtime/include/ultrapool DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS ultrapool ultrapool_static EXPORT ultrapoolTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT ultrapoolTargets NAMESPACE ultrapool::
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ultrapool)
+
+configure_package_config_file(cmake/ultrapoolConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ultrapool)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfig.cmake
+  ${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ultrapool)
+
+set(UP_PC_REQUIRES "")
+if(UP_HAVE_HWLOC)
+  set(UP_PC_REQUIRES "hwloc")
+endif()
+configure_file(cmake/ultrapool.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ultrapool.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapool.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,147 @@
+/* ultrapool: a sharded, adaptive worker pool for C.
+ *
+ * A pool is a set of shards. Each shard owns a bounded lock-free queue of
+ * task slots and a set of worker threads that grows under backpressure and
+ * shrinks when idle. A task is a function pointer plus either one pointer
+ * argument or a small payload copied into the queue slot, so no submit path
+ * allocates.
+ *
+ * Every function returns 0 (UP_OK) or a negative UP_E* code; up_strerror()
+ * turns a code into text and up_last_error() gives the detailed message of
+ * the last failure on the calling thread. */
+#ifndef ULTRAPOOL_POOL_H
+#define ULTRAPOOL_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct up_pool up_pool; /* opaque */
+typedef void (*up_fn)(void *arg);
+
+enum {
+    UP_OK = 0,
+    UP_EINVAL = -1,    /* a bad argument or configuration value        */
+    UP_ENOMEM = -2,    /* an allocation failed                         */
+    UP_ESTOPPED = -3,  /* the pool (or channel) is stopped             */
+    UP_EOVERLOAD = -4, /* every queue is full and no worker can be added */
+    UP_ETIMEDOUT = -5, /* a timed operation ran out of time            */
+    UP_ECANCELED = -6, /* the group was cancelled                      */
+    UP_EAGAIN = -7,    /* a resource (a thread) could not be had now   */
+    UP_EDEADLK = -8    /* waiting here would wait for the caller itself */
+};
+
+const char *up_strerror(int err);
+/* The message of the last failed call on this thread ("" when none). */
+const char *up_last_error(void);
+
+/* Largest payload up_submit_copy() stores inline in a queue slot. */
+#define UP_PAYLOAD_MAX 40
+
+typedef enum up_bind {
+    UP_BIND_NONE = 0, /* workers float; the OS places them       */
+    UP_BIND_SHARD,    /* workers bound to their shard's cpus     */
+    UP_BIND_CORE      /* each worker bound to one core of its shard */
+} up_bind;
+
+/* Called once in every worker thread, after it starts and before it exits.
+ * What start returns becomes the worker's local state (up_worker_local()). */
+typedef void *(*up_worker_start_fn)(void *ctx, unsigned shard, unsigned worker);
+typedef void (*up_worker_stop_fn)(void *ctx, void *local);
+
+typedef struct up_config {
+    unsigned shards;            /* 0: from the topology                     */
+    unsigned shard_min_workers; /* floor kept alive when idle               */
+    unsigned shard_max_workers; /* per-shard cap                            */
+    unsigned max_workers;       /* global cap, 0: none                      */
+    unsigned queue_capacity;    /* per-shard queue slots, a power of two    */
+    unsigned deque_capacity;    /* per-worker slots for nested submits      */
+    uint64_t idle_timeout_ns;   /* retirement above the floor               */
+    uint64_t spawn_delay_ns;    /* backlog without progress before a spawn  */
+    unsigned spin;              /* polls of an idle worker before it parks  */
+    int submit_help;            /* 1: a submitter facing a full queue runs queued tasks */
+    up_bind bind;               /* worker binding                           */
+    unsigned shard_max_cores;   /* 0: default; cores per shard at most      */
+    size_t stack_size;          /* worker stack bytes, 0: system default    */
+    up_worker_start_fn on_worker_start;
+    up_worker_stop_fn on_worker_stop;
+    void *hook_ctx;
+} up_config;
+
+/* Fills defaults, then applies the UP_* environment variables. Returns
+ * UP_EINVAL (and names the variable in up_last_error()) when a variable is
+ * malformed; the fields of valid variables are still applied. */
+int up_config_init(up_config *cfg);
+/* Checks a configuration without creating anything. */
+int up_config_validate(const up_config *cfg);
+
+/* Creates and starts a pool. cfg NULL: up_config_init() defaults. */
+int up_pool_create(up_pool **out, const up_config *cfg);
+
+/* Never blocks. UP_EOVERLOAD when the chosen shard and its neighbours are
+ * full and no worker can be added; UP_ESTOPPED after stop. */
+int up_submit(up_pool *p, up_fn fn, void *arg);
+/* Blocks while full (optionally running queued tasks meanwhile). */
+int up_submit_wait(up_pool *p, up_fn fn, void *arg);
+int up_submit_timeout(up_pool *p, up_fn fn, void *arg, uint64_t timeout_ns);
+/* Copies size bytes (<= UP_PAYLOAD_MAX) into the slot; fn receives a
+ * pointer to a copy that lives while fn runs. */
+int up_submit_copy(up_pool *p, up_fn fn, const void *payload, size_t size);
+int up_submit_copy_wait(up_pool *p, up_fn fn, const void *payload, size_t size);
+
+/* No new tasks; queued and running ones finish. Idempotent. */
+void up_pool_stop(up_pool *p);
+/* Stop, then wait until every accepted task has run and workers exited.
+ * UP_EDEADLK when called from one of the pool's own tasks. */
+int up_pool_stop_and_wait(up_pool *p);
+/* UP_OK, UP_ETIMEDOUT (work goes on in the background), or UP_EDEADLK. */
+int up_pool_stop_timeout(up_pool *p, uint64_t timeout_ns);
+/* Stops and waits if that was not done, then frees everything.
+ * UP_EDEADLK (nothing freed) when called from one of the pool's tasks. */
+int up_pool_destroy(up_pool *p);
+
+typedef struct up_stats { /* a snapshot; counters since create */
+    uint64_t submitted, executed, overloads, steals, spawned, retired, parks, wakes;
+    uint64_t helped;       /* tasks run by submitters facing a full queue */
+    uint64_t spawn_failed; /* thread creations that failed */
+    uint64_t bind_failed;  /* worker bindings that failed (never fatal) */
+    unsigned workers, workers_peak, shards;
+    unsigned parked;    /* workers asleep now */
+    unsigned searching; /* workers looking for work now */
+} up_stats;
+
+void up_pool_stats(const up_pool *p, up_stats *out);
+unsigned up_pool_shards(const up_pool *p);
+/* Prints the effective configuration (what UP_PRINT_CONFIG=1 shows). */
+void up_pool_print_config(const up_pool *p, void *file /* FILE * */);
+
+/* Inside a task: the local state of the running worker (what the start
+ * hook returned), NULL outside a worker. */
+void *up_worker_local(void);
+/* Inside a task: the pool running it, NULL elsewhere. */
+up_pool *up_current_pool(void);
+
+/* A typed front: UP_TYPED(name, T, handler) defines
+ *   int name_submit(up_pool *, T value);       never blocks
+ *   int name_submit_wait(up_pool *, T value);  blocks while full
+ * where handler is void handler(T *value). T is stored inline in the slot. */
+#define UP_TYPED(name, T, handler)                                                                 \
+    _Static_assert(sizeof(T) <= UP_PAYLOAD_MAX, #T " does not fit in a queue slot");              \
+    static inline void name##_trampoline_(void *p_) { handler((T *)p_); }                          \
+    static inline int name##_submit(up_pool *pool_, T value_)                                      \
+    {                                                                                              \
+        return up_submit_copy(pool_, name##_trampoline_, &value_, sizeof value_);                 \
+    }                                                                                              \
+    static inline int name##_submit_wait(up_pool *pool_, T value_)                                 \
+    {                                                                                              \
+        return up_submit_copy_wait(pool_, name##_trampoline_, &value_, sizeof value_);            \
+    }
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,52 @@
+/* Blocking primitives for idle threads. On Linux they are futex words; the
+ * portable fallback (park_cond.c) uses a mutex and a condition variable.
+ * CMake compiles exactly one of park_futex.c and park_cond.c. */
+#ifndef UP_PARK_H
+#define UP_PARK_H
+
+#include <stdint.h>
+
+#include "atomic.h"
+
+#if !defined(__linux__)
+#include <pthread.h>
+#endif
+
+/* A binary semaphore owned by one waiting thread: up__parker_wait()
+ * consumes the token that up__parker_post() leaves, whichever comes first. */
+typedef struct up__parker {
+    _Atomic uint32_t token; /* atomic: 1 when posted and not yet consumed */
+#if !defined(__linux__)
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+#endif
+} up__parker;
+
+int up__parker_init(up__parker *pk);
+void up__parker_destroy(up__parker *pk);
+/* Returns 1 when the token was consumed, 0 when timeout_ns passed first.
+ * UINT64_MAX waits without limit. */
+int up__parker_wait(up__parker *pk, uint64_t timeout_ns);
+void up__parker_post(up__parker *pk);
+
+/* An event count: a waiter reads a key, re-checks its condition, then
+ * waits only while the count still equals the key; a notifier bumps the
+ * count before waking, so a notification between the re-check and the
+ * wait is never lost. */
+typedef struct up__event {
+    _Atomic uint32_t count;
+#if !defined(__linux__)
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+#endif
+} up__event;
+
+int up__event_init(up__event *ev);
+void up__event_destroy(up__event *ev);
+static inline uint32_t up__event_key(up__event *ev) { return up__load_seqcst(&ev->count); }
+/* Returns 1 when the count moved, 0 on timeout (UINT64_MAX: no limit). */
+int up__event_wait(up__event *ev, uint32_t key, uint64_t timeout_ns);
+void up__event_notify_one(up__event *ev);
+void up__event_notify_all(up__event *ev);
+
+#endif

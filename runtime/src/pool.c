@@ -1,0 +1,354 @@
+/* Pool lifecycle: create, stop in its three forms, destroy, statistics.
+ *
+ * Shutdown without a lock on the submit path: stop sets the stopping flag
+ * and closes every shard queue with one atomic OR on its tail. A submit is
+ * accepted exactly when its tail CAS succeeded before the close, so every
+ * accepted task sits below the final tail and the workers drain up to it
+ * before they exit (worker.c). Nested submits check the flag and go to the
+ * submitting worker's own deque, which that worker empties before it
+ * exits. A waiting stop returns once no worker thread is left, no submitter
+ * is running a task it took while helping, and every queue is empty. */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "pool_internal.h"
+
+static void free_shards(up_pool *p, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        up__shard *s = &p->shards[i];
+        if (s->slots) {
+            for (unsigned k = 0; k < s->nslots; k++)
+                if (s->slots[k])
+                    up__free_worker(s->slots[k]);
+            free(s->slots);
+        }
+        up__mpmc_free(&s->q);
+        up__event_destroy(&s->space);
+        pthread_mutex_destroy(&s->idle_lock);
+        pthread_mutex_destroy(&s->slot_lock);
+    }
+    free(p->shards);
+    p->shards = NULL;
+}
+
+static void free_pool(up_pool *p, unsigned shards_ready)
+{
+    if (p->shards)
+        free_shards(p, shards_ready);
+    up__plan_free(&p->plan);
+    up__parker_destroy(&p->monitor_parker);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->join_mu);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+static int init_shard(up_pool *p, unsigned i)
+{
+    up__shard *s = &p->shards[i];
+    s->index = i;
+    s->ncpus = p->plan.shards[i].ncpus;
+    s->nslots = p->cfg.shard_max_workers;
+    if (pthread_mutex_init(&s->slot_lock, NULL) != 0)
+        return UP_ENOMEM;
+    if (pthread_mutex_init(&s->idle_lock, NULL) != 0) {
+        pthread_mutex_destroy(&s->slot_lock);
+        return UP_ENOMEM;
+    }
+    if (up__event_init(&s->space) != 0) {
+        pthread_mutex_destroy(&s->idle_lock);
+        pthread_mutex_destroy(&s->slot_lock);
+        return UP_ENOMEM;
+    }
+    s->slots = calloc(s->nslots, sizeof *s->slots);
+    if (!s->slots || up__mpmc_init(&s->q, p->cfg.queue_capacity) != 0) {
+        free(s->slots);
+        s->slots = NULL;
+        up__event_destroy(&s->space);
+        pthread_mutex_destroy(&s->idle_lock);
+        pthread_mutex_destroy(&s->slot_lock);
+        return UP_ENOMEM;
+    }
+    return UP_OK;
+}
+
+static int print_config_requested(void)
+{
+    const char *v = getenv("UP_PRINT_CONFIG");
+    return v && (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "on") || !strcmp(v, "true"));
+}
+
+int up_pool_create(up_pool **out, const up_config *cfg_in)
+{
+    if (!out) {
+        up__set_error("up_pool_create: out is NULL");
+        return UP_EINVAL;
+    }
+    *out = NULL;
+    up_config cfg;
+    if (cfg_in) {
+        cfg = *cfg_in;
+    } else {
+        int rc = up_config_init(&cfg);
+        if (rc != UP_OK)
+            return rc;
+    }
+    int rc = up_config_validate(&cfg);
+    if (rc != UP_OK)
+        return rc;
+
+    up_pool *p = aligned_alloc(UP_CACHE_LINE, sizeof *p);
+    if (!p) {
+        up__set_error("out of memory for the pool");
+        return UP_ENOMEM;
+    }
+    memset(p, 0, sizeof *p);
+    p->cfg = cfg;
+    if (pthread_mutex_init(&p->mu, NULL) != 0) {
+        free(p);
+        return UP_ENOMEM;
+    }
+    pthread_mutex_init(&p->join_mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    up__parker_init(&p->monitor_parker);
+
+    rc = up__plan_build(&p->plan, &cfg);
+    if (rc != UP_OK) {
+        free_pool(p, 0);
+        return rc;
+    }
+    p->nshards = p->plan.nshards;
+    if (cfg.max_workers && cfg.max_workers < (uint64_t)p->nshards * cfg.shard_min_workers) {
+        up__set_error("max_workers (%u) is below shards (%u) x shard_min_workers (%u)",
+                      cfg.max_workers, p->nshards, cfg.shard_min_workers);
+        free_pool(p, 0);
+        return UP_EINVAL;
+    }
+    p->shards = aligned_alloc(UP_CACHE_LINE, p->nshards * sizeof(up__shard));
+    if (!p->shards) {
+        free_pool(p, 0);
+        up__set_error("out of memory for %u shards", p->nshards);
+        return UP_ENOMEM;
+    }
+    memset(p->shards, 0, p->nshards * sizeof(up__shard));
+    for (unsigned i = 0; i < p->nshards; i++) {
+        if (init_shard(p, i) != UP_OK) {
+            free_pool(p, i);
+            up__set_error("out of memory for shard %u", i);
+            return UP_ENOMEM;
+        }
+        if (p->shards[i].ncpus == 0)
+            p->spread_by_thread = 1;
+    }
+
+    up__monitor_start(p); /* without it the pool still works; it just cannot grow for blocked tasks */
+    unsigned started = 0;
+    int last = UP_OK;
+    for (unsigned i = 0; i < p->nshards; i++)
+        for (unsigned k = 0; k < cfg.shard_min_workers; k++) {
+            last = up__spawn(p, &p->shards[i], 1);
+            if (last == UP_OK)
+                started++;
+        }
+    if (cfg.shard_min_workers > 0 && started == 0) {
+        up__set_error("no worker thread could be started");
+        up_pool_destroy(p);
+        return last == UP_ENOMEM ? UP_ENOMEM : UP_EAGAIN;
+    }
+    if (print_config_requested())
+        up__print_config(&p->cfg, &p->plan, stderr);
+    *out = p;
+    return UP_OK;
+}
+
+void up_pool_stop(up_pool *p)
+{
+    if (!p)
+        return;
+    int expected = 0;
+    if (!up__cas_strong_seqcst(&p->stopping, &expected, 1))
+        return;
+    for (unsigned i = 0; i < p->nshards; i++)
+        up__mpmc_close(&p->shards[i].q);
+    up__wake_all(p);
+    for (unsigned i = 0; i < p->nshards; i++)
+        up__event_notify_all(&p->shards[i].space);
+    /* Make sure somebody drains what is queued: with a floor of zero the
+     * pool may have no worker left. If none can start, a waiting stop or
+     * destroy drains on its caller's thread. */
+    if (up__load_acquire(&p->workers) == 0)
+        for (unsigned i = 0; i < p->nshards; i++)
+            if (up__mpmc_nonempty(&p->shards[i].q)) {
+                up__spawn(p, &p->shards[i], 1);
+                break;
+            }
+    up__parker_post(&p->monitor_parker);
+}
+
+static int inside_own_task(const up_pool *p)
+{
+    return up__tls_running == p || (up__tls_worker && up__tls_worker->pool == p);
+}
+
+static int helpers_running(up_pool *p)
+{
+    for (unsigned i = 0; i < p->nshards; i++)
+        if (up__load_seqcst(&p->shards[i].helpers) != 0)
+            return 1;
+    return 0;
+}
+
+static int queues_empty(up_pool *p)
+{
+    for (unsigned i = 0; i < p->nshards; i++)
+        if (up__mpmc_nonempty(&p->shards[i].q))
+            return 0;
+    return 1;
+}
+
+/* No worker could be started to drain the queues: run what is left here. */
+static void drain_here(up_pool *p)
+{
+    up__task t;
+    while (!queues_empty(p)) {
+        int ran = 0;
+        for (unsigned i = 0; i < p->nshards; i++)
+            while (up__take_from_shard(p, &p->shards[i], &t)) {
+                up__run_task(p, &t);
+                up__fetch_add_relaxed(&p->shards[i].helped, 1);
+                ran = 1;
+            }
+        if (!ran)
+            sched_yield(); /* a producer is mid-publish */
+    }
+}
+
+/* Waits until every accepted task has run; UP_ETIMEDOUT at the deadline. */
+static int wait_done(up_pool *p, uint64_t deadline)
+{
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        int no_workers = p->live == 0;
+        if (no_workers && !queues_empty(p)) {
+            pthread_mutex_unlock(&p->mu);
+            drain_here(p);
+            pthread_mutex_lock(&p->mu);
+            continue;
+        }
+        if (no_workers && !helpers_running(p))
+            break;
+        uint64_t left = up__remaining_ns(deadline);
+        if (left == 0) {
+            pthread_mutex_unlock(&p->mu);
+            up__set_error("stop: tasks still running at the deadline");
+            return UP_ETIMEDOUT;
+        }
+        /* Bounded so a helper finishing between our check and the wait is
+         * seen soon even without its broadcast. */
+        uint64_t slice = left < 10000000u ? left : 10000000u;
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        uint64_t abs_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + slice;
+        struct timespec abs = up__timespec_from_ns(abs_ns);
+        pthread_cond_timedwait(&p->cv, &p->mu, &abs);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return UP_OK;
+}
+
+static int stop_wait(up_pool *p, uint64_t timeout_ns)
+{
+    if (!p) {
+        up__set_error("stop: pool is NULL");
+        return UP_EINVAL;
+    }
+    if (inside_own_task(p)) {
+        up__set_error("stop: a waiting stop from one of the pool's own tasks would wait for itself");
+        return UP_EDEADLK;
+    }
+    up_pool_stop(p);
+    uint64_t deadline = up__deadline_after(timeout_ns);
+    int rc = wait_done(p, deadline);
+    if (rc != UP_OK)
+        return rc;
+    /* Everything ran. The monitor may have started a worker on a stale
+     * look; it exits once no worker is left, then the last threads are
+     * joined. */
+    pthread_mutex_lock(&p->join_mu);
+    up__monitor_join(p);
+    rc = wait_done(p, UINT64_MAX);
+    up__join_exited(p);
+    pthread_mutex_unlock(&p->join_mu);
+    return rc;
+}
+
+int up_pool_stop_and_wait(up_pool *p) { return stop_wait(p, UINT64_MAX); }
+
+int up_pool_stop_timeout(up_pool *p, uint64_t timeout_ns) { return stop_wait(p, timeout_ns); }
+
+int up_pool_destroy(up_pool *p)
+{
+    if (!p) {
+        up__set_error("destroy: pool is NULL");
+        return UP_EINVAL;
+    }
+    int rc = stop_wait(p, UINT64_MAX);
+    if (rc != UP_OK)
+        return rc;
+    free_pool(p, p->nshards);
+    return UP_OK;
+}
+
+void up_pool_stats(const up_pool *cp, up_stats *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof *out);
+    if (!cp)
+        return;
+    up_pool *p = (up_pool *)cp; /* counters are atomics; reading them is const in spirit */
+    for (unsigned i = 0; i < p->nshards; i++) {
+        up__shard *s = &p->shards[i];
+        out->submitted += up__mpmc_accepted(&s->q);
+        out->helped += up__load_relaxed(&s->helped);
+        unsigned used = up__load_acquire(&s->slots_used);
+        for (unsigned k = 0; k < used; k++) {
+            up__worker *w = up__load_acquire((_Atomic(up__worker *) *)&s->slots[k]);
+            if (!w)
+                continue;
+            out->executed += up__load_relaxed(&w->executed);
+            out->steals += up__load_relaxed(&w->steals);
+            out->parks += up__load_relaxed(&w->parks);
+            out->submitted += up__load_relaxed(&w->pushed);
+        }
+    }
+    out->executed += out->helped;
+    out->overloads = up__load_relaxed(&p->overloads);
+    out->spawned = up__load_relaxed(&p->spawned);
+    out->retired = up__load_relaxed(&p->retired);
+    out->wakes = up__load_relaxed(&p->wakes);
+    out->spawn_failed = up__load_relaxed(&p->spawn_failed);
+    out->bind_failed = up__load_relaxed(&p->bind_failed);
+    out->workers = up__load_relaxed(&p->workers);
+    out->workers_peak = up__load_relaxed(&p->workers_peak);
+    out->shards = p->nshards;
+    uint64_t idle = up__load_relaxed(&p->idle);
+    out->parked = UP__IDLE_PARKED(idle);
+    out->searching = UP__IDLE_SPINNING(idle);
+}
+
+unsigned up_pool_shards(const up_pool *p) { return p ? p->nshards : 0; }
+
+void up_pool_print_config(const up_pool *p, void *file)
+{
+    if (p)
+        up__print_config(&p->cfg, &p->plan, file ? (FILE *)file : stderr);
+}
+
+void *up_worker_local(void) { return up__tls_worker ? up__tls_worker->local : NULL; }
+
+up_pool *up_current_pool(void) { return up__tls_running; }

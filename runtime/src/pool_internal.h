@@ -1,0 +1,129 @@
+/* Internal structures of the pool, shared by the files of runtime/src.
+ * Each shared field is tagged with who may touch it:
+ *   (ro)     read-only after create;
+ *   (atomic) any thread, through atomic.h;
+ *   (owner)  only the worker that owns the structure;
+ *   (lock X) only while holding mutex X. */
+#ifndef UP_POOL_INTERNAL_H
+#define UP_POOL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "atomic.h"
+#include "deque.h"
+#include "mpmc.h"
+#include "park.h"
+#include "topo.h"
+
+/* The pool-wide idle word packs two counts so one load tells a submitter
+ * whether anyone is looking for work: searching workers (spinning) in the
+ * high half and parked workers in the low half. */
+#define UP__IDLE_SPIN_ONE (UINT64_C(1) << 32)
+#define UP__IDLE_PARK_ONE UINT64_C(1)
+#define UP__IDLE_SPINNING(v) ((uint32_t)((v) >> 32))
+#define UP__IDLE_PARKED(v) ((uint32_t)(v))
+
+enum { UP__SLOT_FREE = 0, UP__SLOT_RUNNING = 1, UP__SLOT_EXITED = 2 };
+
+typedef struct up__worker up__worker;
+typedef struct up__shard up__shard;
+
+struct up__worker {
+    up__deque dq;          /* owner pushes/pops; thieves steal */
+    up__parker parker;     /* where this worker sleeps when idle */
+    struct up_pool *pool;  /* (ro) */
+    unsigned shard;        /* (ro) */
+    unsigned slot;         /* (ro) index in the shard's slot table */
+    unsigned id;           /* (lock shard->slot_lock) incarnation number, for hooks */
+    pthread_t thread;      /* (lock shard->slot_lock) */
+    int joinable;          /* (lock shard->slot_lock) a thread to join before reuse */
+    _Atomic int state;     /* (atomic) UP__SLOT_* */
+    up__worker *idle_next; /* (lock shard->idle_lock) */
+    int listed;            /* (lock shard->idle_lock) on the shard's idle list */
+    void *local;           /* (owner) what the start hook returned */
+    uint32_t rng;          /* (owner) victim selection */
+    /* Statistics: written by the owner only (relaxed), summed by readers. */
+    UP_ALIGNED_LINE _Atomic uint64_t executed;
+    _Atomic uint64_t steals;
+    _Atomic uint64_t parks;
+    _Atomic uint64_t pushed; /* nested submits that landed in this deque */
+};
+
+struct up__shard {
+    up__mpmc q;
+    UP_ALIGNED_LINE _Atomic unsigned nworkers; /* (atomic) reserved worker count */
+    unsigned index;                            /* (ro) */
+    unsigned ncpus;                            /* (ro) CPUs the plan gave this shard */
+    unsigned nslots;                           /* (ro) slot table size: shard_max_workers */
+    up__worker **slots;                        /* (atomic elements) worker structs, lazily */
+    _Atomic unsigned slots_used;               /* (atomic) high-water mark of slots */
+    pthread_mutex_t slot_lock;                 /* spawning and joining */
+    pthread_mutex_t idle_lock;
+    up__worker *idle_top;                      /* (lock idle_lock) parked workers, LIFO */
+    _Atomic unsigned nparked;                  /* (written under idle_lock) length of that list */
+    /* Submitters blocked on a full queue. */
+    UP_ALIGNED_LINE _Atomic unsigned space_waiters;
+    up__event space;
+    /* Submitters running queued tasks while the queue is full. */
+    UP_ALIGNED_LINE _Atomic uint64_t helped;
+    _Atomic unsigned helpers;
+    /* The monitor's view of progress. */
+    uint64_t mon_head, mon_tail; /* (monitor thread only) positions at its last look */
+};
+
+struct up_pool {
+    up_config cfg; /* (ro) */
+    up__plan plan; /* (ro) */
+    unsigned nshards;
+    up__shard *shards;
+    int spread_by_thread; /* (ro) some shard has no CPU: pick shards per thread */
+
+    UP_ALIGNED_LINE _Atomic uint64_t idle; /* (atomic) see UP__IDLE_* */
+    UP_ALIGNED_LINE _Atomic int stopping;  /* (atomic) */
+    _Atomic int monitor_parked;            /* (atomic) 1 while the monitor sleeps untimed */
+    UP_ALIGNED_LINE _Atomic unsigned workers;  /* (atomic) reserved workers, all shards */
+    _Atomic unsigned workers_peak;
+    _Atomic uint64_t spawned, retired, overloads, spawn_failed, bind_failed, wakes;
+
+    pthread_mutex_t mu; /* protects live and the cv waits */
+    pthread_mutex_t join_mu; /* serializes the final joins of concurrent stoppers */
+    pthread_cond_t cv;
+    unsigned live;      /* (lock mu) worker threads inside worker_main */
+
+    up__parker monitor_parker;
+    pthread_t monitor;
+    int monitor_started;
+};
+
+/* Thread-local context: the worker running on this thread (NULL for other
+ * threads) and the pool whose task this thread is running right now. */
+extern _Thread_local up__worker *up__tls_worker;
+extern _Thread_local up_pool *up__tls_running;
+
+/* worker.c */
+int up__spawn(up_pool *p, up__shard *s, int beyond_cpus);
+void up__wake_one(up_pool *p, unsigned shard);
+void up__wake_all(up_pool *p);
+int up__take_from_shard(up_pool *p, up__shard *s, up__task *out);
+void up__free_worker(up__worker *w);
+void up__join_exited(up_pool *p);
+/* monitor.c */
+int up__monitor_start(up_pool *p);
+void up__monitor_poke(up_pool *p);
+void up__monitor_join(up_pool *p);
+/* config.c */
+void up__set_error(const char *fmt, ...);
+void up__print_config(const up_config *cfg, const up__plan *plan, FILE *f);
+
+/* Runs one task on behalf of pool p on this thread, keeping the thread's
+ * "running for pool" marker right across nesting. */
+static inline void up__run_task(up_pool *p, const up__task *t)
+{
+    up_pool *saved = up__tls_running;
+    up__tls_running = p;
+    up__task_run(t);
+    up__tls_running = saved;
+}
+
+#endif

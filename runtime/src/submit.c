@@ -1,0 +1,261 @@
+/* The submit paths. A task from inside one of the pool's workers goes to
+ * that worker's deque; any other goes to the queue of the shard that owns
+ * the CPU the caller runs on, then to the other shards nearest first. After
+ * publishing, the submitter wakes a parked worker only when no worker is
+ * searching (see the idle protocol in worker.c). None of this allocates.
+ *
+ * A full pool is handled by mode: up_submit returns UP_EOVERLOAD at once;
+ * the waiting forms run a queued task themselves when cfg.submit_help is
+ * set (the queue is full, so there is one to run, and running it makes
+ * room), and otherwise sleep on the shard's space event until a consumer
+ * frees a slot. */
+#include <sched.h>
+
+#include "clock.h"
+#include "pool_internal.h"
+
+enum { MODE_NOWAIT, MODE_WAIT };
+
+/* The caller's CPU, refreshed every few submits: sched_getcpu costs a few
+ * nanoseconds, and a thread rarely migrates between two submits. */
+static _Thread_local int tls_cpu = -1;
+static _Thread_local unsigned tls_cpu_age;
+static _Atomic unsigned thread_seq;
+static _Thread_local unsigned tls_thread_hash;
+
+/* A submitter that helps runs a task that may itself submit and help; this
+ * bounds how deep such help may nest on one stack. */
+#define MAX_HELP_DEPTH 4
+static _Thread_local unsigned tls_help_depth;
+
+static unsigned thread_hash(void)
+{
+    if (tls_thread_hash == 0)
+        tls_thread_hash = (up__fetch_add_relaxed(&thread_seq, 1) + 1) * 0x9e3779b1u | 1u;
+    return tls_thread_hash;
+}
+
+static int current_cpu(void)
+{
+    if (tls_cpu_age-- == 0 || tls_cpu < 0) {
+        tls_cpu_age = 63;
+#if defined(__linux__)
+        tls_cpu = sched_getcpu();
+#else
+        tls_cpu = -1;
+#endif
+    }
+    return tls_cpu;
+}
+
+static unsigned home_shard(const up_pool *p)
+{
+    if (p->nshards == 1)
+        return 0;
+    if (!p->spread_by_thread) {
+        int cpu = current_cpu();
+        if (cpu >= 0 && cpu < p->plan.ncpu_slots) {
+            int s = p->plan.cpu_to_shard[cpu];
+            if (s >= 0)
+                return (unsigned)s;
+        }
+    }
+    return (thread_hash() >> 8) % p->nshards;
+}
+
+/* After a task became visible in shard s (or in a deque of a worker of s):
+ * make sure somebody will look. */
+static void after_publish(up_pool *p, up__shard *s)
+{
+    uint64_t idle = up__load_seqcst(&p->idle);
+    if (UP__IDLE_SPINNING(idle) != 0)
+        return;
+    if (UP__IDLE_PARKED(idle) != 0) {
+        up__wake_one(p, s->index);
+        return;
+    }
+    /* Every worker is busy: grow toward one worker per CPU of the shard,
+     * beyond that let the monitor judge whether tasks are blocked. */
+    if (up__spawn(p, s, 0) != UP_OK)
+        up__monitor_poke(p);
+}
+
+static int push_anywhere(up_pool *p, unsigned home, const up__task *t)
+{
+    const unsigned *order = &p->plan.order[home * p->nshards];
+    for (unsigned k = 0; k < p->nshards; k++) {
+        up__shard *s = &p->shards[order[k]];
+        int rc = up__mpmc_push(&s->q, t);
+        if (rc == UP__MPMC_OK) {
+            after_publish(p, s);
+            return UP_OK;
+        }
+        if (rc == UP__MPMC_CLOSED_ERR)
+            return UP_ESTOPPED;
+    }
+    return UP_EOVERLOAD;
+}
+
+/* Runs one queued task on the calling thread; 1 if it ran one. The helpers
+ * count lets a waiting stop know a task is still running outside the
+ * workers. */
+static int help_one(up_pool *p, unsigned home)
+{
+    up__shard *hs = &p->shards[home];
+    up__fetch_add_seqcst(&hs->helpers, 1);
+    const unsigned *order = &p->plan.order[home * p->nshards];
+    int ran = 0;
+    up__task t;
+    for (unsigned k = 0; k < p->nshards && !ran; k++) {
+        up__shard *s = &p->shards[order[k]];
+        if (up__take_from_shard(p, s, &t)) {
+            up__run_task(p, &t);
+            up__fetch_add_relaxed(&s->helped, 1);
+            ran = 1;
+        }
+    }
+    if (up__fetch_sub_seqcst(&hs->helpers, 1) == 1 && up__load_seqcst(&p->stopping)) {
+        pthread_mutex_lock(&p->mu);
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return ran;
+}
+
+static int queue_full(up__mpmc *q)
+{
+    uint64_t tail = up__load_seqcst(&q->tail) & ~UP__MPMC_CLOSED;
+    return tail - up__load_seqcst(&q->head) > q->mask;
+}
+
+/* Sleeps until the home shard's queue may have room, the deadline, or a
+ * bounded slice (so the stall check keeps running). Announcing the waiter
+ * and then re-reading the positions pairs with the consumer's CAS on head
+ * followed by its load of space_waiters. */
+static void wait_for_space(up_pool *p, up__shard *s, uint64_t deadline)
+{
+    uint32_t key = up__event_key(&s->space);
+    up__fetch_add_seqcst(&s->space_waiters, 1);
+    if (!queue_full(&s->q) || up__load_seqcst(&p->stopping)) {
+        up__fetch_sub_seqcst(&s->space_waiters, 1);
+        sched_yield(); /* room is being made right now */
+        return;
+    }
+    uint64_t slice = up__remaining_ns(deadline);
+    if (slice > p->cfg.spawn_delay_ns)
+        slice = p->cfg.spawn_delay_ns;
+    up__event_wait(&s->space, key, slice);
+    up__fetch_sub_seqcst(&s->space_waiters, 1);
+    up__monitor_poke(p);
+}
+
+static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadline)
+{
+    if (!p || !t->fn) {
+        up__set_error(!p ? "submit: pool is NULL" : "submit: task function is NULL");
+        return UP_EINVAL;
+    }
+    up__worker *w = up__tls_worker;
+    if (w && w->pool == p) {
+        if (up__load_acquire(&p->stopping)) {
+            up__set_error("submit: the pool is stopped");
+            return UP_ESTOPPED;
+        }
+        if (up__deque_push(&w->dq, t) == UP__DEQUE_OK) {
+            up__store_relaxed(&w->pushed, up__load_relaxed(&w->pushed) + 1);
+            after_publish(p, &p->shards[w->shard]);
+            return UP_OK;
+        }
+    }
+    unsigned home = w && w->pool == p ? w->shard : home_shard(p);
+    for (;;) {
+        int rc = push_anywhere(p, home, t);
+        if (rc == UP_OK)
+            return UP_OK;
+        if (rc == UP_ESTOPPED) {
+            up__set_error("submit: the pool is stopped");
+            return UP_ESTOPPED;
+        }
+        if (mode == MODE_NOWAIT) {
+            up__monitor_poke(p);
+            up__fetch_add_relaxed(&p->overloads, 1);
+            up__set_error("submit: every queue is full");
+            return UP_EOVERLOAD;
+        }
+        if (up__remaining_ns(deadline) == 0) {
+            up__set_error("submit: no room before the deadline");
+            return UP_ETIMEDOUT;
+        }
+        if (w && w->pool == p) {
+            /* A worker facing full queues and its own full deque runs the
+             * task itself: waiting could wait for this very worker, and
+             * the stack grows no deeper than the program's own recursion. */
+            up__run_task(p, t);
+            up__store_relaxed(&w->pushed, up__load_relaxed(&w->pushed) + 1);
+            up__store_relaxed(&w->executed, up__load_relaxed(&w->executed) + 1);
+            return UP_OK;
+        }
+        if (p->cfg.submit_help && tls_help_depth < MAX_HELP_DEPTH) {
+            tls_help_depth++;
+            int ran = help_one(p, home);
+            tls_help_depth--;
+            if (ran)
+                continue;
+        }
+        wait_for_space(p, &p->shards[home], deadline);
+    }
+}
+
+int up_submit(up_pool *p, up_fn fn, void *arg)
+{
+    up__task t;
+    up__task_set_arg(&t, fn, arg);
+    return submit_task(p, &t, MODE_NOWAIT, 0);
+}
+
+int up_submit_wait(up_pool *p, up_fn fn, void *arg)
+{
+    up__task t;
+    up__task_set_arg(&t, fn, arg);
+    return submit_task(p, &t, MODE_WAIT, UINT64_MAX);
+}
+
+int up_submit_timeout(up_pool *p, up_fn fn, void *arg, uint64_t timeout_ns)
+{
+    up__task t;
+    up__task_set_arg(&t, fn, arg);
+    return submit_task(p, &t, MODE_WAIT, up__deadline_after(timeout_ns));
+}
+
+static int check_copy(const void *payload, size_t size)
+{
+    if (size == 0 || size > UP_PAYLOAD_MAX) {
+        up__set_error("submit_copy: payload of %zu bytes (must be 1 to %d)", size, UP_PAYLOAD_MAX);
+        return UP_EINVAL;
+    }
+    if (!payload) {
+        up__set_error("submit_copy: payload is NULL");
+        return UP_EINVAL;
+    }
+    return UP_OK;
+}
+
+int up_submit_copy(up_pool *p, up_fn fn, const void *payload, size_t size)
+{
+    int rc = check_copy(payload, size);
+    if (rc != UP_OK)
+        return rc;
+    up__task t;
+    up__task_set_copy(&t, fn, payload, size);
+    return submit_task(p, &t, MODE_NOWAIT, 0);
+}
+
+int up_submit_copy_wait(up_pool *p, up_fn fn, const void *payload, size_t size)
+{
+    int rc = check_copy(payload, size);
+    if (rc != UP_OK)
+        return rc;
+    up__task t;
+    up__task_set_copy(&t, fn, payload, size);
+    return submit_task(p, &t, MODE_WAIT, UINT64_MAX);
+}

@@ -1,0 +1,86 @@
+/* A minimal test vocabulary: CHECK aborts the test with the failing
+ * expression and location; tests read their size and seed from the
+ * environment and print both, so a failure can be replayed. */
+#ifndef UP_TEST_CHECK_H
+#define UP_TEST_CHECK_H
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);              \
+            fflush(stderr);                                                                        \
+            abort();                                                                               \
+        }                                                                                          \
+    } while (0)
+
+#define CHECK_EQ(a, b)                                                                             \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (a_ != b_) {                                                                            \
+            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n", __FILE__, __LINE__,  \
+                    #a, #b, a_, b_);                                                               \
+            fflush(stderr);                                                                        \
+            abort();                                                                               \
+        }                                                                                          \
+    } while (0)
+
+/* Exit code ctest treats as "skipped" (SKIP_RETURN_CODE). */
+#define TEST_SKIP 77
+
+/* Size: the default, scaled by UP_TEST_SCALE (a float, default 1; the
+ * sanitizer runs set it lower) and overridable by the named variable. */
+static inline uint64_t test_size(const char *var, uint64_t dflt)
+{
+    const char *v = getenv(var);
+    if (v && *v)
+        return strtoull(v, NULL, 10);
+    const char *sc = getenv("UP_TEST_SCALE");
+    double scale = sc && *sc ? atof(sc) : 1.0;
+    uint64_t n = (uint64_t)((double)dflt * scale);
+    return n ? n : 1;
+}
+
+static inline uint64_t test_seed(void)
+{
+    const char *v = getenv("UP_TEST_SEED");
+    uint64_t seed = v && *v ? strtoull(v, NULL, 10) : (uint64_t)time(NULL);
+    printf("seed %" PRIu64 " (UP_TEST_SEED to replay)\n", seed);
+    return seed;
+}
+
+static inline uint64_t test_rand(uint64_t *s)
+{
+    /* splitmix64 */
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static inline void test_sleep_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static inline uint64_t test_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Polls cond every millisecond for up to ms milliseconds. */
+#define WAIT_UNTIL(cond, ms)                                                                       \
+    do {                                                                                           \
+        for (unsigned w_ = 0; w_ < (ms) && !(cond); w_++)                                          \
+            test_sleep_ms(1);                                                                      \
+    } while (0)
+
+#endif

@@ -1,0 +1,108 @@
+/* The shard queue on its own: FIFO order, full and empty, close, and
+ * exactly-once delivery under concurrent producers and consumers. */
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "check.h"
+#include "mpmc.h"
+
+static void noop(void *arg) { (void)arg; }
+
+static void single_thread(void)
+{
+    up__mpmc q;
+    CHECK(up__mpmc_init(&q, 4) == 0);
+    up__task t, out;
+    for (uintptr_t i = 0; i < 4; i++) {
+        up__task_set_arg(&t, noop, (void *)i);
+        CHECK_EQ(up__mpmc_push(&q, &t), UP__MPMC_OK);
+    }
+    CHECK_EQ(up__mpmc_push(&q, &t), UP__MPMC_FULL);
+    for (uintptr_t i = 0; i < 4; i++) {
+        CHECK_EQ(up__mpmc_pop(&q, &out), UP__MPMC_OK);
+        CHECK_EQ(out.words[0], i);
+    }
+    CHECK_EQ(up__mpmc_pop(&q, &out), UP__MPMC_EMPTY);
+    CHECK(!up__mpmc_nonempty(&q));
+    /* Wrap around several laps. */
+    for (uintptr_t i = 0; i < 37; i++) {
+        up__task_set_arg(&t, noop, (void *)i);
+        CHECK_EQ(up__mpmc_push(&q, &t), UP__MPMC_OK);
+        CHECK_EQ(up__mpmc_pop(&q, &out), UP__MPMC_OK);
+        CHECK_EQ(out.words[0], i);
+    }
+    /* A copied payload survives. */
+    char msg[UP_PAYLOAD_MAX] = "payload of forty bytes, give or take!!";
+    up__task_set_copy(&t, noop, msg, sizeof msg);
+    CHECK_EQ(up__mpmc_push(&q, &t), UP__MPMC_OK);
+    CHECK_EQ(up__mpmc_pop(&q, &out), UP__MPMC_OK);
+    CHECK_EQ(out.size, sizeof msg);
+    CHECK(memcmp(out.words, msg, sizeof msg) == 0);
+    /* Close: what was accepted stays takeable, nothing more gets in. */
+    CHECK_EQ(up__mpmc_push(&q, &t), UP__MPMC_OK);
+    CHECK_EQ(up__mpmc_close(&q), 43);
+    CHECK_EQ(up__mpmc_push(&q, &t), UP__MPMC_CLOSED_ERR);
+    CHECK(up__mpmc_nonempty(&q));
+    CHECK_EQ(up__mpmc_pop(&q, &out), UP__MPMC_OK);
+    CHECK(!up__mpmc_nonempty(&q));
+    up__mpmc_free(&q);
+}
+
+enum { PRODUCERS = 4, CONSUMERS = 4 };
+static up__mpmc shared;
+static uint64_t per_producer;
+static _Atomic unsigned char *seen;
+static _Atomic uint64_t taken;
+static _Atomic int producers_done;
+
+static void *producer(void *arg)
+{
+    uintptr_t base = (uintptr_t)arg * per_producer;
+    up__task t;
+    for (uint64_t i = 0; i < per_producer; i++) {
+        up__task_set_arg(&t, noop, (void *)(base + i));
+        while (up__mpmc_push(&shared, &t) != UP__MPMC_OK)
+            ;
+    }
+    atomic_fetch_add(&producers_done, 1);
+    return NULL;
+}
+
+static void *consumer(void *arg)
+{
+    (void)arg;
+    up__task t;
+    for (;;) {
+        if (up__mpmc_pop(&shared, &t) == UP__MPMC_OK) {
+            atomic_fetch_add(&seen[t.words[0]], 1);
+            atomic_fetch_add(&taken, 1);
+        } else if (atomic_load(&producers_done) == PRODUCERS && !up__mpmc_nonempty(&shared)) {
+            return NULL;
+        }
+    }
+}
+
+int main(void)
+{
+    single_thread();
+    per_producer = test_size("UP_TEST_MPMC_ITEMS", 200000);
+    uint64_t total = per_producer * PRODUCERS;
+    seen = calloc(total, 1);
+    CHECK(seen);
+    CHECK(up__mpmc_init(&shared, 64) == 0);
+    pthread_t th[PRODUCERS + CONSUMERS];
+    for (uintptr_t i = 0; i < PRODUCERS; i++)
+        pthread_create(&th[i], NULL, producer, (void *)i);
+    for (int i = 0; i < CONSUMERS; i++)
+        pthread_create(&th[PRODUCERS + i], NULL, consumer, NULL);
+    for (int i = 0; i < PRODUCERS + CONSUMERS; i++)
+        pthread_join(th[i], NULL);
+    CHECK_EQ(atomic_load(&taken), total);
+    for (uint64_t i = 0; i < total; i++)
+        CHECK_EQ(seen[i], 1);
+    printf("mpmc: %" PRIu64 " items through %d producers and %d consumers, each taken once\n", total,
+           PRODUCERS, CONSUMERS);
+    up__mpmc_free(&shared);
+    free((void *)seen);
+    return 0;
+}
