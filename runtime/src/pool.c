@@ -6,8 +6,9 @@
  * accepted task sits below the final tail and the workers drain up to it
  * before they exit (worker.c). Nested submits check the flag and go to the
  * submitting worker's own deque, which that worker empties before it
- * exits. A waiting stop returns once no worker thread is left, no submitter
- * is running a task it took while helping, and every queue is empty. */
+ * exits. A waiting stop returns once no worker thread is left and the
+ * executed count has caught up with the accepted count (a submitter that
+ * helps counts its task after the task returns). */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,12 +195,13 @@ static int inside_own_task(const up_pool *p)
     return up__tls_running == p || (up__tls_worker && up__tls_worker->pool == p);
 }
 
-static int helpers_running(up_pool *p)
+/* Every accepted task has returned: accepted counts are queue tails and
+ * deque pushes, executed counts are added after each task returns. */
+static int all_executed(up_pool *p)
 {
-    for (unsigned i = 0; i < p->nshards; i++)
-        if (up__load_seqcst(&p->shards[i].helpers) != 0)
-            return 1;
-    return 0;
+    up_stats st;
+    up_pool_stats(p, &st);
+    return st.executed == st.submitted;
 }
 
 static int queues_empty(up_pool *p)
@@ -239,7 +241,7 @@ static int wait_done(up_pool *p, uint64_t deadline)
             pthread_mutex_lock(&p->mu);
             continue;
         }
-        if (no_workers && !helpers_running(p))
+        if (no_workers && all_executed(p))
             break;
         uint64_t left = up__remaining_ns(deadline);
         if (left == 0) {
@@ -313,7 +315,8 @@ void up_pool_stats(const up_pool *cp, up_stats *out)
     up_pool *p = (up_pool *)cp; /* counters are atomics; reading them is const in spirit */
     for (unsigned i = 0; i < p->nshards; i++) {
         up__shard *s = &p->shards[i];
-        out->submitted += up__mpmc_accepted(&s->q);
+        out->inlined += up__load_relaxed(&s->direct);
+        out->submitted += up__mpmc_accepted(&s->q) + up__load_relaxed(&s->direct);
         out->helped += up__load_relaxed(&s->helped);
         unsigned used = up__load_acquire(&s->slots_used);
         for (unsigned k = 0; k < used; k++) {

@@ -62,12 +62,15 @@ struct up__shard {
     pthread_mutex_t idle_lock;
     up__worker *idle_top;                      /* (lock idle_lock) parked workers, LIFO */
     _Atomic unsigned nparked;                  /* (written under idle_lock) length of that list */
-    /* Submitters blocked on a full queue. */
-    UP_ALIGNED_LINE _Atomic unsigned space_waiters;
+    /* Submitters blocked on a full queue: one of them sets space_armed
+     * before sleeping, and the next consumer that sees it set clears it and
+     * wakes them all (one system call per episode, not one per task). */
+    UP_ALIGNED_LINE _Atomic int space_armed;
     up__event space;
-    /* Submitters running queued tasks while the queue is full. */
+    /* Tasks run by submitters while the queue was full (counted after
+     * each returns). */
     UP_ALIGNED_LINE _Atomic uint64_t helped;
-    _Atomic unsigned helpers;
+    _Atomic uint64_t direct; /* accepted by running them on the submitter */
     /* The monitor's view of progress. */
     uint64_t mon_head, mon_tail; /* (monitor thread only) positions at its last look */
 };

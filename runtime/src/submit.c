@@ -80,10 +80,11 @@ static void after_publish(up_pool *p, up__shard *s)
         up__monitor_poke(p);
 }
 
-static int push_anywhere(up_pool *p, unsigned home, const up__task *t)
+/* Tries the shards in the home shard's order, from position first on. */
+static int push_from(up_pool *p, unsigned home, unsigned first, const up__task *t)
 {
     const unsigned *order = &p->plan.order[home * p->nshards];
-    for (unsigned k = 0; k < p->nshards; k++) {
+    for (unsigned k = first; k < p->nshards; k++) {
         up__shard *s = &p->shards[order[k]];
         int rc = up__mpmc_push(&s->q, t);
         if (rc == UP__MPMC_OK) {
@@ -96,30 +97,41 @@ static int push_anywhere(up_pool *p, unsigned home, const up__task *t)
     return UP_EOVERLOAD;
 }
 
-/* Runs one queued task on the calling thread; 1 if it ran one. The helpers
- * count lets a waiting stop know a task is still running outside the
- * workers. */
-static int help_one(up_pool *p, unsigned home)
+/* Runs one queued task on the calling thread, from the home shard or,
+ * when any is false, only from there; 1 if it ran one. The task counts as
+ * executed only after it returns, which is what a waiting stop compares
+ * against the accepted count. */
+static int help_one(up_pool *p, unsigned home, int any)
 {
-    up__shard *hs = &p->shards[home];
-    up__fetch_add_seqcst(&hs->helpers, 1);
     const unsigned *order = &p->plan.order[home * p->nshards];
-    int ran = 0;
+    unsigned n = any ? p->nshards : 1;
     up__task t;
-    for (unsigned k = 0; k < p->nshards && !ran; k++) {
+    for (unsigned k = 0; k < n; k++) {
         up__shard *s = &p->shards[order[k]];
         if (up__take_from_shard(p, s, &t)) {
+            tls_help_depth++;
             up__run_task(p, &t);
-            up__fetch_add_relaxed(&s->helped, 1);
-            ran = 1;
+            tls_help_depth--;
+            up__fetch_add_seqcst(&s->helped, 1);
+            if (up__load_relaxed(&p->stopping)) {
+                pthread_mutex_lock(&p->mu);
+                pthread_cond_broadcast(&p->cv);
+                pthread_mutex_unlock(&p->mu);
+            }
+            return 1;
         }
     }
-    if (up__fetch_sub_seqcst(&hs->helpers, 1) == 1 && up__load_seqcst(&p->stopping)) {
-        pthread_mutex_lock(&p->mu);
-        pthread_cond_broadcast(&p->cv);
-        pthread_mutex_unlock(&p->mu);
-    }
-    return ran;
+    return 0;
+}
+
+/* Accepts a task by running it on the calling thread. */
+static void run_inline(up_pool *p, up__shard *s, const up__task *t)
+{
+    up__fetch_add_seqcst(&s->direct, 1);
+    tls_help_depth++;
+    up__run_task(p, t);
+    tls_help_depth--;
+    up__fetch_add_seqcst(&s->helped, 1);
 }
 
 static int queue_full(up__mpmc *q)
@@ -129,15 +141,15 @@ static int queue_full(up__mpmc *q)
 }
 
 /* Sleeps until the home shard's queue may have room, the deadline, or a
- * bounded slice (so the stall check keeps running). Announcing the waiter
- * and then re-reading the positions pairs with the consumer's CAS on head
- * followed by its load of space_waiters. */
+ * bounded slice (so the monitor keeps being poked). Arming and then
+ * re-reading the positions pairs with the consumer's CAS on head followed
+ * by its load of space_armed (worker.c): either this thread sees the room
+ * or that consumer sees the flag and wakes every sleeper. */
 static void wait_for_space(up_pool *p, up__shard *s, uint64_t deadline)
 {
     uint32_t key = up__event_key(&s->space);
-    up__fetch_add_seqcst(&s->space_waiters, 1);
+    up__store_seqcst(&s->space_armed, 1);
     if (!queue_full(&s->q) || up__load_seqcst(&p->stopping)) {
-        up__fetch_sub_seqcst(&s->space_waiters, 1);
         sched_yield(); /* room is being made right now */
         return;
     }
@@ -145,7 +157,6 @@ static void wait_for_space(up_pool *p, up__shard *s, uint64_t deadline)
     if (slice > p->cfg.spawn_delay_ns)
         slice = p->cfg.spawn_delay_ns;
     up__event_wait(&s->space, key, slice);
-    up__fetch_sub_seqcst(&s->space_waiters, 1);
     up__monitor_poke(p);
 }
 
@@ -168,8 +179,28 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
         }
     }
     unsigned home = w && w->pool == p ? w->shard : home_shard(p);
+    int may_help = mode == MODE_WAIT && p->cfg.submit_help && !(w && w->pool == p);
     for (;;) {
-        int rc = push_anywhere(p, home, t);
+        /* Home first. A helping submitter that finds it full runs a task
+         * from it and tries again: everything stays on this CPU's lines. */
+        int rc = push_from(p, home, 0, t);
+        if (rc == UP_EOVERLOAD && may_help && tls_help_depth < MAX_HELP_DEPTH) {
+            if (help_one(p, home, 0))
+                continue;
+            /* Full, yet nothing takeable at its head: a producer was
+             * preempted between reserving the head slot and filling it,
+             * and the shard is stuck until that thread runs again. Running
+             * our own task here keeps this CPU busy without touching any
+             * other CPU's lines. */
+            if (up__load_relaxed(&p->stopping)) {
+                up__set_error("submit: the pool is stopped");
+                return UP_ESTOPPED;
+            }
+            run_inline(p, &p->shards[home], t);
+            return UP_OK;
+        }
+        if (rc == UP_EOVERLOAD && p->nshards > 1)
+            rc = push_from(p, home, 1, t);
         if (rc == UP_OK)
             return UP_OK;
         if (rc == UP_ESTOPPED) {
@@ -195,13 +226,8 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
             up__store_relaxed(&w->executed, up__load_relaxed(&w->executed) + 1);
             return UP_OK;
         }
-        if (p->cfg.submit_help && tls_help_depth < MAX_HELP_DEPTH) {
-            tls_help_depth++;
-            int ran = help_one(p, home);
-            tls_help_depth--;
-            if (ran)
-                continue;
-        }
+        if (may_help && tls_help_depth < MAX_HELP_DEPTH && help_one(p, home, 1))
+            continue;
         wait_for_space(p, &p->shards[home], deadline);
     }
 }

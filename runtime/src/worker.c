@@ -53,10 +53,10 @@ int up__take_from_shard(up_pool *p, up__shard *s, up__task *out)
     (void)p;
     if (up__mpmc_pop(&s->q, out) != UP__MPMC_OK)
         return 0;
-    /* Pairs with the sequentially consistent increment of space_waiters in
+    /* Pairs with the sequentially consistent store of space_armed in
      * submit.c: a blocked submitter either sees the room or is notified. */
-    if (up__load_seqcst(&s->space_waiters) != 0)
-        up__event_notify_one(&s->space);
+    if (up__load_seqcst(&s->space_armed) && up__exchange_acq_rel(&s->space_armed, 0))
+        up__event_notify_all(&s->space);
     return 1;
 }
 

@@ -107,6 +107,7 @@ int up_pool_destroy(up_pool *p);
 typedef struct up_stats { /* a snapshot; counters since create */
     uint64_t submitted, executed, overloads, steals, spawned, retired, parks, wakes;
     uint64_t helped;       /* tasks run by submitters facing a full queue */
+    uint64_t inlined;      /* of those, their own (the queue head was stuck) */
     uint64_t spawn_failed; /* thread creations that failed */
     uint64_t bind_failed;  /* worker bindings that failed (never fatal) */
     unsigned workers, workers_peak, shards;

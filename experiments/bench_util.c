@@ -1,0 +1,140 @@
+#include "bench_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
+uint64_t bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void bench_sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    nanosleep(&ts, NULL);
+}
+
+static _Atomic unsigned next_stripe;
+static _Thread_local unsigned my_stripe = ~0u;
+
+void bench_done_reset(bench_done *d)
+{
+    for (int i = 0; i < BENCH_STRIPES; i++)
+        atomic_store(&d->stripe[i].n, 0);
+}
+
+void bench_done_add(bench_done *d)
+{
+    if (my_stripe == ~0u)
+        my_stripe = atomic_fetch_add(&next_stripe, 1);
+    if (my_stripe < BENCH_STRIPES) {
+        _Atomic uint64_t *c = &d->stripe[my_stripe].n;
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                              memory_order_release);
+    } else {
+        atomic_fetch_add_explicit(&d->stripe[my_stripe % BENCH_STRIPES].n, 1,
+                                  memory_order_release);
+    }
+}
+
+uint64_t bench_done_sum(bench_done *d)
+{
+    uint64_t s = 0;
+    for (int i = 0; i < BENCH_STRIPES; i++)
+        s += atomic_load_explicit(&d->stripe[i].n, memory_order_acquire);
+    return s;
+}
+
+uint64_t bench_done_wait(bench_done *d, uint64_t target)
+{
+    while (bench_done_sum(d) < target)
+        bench_sleep_ns(1000000);
+    return bench_now_ns();
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double bench_median(double *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double bench_mean(const double *v, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += v[i];
+    return n ? s / (double)n : 0;
+}
+
+double bench_stddev(const double *v, size_t n)
+{
+    if (n < 2)
+        return 0;
+    double m = bench_mean(v, n), s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += (v[i] - m) * (v[i] - m);
+    return sqrt(s / (double)(n - 1));
+}
+
+uint64_t bench_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void bench_shuffle(unsigned *v, size_t n, uint64_t *state)
+{
+    for (size_t i = n; i > 1; i--) {
+        size_t j = bench_rand(state) % i;
+        unsigned t = v[i - 1];
+        v[i - 1] = v[j];
+        v[j] = t;
+    }
+}
+
+unsigned bench_cpus(void)
+{
+#if defined(__linux__)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return (unsigned)CPU_COUNT(&set);
+#endif
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+int bench_parse_list(const char *s, unsigned *out, int max)
+{
+    int n = 0;
+    while (*s) {
+        char *end;
+        unsigned long v = strtoul(s, &end, 10);
+        if (end == s || v == 0 || n == max)
+            return -1;
+        out[n++] = (unsigned)v;
+        s = end;
+        if (*s == ',')
+            s++;
+        else if (*s)
+            return -1;
+    }
+    return n;
+}

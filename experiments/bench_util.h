@@ -1,0 +1,45 @@
+/* Small pieces every benchmark program shares: a clock, a completion
+ * counter striped over cache lines (so counting finished tasks does not
+ * itself become the bottleneck), statistics, a seeded shuffle, and CPU
+ * counts. */
+#ifndef UP_BENCH_UTIL_H
+#define UP_BENCH_UTIL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+uint64_t bench_now_ns(void);
+void bench_sleep_ns(uint64_t ns);
+
+/* Each thread that finishes tasks gets a counter of its own, on its own
+ * cache line, and bumps it with a plain load and store; the waiter sums
+ * them. Beyond BENCH_STRIPES threads, later threads share counters and
+ * fall back to atomic adds. */
+#define BENCH_STRIPES 1024
+typedef struct bench_done {
+    struct {
+        _Alignas(64) _Atomic uint64_t n;
+    } stripe[BENCH_STRIPES];
+} bench_done;
+
+void bench_done_reset(bench_done *d);
+/* Called by each finished task. */
+void bench_done_add(bench_done *d);
+uint64_t bench_done_sum(bench_done *d);
+/* Polls until the sum reaches target; returns the time it did (ns). */
+uint64_t bench_done_wait(bench_done *d, uint64_t target);
+
+double bench_median(double *v, size_t n); /* sorts v */
+double bench_mean(const double *v, size_t n);
+double bench_stddev(const double *v, size_t n);
+
+uint64_t bench_rand(uint64_t *state);
+void bench_shuffle(unsigned *v, size_t n, uint64_t *state);
+
+unsigned bench_cpus(void); /* CPUs this process may run on */
+
+/* Parses "1,2,100" into out (at most max); returns the count or -1. */
+int bench_parse_list(const char *s, unsigned *out, int max);
+
+#endif
