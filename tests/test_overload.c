@@ -1,0 +1,123 @@
+/* Overload and backpressure: a full pool gives UP_EOVERLOAD at once; a
+ * blocking submit waits (without burning a CPU) until room appears; a
+ * timed submit gives up at its deadline; a helping submitter runs queued
+ * tasks instead of sleeping. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/resource.h>
+
+#include <ultrapool/pool.h>
+
+#include "check.h"
+
+static _Atomic int gate;
+static _Atomic int ran;
+
+static void hold(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&gate))
+        test_sleep_ms(1);
+    atomic_fetch_add(&ran, 1);
+}
+
+static void quick(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&ran, 1);
+}
+
+/* One shard, one worker, a queue of 4: one held task plus four queued. */
+static up_pool *small_pool(int help)
+{
+    up_config cfg;
+    up_config_init(&cfg);
+    cfg.shards = 1;
+    cfg.shard_min_workers = 1;
+    cfg.shard_max_workers = 1;
+    cfg.queue_capacity = 4;
+    cfg.submit_help = help;
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    return p;
+}
+
+static void fill(up_pool *p)
+{
+    atomic_store(&gate, 0);
+    atomic_store(&ran, 0);
+    CHECK_EQ(up_submit(p, hold, NULL), UP_OK);
+    up_stats st;
+    WAIT_UNTIL((up_pool_stats(p, &st), st.searching == 0 && st.parked == 0), 2000);
+    test_sleep_ms(10); /* the worker is inside hold() */
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ(up_submit(p, quick, NULL), UP_OK);
+}
+
+static void *blocked_submitter(void *arg)
+{
+    up_pool *p = arg;
+    CHECK_EQ(up_submit_wait(p, quick, NULL), UP_OK);
+    return NULL;
+}
+
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+int main(void)
+{
+    /* Immediate overload. */
+    up_pool *p = small_pool(0);
+    fill(p);
+    uint64_t t0 = test_now_ns();
+    CHECK_EQ(up_submit(p, quick, NULL), UP_EOVERLOAD);
+    CHECK(test_now_ns() - t0 < 50000000ull); /* "at once": well under 50 ms */
+    CHECK_EQ(up_submit_copy(p, quick, "x", 1), UP_EOVERLOAD);
+    up_stats st;
+    up_pool_stats(p, &st);
+    CHECK_EQ(st.overloads, 2);
+
+    /* A timed submit expires. */
+    t0 = test_now_ns();
+    CHECK_EQ(up_submit_timeout(p, quick, NULL, 30000000ull), UP_ETIMEDOUT);
+    uint64_t waited = test_now_ns() - t0;
+    CHECK(waited >= 30000000ull && waited < 2000000000ull);
+    CHECK_EQ(up_submit_timeout(p, quick, NULL, 0), UP_ETIMEDOUT);
+
+    /* A blocking submit waits, asleep, and proceeds once room appears. */
+    pthread_t th;
+    double c0 = cpu_seconds();
+    pthread_create(&th, NULL, blocked_submitter, p);
+    test_sleep_ms(200);
+    CHECK_EQ(atomic_load(&ran), 0); /* nothing moved: it is still waiting */
+    double burnt = cpu_seconds() - c0;
+    CHECK(burnt < 0.1); /* 200 ms of waiting cost far less than a CPU */
+    atomic_store(&gate, 1);
+    pthread_join(th, NULL);
+    CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
+    CHECK_EQ(atomic_load(&ran), 6);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+
+    /* With help on, a submitter facing the full queue runs queued tasks. */
+    p = small_pool(1);
+    fill(p);
+    CHECK_EQ(up_submit_wait(p, quick, NULL), UP_OK); /* runs a queued quick() */
+    up_pool_stats(p, &st);
+    CHECK(st.helped >= 1);
+    CHECK(atomic_load(&ran) >= 1);
+    atomic_store(&gate, 1);
+    CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
+    CHECK_EQ(atomic_load(&ran), 6);
+    up_pool_stats(p, &st);
+    CHECK_EQ(st.submitted, st.executed);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+    printf("overload: immediate UP_EOVERLOAD, timed expiry after %.1f ms, sleeping wait "
+           "(%.3f CPU-s in 200 ms), helping submit\n",
+           (double)waited / 1e6, burnt);
+    return 0;
+}
