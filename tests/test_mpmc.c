@@ -38,9 +38,22 @@ static void single_thread(void)
     CHECK_EQ(up__mpmc_pop(&q, &out), UP__MPMC_OK);
     CHECK_EQ(out.size, sizeof msg);
     CHECK(memcmp(out.words, msg, sizeof msg) == 0);
+    /* Batches: up to max, in order, and only what is published. */
+    for (uintptr_t i = 0; i < 3; i++) {
+        up__task_set_arg(&t, noop, (void *)(100 + i));
+        CHECK_EQ(up__mpmc_push(&q, &t), UP__MPMC_OK);
+    }
+    up__task b[8];
+    CHECK_EQ(up__mpmc_pop_batch(&q, b, 2), 2);
+    CHECK_EQ(b[0].words[0], 100);
+    CHECK_EQ(b[1].words[0], 101);
+    CHECK_EQ(up__mpmc_pop_batch(&q, b, 8), 1);
+    CHECK_EQ(b[0].words[0], 102);
+    CHECK_EQ(up__mpmc_pop_batch(&q, b, 8), 0);
+    up__task_set_copy(&t, noop, msg, sizeof msg);
     /* Close: what was accepted stays takeable, nothing more gets in. */
     CHECK_EQ(up__mpmc_push(&q, &t), UP__MPMC_OK);
-    CHECK_EQ(up__mpmc_close(&q), 43);
+    CHECK_EQ(up__mpmc_close(&q), 46);
     CHECK_EQ(up__mpmc_push(&q, &t), UP__MPMC_CLOSED_ERR);
     CHECK(up__mpmc_nonempty(&q));
     CHECK_EQ(up__mpmc_pop(&q, &out), UP__MPMC_OK);
@@ -70,15 +83,22 @@ static void *producer(void *arg)
 
 static void *consumer(void *arg)
 {
-    (void)arg;
-    up__task t;
+    int batched = (int)(uintptr_t)arg & 1;
+    up__task t, b[5];
     for (;;) {
-        if (up__mpmc_pop(&shared, &t) == UP__MPMC_OK) {
-            atomic_fetch_add(&seen[t.words[0]], 1);
-            atomic_fetch_add(&taken, 1);
-        } else if (atomic_load(&producers_done) == PRODUCERS && !up__mpmc_nonempty(&shared)) {
-            return NULL;
+        unsigned n = 0;
+        if (batched) {
+            n = up__mpmc_pop_batch(&shared, b, 5);
+        } else if (up__mpmc_pop(&shared, &t) == UP__MPMC_OK) {
+            b[0] = t;
+            n = 1;
         }
+        for (unsigned i = 0; i < n; i++) {
+            atomic_fetch_add(&seen[b[i].words[0]], 1);
+            atomic_fetch_add(&taken, 1);
+        }
+        if (n == 0 && atomic_load(&producers_done) == PRODUCERS && !up__mpmc_nonempty(&shared))
+            return NULL;
     }
 }
 
@@ -93,14 +113,14 @@ int main(void)
     pthread_t th[PRODUCERS + CONSUMERS];
     for (uintptr_t i = 0; i < PRODUCERS; i++)
         pthread_create(&th[i], NULL, producer, (void *)i);
-    for (int i = 0; i < CONSUMERS; i++)
-        pthread_create(&th[PRODUCERS + i], NULL, consumer, NULL);
+    for (uintptr_t i = 0; i < CONSUMERS; i++)
+        pthread_create(&th[PRODUCERS + i], NULL, consumer, (void *)i);
     for (int i = 0; i < PRODUCERS + CONSUMERS; i++)
         pthread_join(th[i], NULL);
     CHECK_EQ(atomic_load(&taken), total);
     for (uint64_t i = 0; i < total; i++)
         CHECK_EQ(seen[i], 1);
-    printf("mpmc: %" PRIu64 " items through %d producers and %d consumers, each taken once\n", total,
+    printf("mpmc: %" PRIu64 " items through %d producers and %d consumers (half batched), each taken once\n", total,
            PRODUCERS, CONSUMERS);
     up__mpmc_free(&shared);
     free((void *)seen);

@@ -96,6 +96,40 @@ int up__mpmc_pop(up__mpmc *q, up__task *out)
     return UP__MPMC_OK;
 }
 
+/* Batch form of pop: the slots pos .. pos + n - 1 were all seen full
+ * (seq == position + 1) before the CAS moved head from pos to pos + n, and
+ * only the consumer that owns a position can empty its slot, so after a
+ * successful CAS all n are ours and still hold what was seen. */
+unsigned up__mpmc_pop_batch(up__mpmc *q, up__task *out, unsigned max)
+{
+    uint64_t pos = up__load_relaxed(&q->head);
+    unsigned n;
+    for (;;) {
+        n = 0;
+        while (n < max) {
+            uint64_t seq = up__load_acquire(&q->slots[(pos + n) & q->mask].seq);
+            if (seq != pos + n + 1)
+                break;
+            n++;
+        }
+        if (n == 0) {
+            uint64_t seq = up__load_acquire(&q->slots[pos & q->mask].seq);
+            if ((int64_t)(seq - (pos + 1)) < 0)
+                return 0; /* nothing published at head */
+            pos = up__load_relaxed(&q->head); /* head moved on: retry */
+            continue;
+        }
+        if (up__cas_weak_seqcst(&q->head, &pos, pos + n))
+            break;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        up__slot *slot = &q->slots[(pos + i) & q->mask];
+        out[i] = slot->task;
+        up__store_release(&slot->seq, pos + i + q->mask + 1);
+    }
+    return n;
+}
+
 uint64_t up__mpmc_close(up__mpmc *q)
 {
     return up__fetch_or_seqcst(&q->tail, UP__MPMC_CLOSED) & ~UP__MPMC_CLOSED;

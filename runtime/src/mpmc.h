@@ -29,6 +29,9 @@ int up__mpmc_init(up__mpmc *q, uint64_t capacity); /* capacity: a power of two *
 void up__mpmc_free(up__mpmc *q);
 int up__mpmc_push(up__mpmc *q, const up__task *t);
 int up__mpmc_pop(up__mpmc *q, up__task *out);
+/* Takes up to max consecutive published tasks with one CAS; returns how
+ * many (0 when none is ready). */
+unsigned up__mpmc_pop_batch(up__mpmc *q, up__task *out, unsigned max);
 /* Closes the queue; returns the final tail (count of accepted tasks). */
 uint64_t up__mpmc_close(up__mpmc *q);
 

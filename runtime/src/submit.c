@@ -97,31 +97,39 @@ static int push_from(up_pool *p, unsigned home, unsigned first, const up__task *
     return UP_EOVERLOAD;
 }
 
-/* Runs one queued task on the calling thread, from the home shard or,
- * when any is false, only from there; 1 if it ran one. The task counts as
- * executed only after it returns, which is what a waiting stop compares
- * against the accepted count. */
+/* Runs queued tasks on the calling thread: a batch of up to HELP_BATCH
+ * from the home shard (one CAS for the batch), or, when any is set and home
+ * has none, one task from the nearest shard that has one. Returns 1 if it
+ * ran any. Tasks count as executed only after they return, which is what a
+ * waiting stop compares against the accepted count. */
+#define HELP_BATCH 8
 static int help_one(up_pool *p, unsigned home, int any)
 {
-    const unsigned *order = &p->plan.order[home * p->nshards];
-    unsigned n = any ? p->nshards : 1;
-    up__task t;
-    for (unsigned k = 0; k < n; k++) {
-        up__shard *s = &p->shards[order[k]];
-        if (up__take_from_shard(p, s, &t)) {
-            tls_help_depth++;
-            up__run_task(p, &t);
-            tls_help_depth--;
-            up__fetch_add_seqcst(&s->helped, 1);
-            if (up__load_relaxed(&p->stopping)) {
-                pthread_mutex_lock(&p->mu);
-                pthread_cond_broadcast(&p->cv);
-                pthread_mutex_unlock(&p->mu);
-            }
-            return 1;
+    up__task batch[HELP_BATCH];
+    up__shard *s = &p->shards[home];
+    unsigned n = up__mpmc_pop_batch(&s->q, batch, HELP_BATCH);
+    if (n == 0 && any) {
+        const unsigned *order = &p->plan.order[home * p->nshards];
+        for (unsigned k = 1; k < p->nshards && n == 0; k++) {
+            s = &p->shards[order[k]];
+            n = up__mpmc_pop_batch(&s->q, batch, 1);
         }
     }
-    return 0;
+    if (n == 0)
+        return 0;
+    if (up__load_seqcst(&s->space_armed) && up__exchange_acq_rel(&s->space_armed, 0))
+        up__event_notify_all(&s->space);
+    tls_help_depth++;
+    for (unsigned i = 0; i < n; i++)
+        up__run_task(p, &batch[i]);
+    tls_help_depth--;
+    up__fetch_add_seqcst(&s->helped, n);
+    if (up__load_relaxed(&p->stopping)) {
+        pthread_mutex_lock(&p->mu);
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return 1;
 }
 
 /* Accepts a task by running it on the calling thread. */
