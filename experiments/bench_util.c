@@ -22,33 +22,35 @@ void bench_sleep_ns(uint64_t ns)
     nanosleep(&ts, NULL);
 }
 
-static _Atomic unsigned next_stripe;
+static _Atomic unsigned next_stripe = BENCH_OWNED;
 static _Thread_local unsigned my_stripe = ~0u;
 
 void bench_done_reset(bench_done *d)
 {
-    for (int i = 0; i < BENCH_STRIPES; i++)
+    for (int i = 0; i < BENCH_STRIPES + BENCH_SHARED; i++)
         atomic_store(&d->stripe[i].n, 0);
 }
 
+void bench_done_claim(unsigned i) { my_stripe = i % BENCH_OWNED; }
+
 void bench_done_add(bench_done *d)
 {
-    if (my_stripe == ~0u)
-        my_stripe = atomic_fetch_add(&next_stripe, 1);
-    if (my_stripe < BENCH_STRIPES) {
-        _Atomic uint64_t *c = &d->stripe[my_stripe].n;
+    if (my_stripe == ~0u) {
+        unsigned k = atomic_fetch_add(&next_stripe, 1);
+        my_stripe = k < BENCH_STRIPES ? k : BENCH_STRIPES + k % BENCH_SHARED;
+    }
+    _Atomic uint64_t *c = &d->stripe[my_stripe].n;
+    if (my_stripe < BENCH_STRIPES)
         atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
                               memory_order_release);
-    } else {
-        atomic_fetch_add_explicit(&d->stripe[my_stripe % BENCH_STRIPES].n, 1,
-                                  memory_order_release);
-    }
+    else
+        atomic_fetch_add_explicit(c, 1, memory_order_release);
 }
 
 uint64_t bench_done_sum(bench_done *d)
 {
     uint64_t s = 0;
-    for (int i = 0; i < BENCH_STRIPES; i++)
+    for (int i = 0; i < BENCH_STRIPES + BENCH_SHARED; i++)
         s += atomic_load_explicit(&d->stripe[i].n, memory_order_acquire);
     return s;
 }

@@ -12,18 +12,25 @@
 uint64_t bench_now_ns(void);
 void bench_sleep_ns(uint64_t ns);
 
-/* Each thread that finishes tasks gets a counter of its own, on its own
- * cache line, and bumps it with a plain load and store; the waiter sums
- * them. Beyond BENCH_STRIPES threads, later threads share counters and
- * fall back to atomic adds. */
+/* Each thread that finishes tasks bumps a counter of its own, on its own
+ * cache line, with a plain load and store; the waiter sums them. Counters
+ * below BENCH_OWNED are handed out explicitly (bench_done_claim, one per
+ * submitter of a run); long-lived threads (workers of the pools) take one
+ * of the rest on first use. Threads beyond that share a small set of
+ * counters that are only ever updated with atomic adds, so an owned
+ * counter never sees two writers. */
+#define BENCH_OWNED 512
 #define BENCH_STRIPES 1024
+#define BENCH_SHARED 64
 typedef struct bench_done {
     struct {
         _Alignas(64) _Atomic uint64_t n;
-    } stripe[BENCH_STRIPES];
+    } stripe[BENCH_STRIPES + BENCH_SHARED];
 } bench_done;
 
 void bench_done_reset(bench_done *d);
+/* Gives the calling thread counter i (< BENCH_OWNED) for the next run. */
+void bench_done_claim(unsigned i);
 /* Called by each finished task. */
 void bench_done_add(bench_done *d);
 uint64_t bench_done_sum(bench_done *d);

@@ -27,8 +27,13 @@
 
 enum { W_EMPTY, W_CRC32, NWORKLOADS };
 static const char *workload_names[] = {"empty", "crc32-64B"};
-enum { P_ULTRAPOOL, P_TEXTBOOK, P_LOOP, NPEERS };
-static const char *peer_names[] = {"ultrapool", "textbook", "loop"};
+/* ultrapool runs with its default configuration (submit_help 2: a blocked
+ * submitter runs queued tasks, then its own); the two variants measure
+ * that choice against running queued tasks only (1) and sleeping (0). */
+enum { P_ULTRAPOOL, P_UP_QUEUED, P_UP_SLEEP, P_TEXTBOOK, P_LOOP, NPEERS };
+static const char *peer_names[] = {"ultrapool", "up-help-queued", "up-help-none", "textbook",
+                                   "loop"};
+static const int peer_help[] = {2, 1, 0, -1, -1};
 
 static bench_done done;
 static uint32_t crc_expected;
@@ -50,11 +55,16 @@ static void task_crc(void *arg)
 
 static void (*const task_fns[])(void *) = {task_empty, task_crc};
 
+typedef struct submitter_arg {
+    struct run *run;
+    unsigned index;
+} submitter_arg;
+
 typedef struct run {
     int peer, workload;
     unsigned submitters;
     uint64_t tasks;
-    up_pool *up;
+    up_pool *up[3];
     tb_pool *tb;
     pthread_barrier_t start;
 } run;
@@ -63,13 +73,16 @@ static double measure_ns(run *r);
 
 static void *submitter(void *arg)
 {
-    run *r = arg;
+    submitter_arg *sa = arg;
+    run *r = sa->run;
+    bench_done_claim(sa->index);
     uint64_t share = r->tasks / r->submitters;
     void (*fn)(void *) = task_fns[r->workload];
     pthread_barrier_wait(&r->start);
-    if (r->peer == P_ULTRAPOOL) {
+    if (r->peer <= P_UP_SLEEP) {
+        up_pool *up = r->up[r->peer];
         for (uint64_t i = 0; i < share; i++)
-            if (up_submit_wait(r->up, fn, NULL) != UP_OK)
+            if (up_submit_wait(up, fn, NULL) != UP_OK)
                 abort();
     } else {
         for (uint64_t i = 0; i < share; i++)
@@ -110,12 +123,15 @@ static double measure_ns(run *r)
     }
     uint64_t total = r->tasks / r->submitters * r->submitters;
     pthread_t *th = malloc(r->submitters * sizeof *th);
+    submitter_arg *sa = malloc(r->submitters * sizeof *sa);
     pthread_barrier_init(&r->start, NULL, r->submitters + 1);
-    for (unsigned i = 0; i < r->submitters; i++)
-        if (pthread_create(&th[i], NULL, submitter, r) != 0) {
+    for (unsigned i = 0; i < r->submitters; i++) {
+        sa[i] = (submitter_arg){r, i};
+        if (pthread_create(&th[i], NULL, submitter, &sa[i]) != 0) {
             fprintf(stderr, "micro: cannot create submitter thread %u\n", i);
             exit(1);
         }
+    }
     pthread_barrier_wait(&r->start);
     uint64_t t0 = bench_now_ns();
     uint64_t t1 = bench_done_wait(&done, total);
@@ -123,6 +139,7 @@ static double measure_ns(run *r)
         pthread_join(th[i], NULL);
     pthread_barrier_destroy(&r->start);
     free(th);
+    free(sa);
     return (double)(t1 - t0) / (double)total;
 }
 
@@ -154,7 +171,8 @@ static int parse_names(const char *s, const char *const *names, int n)
 static void usage(void)
 {
     fprintf(stderr, "usage: micro [--rounds R] [--tasks N] [--submitters 1,2,100]\n"
-                    "             [--workloads empty,crc32] [--peers ultrapool,textbook]\n"
+                    "             [--workloads empty,crc32]\n"
+                    "             [--peers ultrapool,up-help-queued,up-help-none,textbook]\n"
                     "             [--seed S] [--csv FILE]\n");
     exit(2);
 }
@@ -165,7 +183,7 @@ int main(int argc, char **argv)
     int nsubs = 3;
     uint64_t tasks = 0, seed = (uint64_t)bench_now_ns();
     double run_time = 0.25;
-    int wmask = (1 << NWORKLOADS) - 1, pmask = (1 << P_ULTRAPOOL) | (1 << P_TEXTBOOK);
+    int wmask = (1 << NWORKLOADS) - 1, pmask = (1 << NPEERS) - 1;
     const char *csv_path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -201,11 +219,20 @@ int main(int argc, char **argv)
     crc_expected = up_k_crc32_64();
     unsigned cores = bench_cpus();
 
-    up_pool *up;
-    int rc = up_pool_create(&up, NULL);
-    if (rc != UP_OK) {
-        fprintf(stderr, "micro: up_pool_create: %s (%s)\n", up_strerror(rc), up_last_error());
-        return 1;
+    up_pool *up[3] = {NULL, NULL, NULL};
+    for (int k = P_ULTRAPOOL; k <= P_UP_SLEEP; k++) {
+        if (!(pmask >> k & 1))
+            continue;
+        up_config cfg;
+        if (up_config_init(&cfg) != UP_OK)
+            return 1;
+        if (k != P_ULTRAPOOL)
+            cfg.submit_help = peer_help[k];
+        int rc = up_pool_create(&up[k], &cfg);
+        if (rc != UP_OK) {
+            fprintf(stderr, "micro: up_pool_create: %s (%s)\n", up_strerror(rc), up_last_error());
+            return 1;
+        }
     }
     tb_pool *tb = tb_pool_create(cores, 1024);
 
@@ -228,7 +255,7 @@ int main(int argc, char **argv)
     uint64_t cell_tasks[64];
     for (unsigned c = 0; c < ncells; c++) {
         run rr = {.peer = (int)cells[c][1], .workload = (int)cells[c][0],
-                  .submitters = cells[c][2], .up = up, .tb = tb};
+                  .submitters = cells[c][2], .up = {up[0], up[1], up[2]}, .tb = tb};
         uint64_t probe = 20000;
         rr.tasks = tasks ? tasks : probe;
         fprintf(stderr, "\rwarm-up %u/%u   ", c + 1, ncells);
@@ -250,7 +277,8 @@ int main(int argc, char **argv)
         for (unsigned k = 0; k < ncells; k++) {
             unsigned c = order[k];
             run rr = {.peer = (int)cells[c][1], .workload = (int)cells[c][0],
-                      .submitters = cells[c][2], .tasks = cell_tasks[c], .up = up, .tb = tb};
+                      .submitters = cells[c][2], .tasks = cell_tasks[c],
+                      .up = {up[0], up[1], up[2]}, .tb = tb};
             fprintf(stderr, "\rround %u/%u  %-10s %-10s S=%-3u   ", r + 1, rounds,
                     workload_names[rr.workload], peer_names[rr.peer], rr.submitters);
             ns[c * rounds + r] = measure(&rr);
@@ -304,7 +332,7 @@ int main(int argc, char **argv)
             if (cells[c][1] == P_LOOP)
                 printf("| %s | - | loop (1 thread) | %.1f | %.2f | %.0f%% | |\n", workload_names[w],
                        med[c], (double)1 / cores, 100 * med_use[c]);
-            else if (tbm > 0 && cells[c][1] == P_ULTRAPOOL)
+            else if (tbm > 0 && cells[c][1] <= P_UP_SLEEP)
                 printf("| %s | %u | %s | %.1f | %.2f | %.0f%% | %.2fx faster |\n", workload_names[w],
                        cells[c][2], peer_names[cells[c][1]], med[c], eff, 100 * med_use[c],
                        tbm / med[c]);
@@ -313,16 +341,27 @@ int main(int argc, char **argv)
                        peer_names[cells[c][1]], med[c], eff, 100 * med_use[c]);
         }
     }
-    up_stats st;
-    up_pool_stop_and_wait(up);
-    up_pool_stats(up, &st);
-    printf("\nultrapool counters: submitted %llu executed %llu helped %llu inlined %llu steals %llu "
-           "spawned %llu retired %llu parks %llu wakes %llu peak workers %u\n",
-           (unsigned long long)st.submitted, (unsigned long long)st.executed,
-           (unsigned long long)st.helped, (unsigned long long)st.inlined, (unsigned long long)st.steals,
-           (unsigned long long)st.spawned, (unsigned long long)st.retired,
-           (unsigned long long)st.parks, (unsigned long long)st.wakes, st.workers_peak);
-    up_pool_destroy(up);
+    printf("\n");
+    for (int k = P_ULTRAPOOL; k <= P_UP_SLEEP; k++) {
+        if (!up[k])
+            continue;
+        up_stats st;
+        up_pool_stop_and_wait(up[k]);
+        up_pool_stats(up[k], &st);
+        printf("%s counters: submitted %llu executed %llu helped %llu inlined %llu steals %llu "
+               "spawned %llu retired %llu parks %llu wakes %llu peak workers %u\n",
+               peer_names[k], (unsigned long long)st.submitted, (unsigned long long)st.executed,
+               (unsigned long long)st.helped, (unsigned long long)st.inlined,
+               (unsigned long long)st.steals, (unsigned long long)st.spawned,
+               (unsigned long long)st.retired, (unsigned long long)st.parks,
+               (unsigned long long)st.wakes, st.workers_peak);
+        if (st.executed != st.submitted) {
+            fprintf(stderr, "micro: %s executed %llu of %llu tasks\n", peer_names[k],
+                    (unsigned long long)st.executed, (unsigned long long)st.submitted);
+            return 1;
+        }
+        up_pool_destroy(up[k]);
+    }
     tb_pool_destroy(tb);
     free(ns);
     free(use);

@@ -52,7 +52,7 @@ int main(void)
     CHECK_EQ(cfg.shard_min_workers, 1);
     CHECK_EQ(cfg.queue_capacity, 1024);
     CHECK_EQ(cfg.idle_timeout_ns, 1000000000ull);
-    CHECK_EQ(cfg.submit_help, 1);
+    CHECK_EQ(cfg.submit_help, 2);
     CHECK_EQ(up_config_validate(&cfg), UP_OK);
 
     /* Every variable is applied. */

@@ -48,7 +48,7 @@ const char *up_strerror(int err)
 typedef struct option {
     const char *env;
     size_t offset; /* into up_config */
-    int kind;      /* 'u' unsigned, 'd' duration (uint64 ns), 'z' size_t bytes, 'b' bool */
+    int kind;      /* 'u' unsigned, 'i' int, 'd' duration (uint64 ns), 'z' size_t bytes */
     uint64_t lo, hi;
     int pow2;   /* must be a power of two */
     int zero_ok; /* 0 is allowed besides [lo, hi] (means "auto" or "none") */
@@ -67,7 +67,7 @@ static const option options[] = {
     OPT("UP_IDLE_TIMEOUT", idle_timeout_ns, 'd', 1000, 30 * 24 * 3600 * SEC, 0, 0),
     OPT("UP_SPAWN_DELAY", spawn_delay_ns, 'd', 10000, 10 * SEC, 0, 0),
     OPT("UP_SPIN", spin, 'u', 0, 10000000, 0, 1),
-    OPT("UP_SUBMIT_HELP", submit_help, 'b', 0, 1, 0, 1),
+    OPT("UP_SUBMIT_HELP", submit_help, 'i', 0, 2, 0, 1),
     OPT("UP_SHARD_MAX_CORES", shard_max_cores, 'u', 1, 4096, 0, 1),
     OPT("UP_STACK_SIZE", stack_size, 'z', 64 * KIB, 1024 * 1024 * KIB, 0, 1),
 };
@@ -79,7 +79,7 @@ static uint64_t get_field(const up_config *cfg, const option *o)
     switch (o->kind) {
     case 'd': return *(const uint64_t *)base;
     case 'z': return *(const size_t *)base;
-    case 'b': return (uint64_t)*(const int *)base;
+    case 'i': return (uint64_t)(int64_t)*(const int *)base;
     default: return *(const unsigned *)base;
     }
 }
@@ -90,7 +90,7 @@ static void set_field(up_config *cfg, const option *o, uint64_t v)
     switch (o->kind) {
     case 'd': *(uint64_t *)base = v; break;
     case 'z': *(size_t *)base = (size_t)v; break;
-    case 'b': *(int *)base = (int)v; break;
+    case 'i': *(int *)base = (int)v; break;
     default: *(unsigned *)base = (unsigned)v; break;
     }
 }
@@ -221,7 +221,6 @@ static int apply_env_option(up_config *cfg, const option *o, const char *val)
     switch (o->kind) {
     case 'd': bad = up__parse_duration(val, &v); what = "a duration such as 500ms, 2s, 100us"; break;
     case 'z': bad = parse_size(val, &v); what = "a size in bytes such as 262144, 256k, 8M"; break;
-    case 'b': bad = parse_bool(val, &v); what = "0 or 1"; break;
     default:
         bad = parse_digits(val, &v);
         bad = bad < 0 || val[bad] != '\0' || v > UINT32_MAX;
@@ -250,7 +249,7 @@ static void defaults(up_config *cfg)
     cfg->idle_timeout_ns = 1 * SEC;
     cfg->spawn_delay_ns = 1 * MS;
     cfg->spin = 256;
-    cfg->submit_help = 1;
+    cfg->submit_help = 2;
     cfg->bind = UP_BIND_NONE;
     cfg->shard_max_cores = 0;
     cfg->stack_size = 0;

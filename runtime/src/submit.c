@@ -5,10 +5,10 @@
  * searching (see the idle protocol in worker.c). None of this allocates.
  *
  * A full pool is handled by mode: up_submit returns UP_EOVERLOAD at once;
- * the waiting forms run a queued task themselves when cfg.submit_help is
- * set (the queue is full, so there is one to run, and running it makes
- * room), and otherwise sleep on the shard's space event until a consumer
- * frees a slot. */
+ * the waiting forms run queued tasks themselves when cfg.submit_help is 1
+ * or 2 (the queue is full, so there are some to run, and running them makes
+ * room; at 2 the submitter then runs its own task as well), and otherwise
+ * sleep on the shard's space event until a consumer frees a slot. */
 #include <sched.h>
 
 #include "clock.h"
@@ -97,17 +97,21 @@ static int push_from(up_pool *p, unsigned home, unsigned first, const up__task *
     return UP_EOVERLOAD;
 }
 
-/* Runs queued tasks on the calling thread: a batch of up to HELP_BATCH
- * from the home shard (one CAS for the batch), or, when any is set and home
- * has none, one task from the nearest shard that has one. Returns 1 if it
- * ran any. Tasks count as executed only after they return, which is what a
- * waiting stop compares against the accepted count. */
-#define HELP_BATCH 8
+/* Runs queued tasks on the calling thread: a batch from the home shard
+ * (one CAS for the batch), or, when any is set and home has none, one task
+ * from the nearest shard that has one. Returns 1 if it ran any. The batch
+ * is an eighth of what is queued, at most HELP_BATCH: large enough to
+ * amortize the CAS, small enough that the workers keep most of the queue
+ * when tasks are long. Tasks count as executed only after they return,
+ * which is what a waiting stop compares against the accepted count. */
+#define HELP_BATCH 32
 static int help_one(up_pool *p, unsigned home, int any)
 {
     up__task batch[HELP_BATCH];
     up__shard *s = &p->shards[home];
-    unsigned n = up__mpmc_pop_batch(&s->q, batch, HELP_BATCH);
+    uint64_t queued = up__mpmc_accepted(&s->q) - up__mpmc_taken(&s->q);
+    unsigned want = queued / 8 > HELP_BATCH ? HELP_BATCH : queued / 8 ? (unsigned)(queued / 8) : 1;
+    unsigned n = up__mpmc_pop_batch(&s->q, batch, want);
     if (n == 0 && any) {
         const unsigned *order = &p->plan.order[home * p->nshards];
         for (unsigned k = 1; k < p->nshards && n == 0; k++) {
@@ -189,23 +193,28 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
     unsigned home = w && w->pool == p ? w->shard : home_shard(p);
     int may_help = mode == MODE_WAIT && p->cfg.submit_help && !(w && w->pool == p);
     for (;;) {
-        /* Home first. A helping submitter that finds it full runs a task
-         * from it and tries again: everything stays on this CPU's lines. */
+        /* Home first. A helping submitter that finds it full runs a batch
+         * of its queued tasks (oldest first), everything on this CPU's
+         * lines. At level 1 it then queues its own task; at level 2 it runs
+         * its own task too, which costs no queue traffic at all. Level 2
+         * also covers a full queue with nothing takeable at its head (a
+         * thread preempted between reserving a slot and filling it): the
+         * shard is stuck until that thread runs again, and this CPU stays
+         * busy meanwhile. */
         int rc = push_from(p, home, 0, t);
         if (rc == UP_EOVERLOAD && may_help && tls_help_depth < MAX_HELP_DEPTH) {
-            if (help_one(p, home, 0))
-                continue;
-            /* Full, yet nothing takeable at its head: a producer was
-             * preempted between reserving the head slot and filling it,
-             * and the shard is stuck until that thread runs again. Running
-             * our own task here keeps this CPU busy without touching any
-             * other CPU's lines. */
-            if (up__load_relaxed(&p->stopping)) {
-                up__set_error("submit: the pool is stopped");
-                return UP_ESTOPPED;
+            int ran = help_one(p, home, 0);
+            if (p->cfg.submit_help == 1) {
+                if (ran)
+                    continue;
+            } else {
+                if (up__load_relaxed(&p->stopping)) {
+                    up__set_error("submit: the pool is stopped");
+                    return UP_ESTOPPED;
+                }
+                run_inline(p, &p->shards[home], t);
+                return UP_OK;
             }
-            run_inline(p, &p->shards[home], t);
-            return UP_OK;
         }
         if (rc == UP_EOVERLOAD && p->nshards > 1)
             rc = push_from(p, home, 1, t);

@@ -63,7 +63,8 @@ typedef struct up_config {
     uint64_t idle_timeout_ns;   /* retirement above the floor               */
     uint64_t spawn_delay_ns;    /* backlog without progress before a spawn  */
     unsigned spin;              /* polls of an idle worker before it parks  */
-    int submit_help;            /* 1: a submitter facing a full queue runs queued tasks */
+    int submit_help;            /* a waiting submitter facing a full queue: 0 sleeps,
+                                   1 runs queued tasks, 2 runs queued ones then its own */
     up_bind bind;               /* worker binding                           */
     unsigned shard_max_cores;   /* 0: default; cores per shard at most      */
     size_t stack_size;          /* worker stack bytes, 0: system default    */
