@@ -14,6 +14,7 @@
  *              [--workloads empty,crc32] [--peers ultrapool,textbook]
  *              [--seed S] [--csv FILE] */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +29,9 @@
 enum { W_EMPTY, W_CRC32, NWORKLOADS };
 static const char *workload_names[] = {"empty", "crc32-64B"};
 /* ultrapool runs with its default configuration (submit_help 2: a blocked
- * submitter runs queued tasks, then its own); the two variants measure
- * that choice against running queued tasks only (1) and sleeping (0). */
+ * submitter runs a batch of queued tasks, then its own); the two variants
+ * measure that choice against running queued tasks only (1) and against
+ * sleeping (0). */
 enum { P_ULTRAPOOL, P_UP_QUEUED, P_UP_SLEEP, P_TEXTBOOK, P_LOOP, NPEERS };
 static const char *peer_names[] = {"ultrapool", "up-help-queued", "up-help-none", "textbook",
                                    "loop"};
@@ -66,7 +68,8 @@ typedef struct run {
     uint64_t tasks;
     up_pool *up[3];
     tb_pool *tb;
-    pthread_barrier_t start;
+    _Atomic unsigned ready; /* submitters waiting for go */
+    _Atomic int go;
 } run;
 
 static double measure_ns(run *r);
@@ -78,7 +81,9 @@ static void *submitter(void *arg)
     bench_done_claim(sa->index);
     uint64_t share = r->tasks / r->submitters;
     void (*fn)(void *) = task_fns[r->workload];
-    pthread_barrier_wait(&r->start);
+    atomic_fetch_add(&r->ready, 1);
+    while (!atomic_load(&r->go))
+        sched_yield();
     if (r->peer <= P_UP_SLEEP) {
         up_pool *up = r->up[r->peer];
         for (uint64_t i = 0; i < share; i++)
@@ -124,7 +129,8 @@ static double measure_ns(run *r)
     uint64_t total = r->tasks / r->submitters * r->submitters;
     pthread_t *th = malloc(r->submitters * sizeof *th);
     submitter_arg *sa = malloc(r->submitters * sizeof *sa);
-    pthread_barrier_init(&r->start, NULL, r->submitters + 1);
+    atomic_store(&r->ready, 0);
+    atomic_store(&r->go, 0);
     for (unsigned i = 0; i < r->submitters; i++) {
         sa[i] = (submitter_arg){r, i};
         if (pthread_create(&th[i], NULL, submitter, &sa[i]) != 0) {
@@ -132,12 +138,15 @@ static double measure_ns(run *r)
             exit(1);
         }
     }
-    pthread_barrier_wait(&r->start);
+    /* The clock starts when every submitter is ready and before any may
+     * submit, so a descheduled main thread cannot start it late. */
+    while (atomic_load(&r->ready) < r->submitters)
+        sched_yield();
     uint64_t t0 = bench_now_ns();
+    atomic_store(&r->go, 1);
     uint64_t t1 = bench_done_wait(&done, total);
     for (unsigned i = 0; i < r->submitters; i++)
         pthread_join(th[i], NULL);
-    pthread_barrier_destroy(&r->start);
     free(th);
     free(sa);
     return (double)(t1 - t0) / (double)total;

@@ -54,6 +54,14 @@ static void fill(up_pool *p)
         CHECK_EQ(up_submit(p, quick, NULL), UP_OK);
 }
 
+static pthread_t submitter_thread;
+static int on_submitter;
+static void where(void *arg)
+{
+    (void)arg;
+    on_submitter = pthread_equal(pthread_self(), submitter_thread) ? 1 : 2;
+}
+
 static void *blocked_submitter(void *arg)
 {
     up_pool *p = arg;
@@ -103,7 +111,24 @@ int main(void)
     CHECK_EQ(atomic_load(&ran), 6);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 
-    /* With help on, a submitter facing the full queue runs queued tasks. */
+    /* At level 2 a submitter facing the full queue runs the queued tasks
+     * and then its own, on its own thread. */
+    p = small_pool(2);
+    fill(p);
+    on_submitter = 0;
+    submitter_thread = pthread_self();
+    CHECK_EQ(up_submit_wait(p, where, NULL), UP_OK);
+    CHECK_EQ(on_submitter, 1); /* already ran, here */
+    up_pool_stats(p, &st);
+    CHECK_EQ(st.inlined, 1);
+    CHECK(st.helped >= 2); /* at least one queued task and its own */
+    atomic_store(&gate, 1);
+    CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
+    up_pool_stats(p, &st);
+    CHECK_EQ(st.submitted, st.executed);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+
+    /* At level 1 a submitter facing the full queue runs queued tasks. */
     p = small_pool(1);
     fill(p);
     CHECK_EQ(up_submit_wait(p, quick, NULL), UP_OK); /* runs a queued quick() */
