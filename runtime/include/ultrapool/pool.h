@@ -117,6 +117,9 @@ typedef struct up_stats { /* a snapshot; counters since create */
 } up_stats;
 
 void up_pool_stats(const up_pool *p, up_stats *out);
+/* The same for one shard (steals: taken from other shards by its workers;
+ * workers_peak is the pool's). UP_EINVAL for a bad pool or shard. */
+int up_pool_shard_stats(const up_pool *p, unsigned shard, up_stats *out);
 unsigned up_pool_shards(const up_pool *p);
 /* Prints the effective configuration (what UP_PRINT_CONFIG=1 shows). */
 void up_pool_print_config(const up_pool *p, void *file /* FILE * */);
