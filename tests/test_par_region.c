@@ -26,7 +26,8 @@ static void basics_region(void *p)
     basics *b = p;
     unsigned me = up_thread_num(), n = up_num_threads();
     CHECK(me < n);
-    b->size = n;
+    if (up_master())
+        b->size = n;
     atomic_fetch_or(&b->seen_mask, 1u << me);
     for (int round = 0; round < 50; round++) {
         if (up_single())

@@ -72,6 +72,14 @@ static void run_member(par_team *t, unsigned idx)
     atomic_store_explicit(&t->members[idx].dq, th->c.dq, memory_order_release);
     t->fn(t->ctx);
     par_barrier(th);
+    /* A member that left the barrier may still be in a steal attempt on
+     * another member's deque. Nobody reuses its deque (in its next region)
+     * before every member has said it stopped looking. */
+    unsigned size = atomic_load_explicit(&t->size, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->left, 1, memory_order_acq_rel);
+    unsigned spins = 0;
+    while (atomic_load_explicit(&t->left, memory_order_acquire) < size)
+        par_relax(&spins);
     atomic_store_explicit(&t->members[idx].dq, NULL, memory_order_release);
     th->c = saved;
     th->level = saved_level;
