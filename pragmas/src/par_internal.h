@@ -130,6 +130,7 @@ int par_find_task(par_thread *th, par_task *out, int64_t mark);
 void par_run_helping(par_thread *th, par_task *t);
 struct par_sdeque *par_level_deque(par_thread *th, unsigned level);
 void par_wait_children(par_thread *th, par_frame *f);
+void par_join(par_thread *th, par_frame *f);
 void par_push_ready(par_thread *th, par_task *t);
 void par_relax(unsigned *spins);
 /* deps.c */

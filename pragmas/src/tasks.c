@@ -87,6 +87,12 @@ static inline uint32_t next_random(uint32_t *s)
     return *s = x;
 }
 
+static inline int children_done(par_frame *f)
+{
+    return f->local_done + atomic_load_explicit(&f->remote_done, memory_order_acquire) ==
+           f->spawned;
+}
+
 void par_run_task(par_thread *th, par_task *t)
 {
     par_frame *parent = t->parent;
@@ -106,10 +112,8 @@ void par_run_task(par_thread *th, par_task *t)
         void *arg = t->size ? (void *)t->words : (void *)(uintptr_t)t->words[0];
         t->fn(arg);
     }
-    if (f.spawned != f.local_done)
-        par_wait_children(th, &f);
-    if (f.deps)
-        par_deps_free(th, &f);
+    if (f.spawned || f.deps) /* a leaf task skips the join */
+        par_join(th, &f);
     th->c.frame = saved;
     if (t->node)
         par_deps_complete(th, t->node);
@@ -183,12 +187,6 @@ void par_run_helping(par_thread *th, par_task *t)
     th->help_depth--;
 }
 
-static inline int children_done(par_frame *f)
-{
-    return f->local_done + atomic_load_explicit(&f->remote_done, memory_order_acquire) ==
-           f->spawned;
-}
-
 void par_wait_children(par_thread *th, par_frame *f)
 {
     unsigned spins = 0;
@@ -226,6 +224,16 @@ void par_wait_children(par_thread *th, par_frame *f)
         atomic_fetch_sub_explicit(&team->hungry, 1, memory_order_relaxed);
     f->spawned = f->local_done = 0;
     atomic_store_explicit(&f->remote_done, 0, memory_order_relaxed);
+}
+
+/* Waits for the frame's children, then drops its dependency table: every
+ * task it knew of is done, so later tasks have nothing to wait for. */
+void par_join(par_thread *th, par_frame *f)
+{
+    if (!children_done(f))
+        par_wait_children(th, f);
+    if (f->deps)
+        par_deps_free(th, f);
 }
 
 /* Runs a task now, on this thread, as a child of the current frame. */
@@ -382,8 +390,8 @@ void up_taskwait(void)
 {
     par_thread *th = par_tls;
     par_frame *f = th ? th->c.frame : NULL;
-    if (f && !children_done(f))
-        par_wait_children(th, f);
+    if (f)
+        par_join(th, f);
 }
 
 void up_taskyield(void)
@@ -427,10 +435,7 @@ int up_taskgroup(up_region_fn fn, void *ctx)
     f.final = outer->final;
     th->c.frame = &f;
     fn(ctx);
-    if (f.spawned != f.local_done)
-        par_wait_children(th, &f);
-    if (f.deps)
-        par_deps_free(th, &f);
+    par_join(th, &f);
     th->c.frame = outer;
     return atomic_load(&g.cancelled) ? UP_ECANCELED : UP_OK;
 }

@@ -72,6 +72,7 @@ static void run_member(par_team *t, unsigned idx)
     atomic_store_explicit(&t->members[idx].dq, th->c.dq, memory_order_release);
     t->fn(t->ctx);
     par_barrier(th);
+    par_join(th, &root); /* the barrier waited; this drops the dependency table */
     /* A member that left the barrier may still be in a steal attempt on
      * another member's deque. Nobody reuses its deque (in its next region)
      * before every member has said it stopped looking. */
@@ -199,8 +200,8 @@ void par_barrier(par_thread *th)
 {
     par_team *t = th->c.team;
     par_frame *f = th->c.frame;
-    if (f && f->spawned != f->local_done)
-        par_wait_children(th, f);
+    if (f)
+        par_join(th, f);
     unsigned size = t ? atomic_load_explicit(&t->size, memory_order_relaxed) : 1;
     if (size < 2)
         return;
