@@ -298,7 +298,8 @@ static int create(up_task_fn fn, const par_task *proto, const up_task_opts *opts
     t.fn = fn;
     t.parent = f;
     t.node = NULL;
-    int deferred = th->c.size > 1 && !f->final && !(opts && (opts->undeferred || opts->final));
+    int deferred = th->c.size > 1 && th->c.dq && !f->final &&
+                   !(opts && (opts->undeferred || opts->final));
     if (deps && ndeps) {
         /* Counted first: once registered, a predecessor may push and run it. */
         f->spawned++;
@@ -339,7 +340,7 @@ int up_task(up_task_fn fn, void *arg, const up_task_opts *opts)
 {
     /* The fast path: inside a team, no options, room in the deque. */
     par_thread *th = par_tls;
-    if (th && th->c.size > 1 && !opts && fn && !th->c.frame->final) {
+    if (th && th->c.size > 1 && th->c.dq && !opts && fn && !th->c.frame->final) {
         par_sdeque *dq = th->c.dq;
         par_task rec;
         rec.fn = fn;

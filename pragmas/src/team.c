@@ -50,11 +50,8 @@ static void drop_ref(par_team *t)
 
 /* Enters the team as member idx on this thread, runs the region function
  * and the closing barrier, and restores what the thread was doing. */
-static void run_member(par_team *t, unsigned idx)
+static void run_member(par_thread *th, par_team *t, unsigned idx)
 {
-    par_thread *th = par_self();
-    if (!th)
-        return; /* out of memory: the member never joins work; see up_parallel */
     par_ctx saved = th->c;
     unsigned saved_level = th->level;
     th->level = t->level;
@@ -65,7 +62,7 @@ static void run_member(par_team *t, unsigned idx)
     th->c.member = idx;
     th->c.size = atomic_load_explicit(&t->size, memory_order_relaxed);
     th->c.frame = &root;
-    th->c.dq = par_level_deque(th, t->level - 1);
+    th->c.dq = par_level_deque(th, t->level - 1); /* made before joining */
     th->c.ws_count = th->c.single_count = th->c.reduce_count = 0;
     root.mark = th->c.dq ? th->c.dq->bottom : 0;
     atomic_store_explicit(&t->members[idx].th, th, memory_order_relaxed);
@@ -89,6 +86,13 @@ static void run_member(par_team *t, unsigned idx)
 static void member_task(void *arg)
 {
     par_team *t = *(par_team **)arg;
+    /* Everything a member needs is made before it joins: once counted in
+     * the team, the others wait for it at every barrier. */
+    par_thread *th = par_self();
+    if (!th || !par_level_deque(th, t->level - 1)) {
+        drop_ref(t);
+        return;
+    }
     uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
     while (!(st & CLOSED)) {
         if (atomic_compare_exchange_weak_explicit(&t->state, &st, st + 1, memory_order_acq_rel,
@@ -96,7 +100,7 @@ static void member_task(void *arg)
             unsigned spins = 0;
             while (!atomic_load_explicit(&t->running, memory_order_acquire))
                 par_relax(&spins);
-            run_member(t, st);
+            run_member(th, t, st);
             break;
         }
     }
@@ -113,8 +117,8 @@ int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx)
     if (nthreads == 0)
         nthreads = default_threads();
     unsigned level = th->level + 1;
-    if (level > PAR_MAX_LEVELS)
-        nthreads = 1; /* too deep for more deques: run as a team of one */
+    if (level > PAR_MAX_LEVELS || !par_level_deque(th, level - 1))
+        nthreads = 1; /* too deep, or no memory for a deque: a team of one */
 
     par_team *t = aligned_alloc(PAR_LINE, sizeof *t);
     par_member *members = aligned_alloc(PAR_LINE, nthreads * sizeof *members);
@@ -167,7 +171,7 @@ int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx)
     atomic_store_explicit(&t->size, st & ~CLOSED, memory_order_relaxed);
     atomic_store_explicit(&t->running, 1, memory_order_release);
 
-    run_member(t, 0);
+    run_member(th, t, 0);
     drop_ref(t);
     return UP_OK;
 }
