@@ -23,6 +23,11 @@ PEER_ORDER = ["ultrapool", "go-ultrapool", "omp-gomp-single", "omp-gomp-team", "
 TITLES = {"sleep-1us": "Sleep 1µs", "sleep-50ms": "Sleep 50ms", "sha256-1k": "SHA256 1 kB",
           "aes-cbc-1k": "AES-CBC 1 kB", "aes-cbc-8k": "AES-CBC 8 kB", "crc32-64": "CRC32 64 B",
           "bytesum-4k": "MemScan 4 kB", "mixed": "Mixed bimodal", "mutex": "Mutex contention"}
+# One colour per peer, ultrapool's the strongest.
+COLORS = {"ultrapool": "#d62728", "go-ultrapool": "#ff9896", "omp-gomp-single": "#1f77b4",
+          "omp-gomp-team": "#aec7e8", "omp-llvm-single": "#2ca02c", "omp-llvm-team": "#98df8a",
+          "tbb": "#9467bd", "glib": "#8c564b", "textbook": "#e377c2", "thread": "#bcbd22",
+          "thread-sem": "#dbdb8d", "goroutines": "#17becf", "loop": "#404040"}
 HW = ["PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L1_DCM", "PAPI_L2_DCM", "PAPI_L3_TCM", "PAPI_BR_MSP"]
 SDE = ["tasks_submitted", "tasks_executed", "tasks_helped", "tasks_inlined", "steals",
        "workers_spawned", "parks", "wakes", "overloads", "workers_peak"]
@@ -216,7 +221,9 @@ def plot(stats, s, workloads, peers, path):
         "set style data histograms", "set style histogram clustered gap 1",
         "set style fill solid 0.85 border -1", "set boxwidth 0.9",
         "set key outside right top vertical", "set grid ytics", "set xtics nomirror rotate by -20",
-        "plot for [i=2:%d] '%s' using i:xtic(1) title columnheader(i)" % (len(peers) + 1, dat), ""])
+        "colors = '%s'" % " ".join(COLORS.get(p, "#7f7f7f") for p in peers),
+        "plot for [i=2:%d] '%s' using i:xtic(1) title columnheader(i) lc rgb word(colors, i-1)" % (
+            len(peers) + 1, dat), ""])
     r = subprocess.run([gp], input=script, text=True, capture_output=True)
     os.remove(dat)
     return None if r.returncode == 0 else "gnuplot failed: " + r.stderr.strip()

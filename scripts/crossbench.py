@@ -6,13 +6,14 @@ built under experiments/ (one process per run), in a fresh random order in
 every round, after one calibration round that fixes each cell's task count
 for runs of about --time seconds. Writes the raw log, runs.csv and
 runs.json (every run plus the machine's metadata) into
-experiments/results/<machine>/<timestamp>/, then the tables and plots
+experiments/results/<machine>/<timestamp>/ (the log as raw.log.gz), then the tables and plots
 (scripts/bench_report.py).
 
 Usage: scripts/bench [options]   (see --help)
 """
 import argparse
 import datetime
+import gzip
 import json
 import os
 import platform
@@ -311,7 +312,13 @@ def main(argv):
     log.close()
 
     with open(os.path.join(out, "runs.json"), "w") as f:
-        json.dump({"metadata": meta, "runs": runs}, f, indent=1)
+        json.dump({"metadata": meta, "runs": runs}, f, separators=(",", ":"))
+    # The raw log is kept beside the tables, compressed: it is mostly the
+    # result lines again, plus every command and the runners' messages.
+    raw = os.path.join(out, "raw.log")
+    with open(raw, "rb") as src, gzip.open(raw + ".gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    os.remove(raw)
     bench_report.write_runs_csv(runs, os.path.join(out, "runs.csv"))
     failed = [r for r in runs if r.get("check") != "ok" or r.get("exit") != 0]
     for r in failed[:10]:
