@@ -245,7 +245,9 @@ def one_run(peer, workload, s, extra, log, timeout):
 
 def main(argv):
     args = parse_args(argv)
-    command = "scripts/bench " + " ".join(argv)
+    # scripts/bench adds --build; the command a user types is the rest.
+    shown = [a for i, a in enumerate(argv) if a != "--build" and (i == 0 or argv[i - 1] != "--build")]
+    command = " ".join(["scripts/bench"] + shown)
     tmp_log = []
 
     class Buf:
