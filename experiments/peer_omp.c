@@ -87,26 +87,20 @@ static const char *omp_version(void)
 }
 
 static const peer p_single = {
-    "omp-" FAMILY "-single",
-    "OpenMP tasks: one producer (omp single) in a team of one thread per core",
-    1,
-    omp_init,
-    NULL,
-    single_run,
-    omp_fini,
-    NULL,
-    omp_version,
-    0};
-static const peer p_team = {"omp-" FAMILY "-team",
-                            "OpenMP tasks: a team of S threads, every one producing its share",
-                            0,
-                            omp_init,
-                            NULL,
-                            team_run,
-                            omp_fini,
-                            NULL,
-                            omp_version,
-                            0};
+    .name = "omp-" FAMILY "-single",
+    .about = "OpenMP tasks: one producer (omp single) in a team of one thread per core",
+    .s_independent = 1,
+    .init = omp_init,
+    .run_all = single_run,
+    .fini = omp_fini,
+    .version = omp_version};
+static const peer p_team = {.name = "omp-" FAMILY "-team",
+                            .about =
+                                "OpenMP tasks: a team of S threads, every one producing its share",
+                            .init = omp_init,
+                            .run_all = team_run,
+                            .fini = omp_fini,
+                            .version = omp_version};
 
 int main(int argc, char **argv)
 {

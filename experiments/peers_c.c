@@ -45,16 +45,14 @@ static unsigned up_peak(void)
 
 static const char *up_version(void) { return "this tree"; }
 
-static const peer p_ultrapool = {"ultrapool",
-                                 "ultrapool, default configuration, up_submit_wait",
-                                 0,
-                                 up_init,
-                                 up_submit_one,
-                                 NULL,
-                                 up_fini,
-                                 up_peak,
-                                 up_version,
-                                 1};
+static const peer p_ultrapool = {.name = "ultrapool",
+                                 .about = "ultrapool, default configuration, up_submit_wait",
+                                 .init = up_init,
+                                 .submit = up_submit_one,
+                                 .fini = up_fini,
+                                 .workers_peak = up_peak,
+                                 .version = up_version,
+                                 .exports_sde = 1};
 
 /* ---- GLib's GThreadPool: one exclusive thread per core ------------------ */
 
@@ -96,11 +94,12 @@ static const char *g_version(void)
     return v;
 }
 
-static const peer p_glib = {"glib",    "GLib GThreadPool, exclusive, one thread per core",
-                            0,         g_init,
-                            g_submit,  NULL,
-                            g_fini,    NULL,
-                            g_version, 0};
+static const peer p_glib = {.name = "glib",
+                            .about = "GLib GThreadPool, exclusive, one thread per core",
+                            .init = g_init,
+                            .submit = g_submit,
+                            .fini = g_fini,
+                            .version = g_version};
 
 /* ---- a thread per task, and the same under a counting semaphore ---------- */
 
@@ -183,26 +182,18 @@ static int sem_init_peer(unsigned submitters, unsigned cores)
 
 static const char *no_version(void) { return ""; }
 
-static const peer p_thread = {"thread",
-                              "a detached pthread per task",
-                              0,
-                              threads_init,
-                              thread_submit,
-                              NULL,
-                              threads_fini,
-                              NULL,
-                              no_version,
-                              0};
-static const peer p_thread_sem = {"thread-sem",
-                                  "a pthread per task, at most one per core (semaphore)",
-                                  0,
-                                  sem_init_peer,
-                                  thread_submit,
-                                  NULL,
-                                  threads_fini,
-                                  NULL,
-                                  no_version,
-                                  0};
+static const peer p_thread = {.name = "thread",
+                              .about = "a detached pthread per task",
+                              .init = threads_init,
+                              .submit = thread_submit,
+                              .fini = threads_fini,
+                              .version = no_version};
+static const peer p_thread_sem = {.name = "thread-sem",
+                                  .about = "a pthread per task, at most one per core (semaphore)",
+                                  .init = sem_init_peer,
+                                  .submit = thread_submit,
+                                  .fini = threads_fini,
+                                  .version = no_version};
 
 /* ---- the textbook pool: one mutex, two condition variables -------------- */
 
@@ -219,16 +210,13 @@ static void tb_submit_one(harness_fn fn, void *arg) { tb_submit(tb, fn, arg); }
 
 static void tb_fini(void) { tb_pool_destroy(tb); }
 
-static const peer p_textbook = {"textbook",
-                                "mutex + 2 condvars around a 1024-slot ring, a worker per core",
-                                0,
-                                tb_init,
-                                tb_submit_one,
-                                NULL,
-                                tb_fini,
-                                NULL,
-                                no_version,
-                                0};
+static const peer p_textbook = {.name = "textbook",
+                                .about =
+                                    "mutex + 2 condvars around a 1024-slot ring, a worker per core",
+                                .init = tb_init,
+                                .submit = tb_submit_one,
+                                .fini = tb_fini,
+                                .version = no_version};
 
 /* ---- the loop: every task on one thread, the limit for CPU-bound work ---- */
 
@@ -256,11 +244,13 @@ static void loop_run(uint64_t tasks, unsigned submitters, harness_fn fn, uint64_
 
 static void loop_fini(void) {}
 
-static const peer p_loop = {"loop",     "every task in a loop on one thread (the limit)",
-                            1,          loop_init,
-                            NULL,       loop_run,
-                            loop_fini,  NULL,
-                            no_version, 0};
+static const peer p_loop = {.name = "loop",
+                            .about = "every task in a loop on one thread (the limit)",
+                            .s_independent = 1,
+                            .init = loop_init,
+                            .run_all = loop_run,
+                            .fini = loop_fini,
+                            .version = no_version};
 
 int main(int argc, char **argv)
 {
