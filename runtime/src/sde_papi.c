@@ -79,6 +79,9 @@ static long long read_event(void *param)
     return v;
 }
 
+/* The descriptions stay in the table above and are not handed to
+ * papi_sde_describe_counter(): libsde 7.0 loses the name it copies there
+ * (a leak LeakSanitizer reports in every program using the pool). */
 static void register_events(void)
 {
     papi_handle_t h = papi_sde_init("ULTRAPOOL");
@@ -86,7 +89,6 @@ static void register_events(void)
         int mode = PAPI_SDE_RO | (events[i].instant ? PAPI_SDE_INSTANT : PAPI_SDE_DELTA);
         papi_sde_register_counter_cb(h, events[i].name, mode, PAPI_SDE_long_long, read_event,
                                      (void *)(uintptr_t)i);
-        papi_sde_describe_counter(h, events[i].name, events[i].description);
     }
 }
 
