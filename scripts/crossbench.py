@@ -65,6 +65,7 @@ def parse_args(argv):
     if unknown or not a.submitters or min(a.submitters) < 1 or a.rounds < 1 or a.time <= 0:
         ap.error("bad workloads %s or submitters/rounds/time" % unknown)
     a.peers = [p for p in a.peers.split(",") if p]
+    a.build = os.path.abspath(a.build)
     if a.seed is None:
         a.seed = random.SystemRandom().randrange(1 << 40)
     return a
@@ -101,8 +102,8 @@ def build_go_library(build_dir, log):
     rc, out, err = _in_dir(work, [go, "get", GO_LIBRARY + "@latest"], env)
     log.write("$ go get %s@latest\n%s%s\n" % (GO_LIBRARY, out, err))
     if rc != 0:
-        reason = (err.strip().splitlines() or ["failed"])[-1]
-        return "its module could not be fetched (go get: %s)" % reason
+        reason = re.sub(r"\S+://\S+", "<url>", (err.strip().splitlines() or ["failed"])[0])
+        return "its module could not be fetched (%s)" % reason
     rc, out, err = _in_dir(work, [go, "build", "-tags", "goultrapool", "-o", exe, "."], env)
     log.write("$ go build -tags goultrapool\n%s%s\n" % (out, err))
     if rc != 0:
