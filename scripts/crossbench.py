@@ -102,8 +102,10 @@ def build_go_library(build_dir, log):
     rc, out, err = _in_dir(work, [go, "get", GO_LIBRARY + "@latest"], env)
     log.write("$ go get %s@latest\n%s%s\n" % (GO_LIBRARY, out, err))
     if rc != 0:
-        reason = re.sub(r"\S+://\S+", "<url>", (err.strip().splitlines() or ["failed"])[0])
-        return "its module could not be fetched (%s)" % reason
+        reason = (err.strip().splitlines() or ["failed"])[0]
+        if "dial tcp" in reason or "no such host" in reason:
+            reason = "no network route to the module proxy"
+        return "its module could not be fetched (%s)" % re.sub(r"\S+://\S+", "<url>", reason)
     rc, out, err = _in_dir(work, [go, "build", "-tags", "goultrapool", "-o", exe, "."], env)
     log.write("$ go build -tags goultrapool\n%s%s\n" % (out, err))
     if rc != 0:
