@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "pool_internal.h"
+#include "sde.h"
 
 static void free_shards(up_pool *p, unsigned n)
 {
@@ -162,6 +163,7 @@ int up_pool_create(up_pool **out, const up_config *cfg_in)
     }
     if (print_config_requested())
         up__print_config(&p->cfg, &p->plan, stderr);
+    up__sde_register(p);
     *out = p;
     return UP_OK;
 }
@@ -306,6 +308,7 @@ int up_pool_destroy(up_pool *p)
     int rc = stop_wait(p, UINT64_MAX);
     if (rc != UP_OK)
         return rc;
+    up__sde_unregister(p);
     free_pool(p, p->nshards);
     return UP_OK;
 }
