@@ -91,7 +91,10 @@ int main(void)
     EXPECT(up_submit_copy(p, task, "x", (size_t)-1), UP_EINVAL);
     EXPECT(up_submit_copy(p, NULL, "x", 1), UP_EINVAL);
     EXPECT(up_submit_copy_wait(p, task, "x", UP_PAYLOAD_MAX + 1), UP_EINVAL);
+    int before = atomic_load(&ran);
     EXPECT(up_submit_timeout(p, task, NULL, UINT64_MAX), UP_OK); /* a huge timeout is fine */
+    WAIT_UNTIL(atomic_load(&ran) == before + 1, 10000);
+    CHECK_EQ(atomic_load(&ran), before + 1);
     still_works(p);
 
     /* Lifecycle and introspection. */

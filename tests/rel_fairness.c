@@ -16,9 +16,7 @@ static _Atomic uint64_t done;
 static void node(void *arg)
 {
     uintptr_t depth = (uintptr_t)arg;
-    volatile unsigned x = 0;
-    for (unsigned i = 0; i < 200; i++)
-        x += i;
+    test_spin(200);
     if (depth > 0) {
         CHECK_EQ(up_submit_wait(pool, node, (void *)(depth - 1)), UP_OK);
         CHECK_EQ(up_submit_wait(pool, node, (void *)(depth - 1)), UP_OK);

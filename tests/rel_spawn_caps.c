@@ -28,14 +28,12 @@ static void *sampler(void *arg)
 {
     (void)arg;
     while (!atomic_load(&stop_sampling)) {
-        unsigned total = 0;
         for (unsigned s = 0; s < SHARDS; s++) {
             up_stats st;
             CHECK_EQ(up_pool_shard_stats(pool, s, &st), UP_OK);
             CHECK(st.workers <= SHARD_MAX);
             if (st.workers > atomic_load(&seen_shard_max))
                 atomic_store(&seen_shard_max, st.workers);
-            total += st.workers;
         }
         up_stats g;
         up_pool_stats(pool, &g);

@@ -140,14 +140,19 @@ up_pool *up_current_pool(void);
  *   int name_submit(up_pool *, T value);       never blocks
  *   int name_submit_wait(up_pool *, T value);  blocks while full
  * where handler is void handler(T *value). T is stored inline in the slot. */
+#if defined(__GNUC__) || defined(__clang__)
+#define UP_MAYBE_UNUSED __attribute__((unused))
+#else
+#define UP_MAYBE_UNUSED
+#endif
 #define UP_TYPED(name, T, handler)                                                                 \
     _Static_assert(sizeof(T) <= UP_PAYLOAD_MAX, #T " does not fit in a queue slot");              \
     static inline void name##_trampoline_(void *p_) { handler((T *)p_); }                          \
-    static inline int name##_submit(up_pool *pool_, T value_)                                      \
+    UP_MAYBE_UNUSED static inline int name##_submit(up_pool *pool_, T value_)                      \
     {                                                                                              \
         return up_submit_copy(pool_, name##_trampoline_, &value_, sizeof value_);                 \
     }                                                                                              \
-    static inline int name##_submit_wait(up_pool *pool_, T value_)                                 \
+    UP_MAYBE_UNUSED static inline int name##_submit_wait(up_pool *pool_, T value_)                 \
     {                                                                                              \
         return up_submit_copy_wait(pool_, name##_trampoline_, &value_, sizeof value_);            \
     }
