@@ -87,9 +87,15 @@ int main(void)
 {
     up_pool *p;
     CHECK_EQ(up_pool_create(&p, NULL), UP_OK);
-    int forks = (int)test_size("UP_TEST_FORKS", 20), ok = 0, errors = 0;
-    /* Busy: submitters keep the pool working while we fork. */
+    int forks = (int)test_size("UP_TEST_FORKS", 20), ok = 0, errors = 0, busy = 0;
     pthread_t th[2];
+#if !defined(UP_SANITIZER_BUILD)
+    /* Busy: submitters keep the pool working while we fork. (Skipped in
+     * sanitizer builds: ThreadSanitizer refuses to start threads in the
+     * child of a multithreaded fork, and clang 14's AddressSanitizer
+     * allocator can be left locked in such a child.) The idle forks below
+     * run everywhere. */
+    busy = 1;
     for (int i = 0; i < 2; i++)
         pthread_create(&th[i], NULL, submitter, p);
     for (int f = 0; f < forks; f++) {
@@ -99,14 +105,15 @@ int main(void)
     }
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
-    /* Idle. */
+#endif
+    /* Idle: stopped, and then with no pool at all. */
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
     for (int f = 0; f < forks; f++) {
         int rc = fork_and_use();
         CHECK(rc == 0 || rc == 10);
         rc == 0 ? ok++ : errors++;
     }
-    CHECK_EQ(up_pool_destroy(p), UP_OK);
 
     /* Signals every 100 us through a whole workload. */
     struct sigaction sa;
@@ -126,10 +133,10 @@ int main(void)
     setitimer(ITIMER_REAL, &off, NULL);
     CHECK_EQ(atomic_load(&ran), 40000);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
-    printf(
-        "figure: %d forks (busy and idle): %d children used a new pool, %d got an error, hangs 0; "
-        "%llu signals during 40000 tasks, lost 0\n",
-        2 * forks, ok, errors, (unsigned long long)atomic_load(&signals));
+    printf("figure: %d forks (%s): %d children used a new pool, %d got an error, hangs 0; "
+           "%llu signals during 40000 tasks, lost 0\n",
+           ok + errors, busy ? "busy and idle" : "sanitizer build: fewer", ok, errors,
+           (unsigned long long)atomic_load(&signals));
     CHECK(atomic_load(&signals) > 10);
     return 0;
 }

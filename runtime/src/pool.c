@@ -132,8 +132,8 @@ int up_pool_create(up_pool **out, const up_config *cfg_in)
     }
     p->shards = aligned_alloc(UP_CACHE_LINE, p->nshards * sizeof(up__shard));
     if (!p->shards) {
-        free_pool(p, 0);
         up__set_error("out of memory for %u shards", p->nshards);
+        free_pool(p, 0);
         return UP_ENOMEM;
     }
     memset(p->shards, 0, p->nshards * sizeof(up__shard));
