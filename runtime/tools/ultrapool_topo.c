@@ -32,29 +32,34 @@ static int parse_unsigned(const char *s, unsigned *out)
     return 0;
 }
 
-/* "2 x 8 cores (16 CPUs)" style counts of the distinct shard shapes. */
+static int same_shape(const up__shard_plan *a, const up__shard_plan *b)
+{
+    return a->ncores == b->ncores && a->ncpus == b->ncpus && a->kind == b->kind &&
+           a->cache_level == b->cache_level && a->cache_size == b->cache_size;
+}
+
+/* "6 x 8 cores (16 CPUs) in L3 35.75 MiB" style counts of the distinct
+ * shard shapes. */
 static void print_shapes(const up__plan *plan)
 {
     unsigned done[64] = {0}, ndone = 0;
     for (unsigned s = 0; s < plan->nshards; s++) {
         const up__shard_plan *a = &plan->shards[s];
         int seen = 0;
-        for (unsigned d = 0; d < ndone && !seen; d++) {
-            const up__shard_plan *b = &plan->shards[done[d]];
-            seen = a->ncores == b->ncores && a->ncpus == b->ncpus && a->kind == b->kind;
-        }
+        for (unsigned d = 0; d < ndone && !seen; d++)
+            seen = same_shape(a, &plan->shards[done[d]]);
         if (seen || ndone == 64)
             continue;
         unsigned count = 0;
-        for (unsigned t = 0; t < plan->nshards; t++) {
-            const up__shard_plan *b = &plan->shards[t];
-            count += a->ncores == b->ncores && a->ncpus == b->ncpus && a->kind == b->kind;
-        }
-        printf("%s%u x %u core%s", ndone ? ", " : "", count, a->ncores, a->ncores == 1 ? "" : "s");
+        for (unsigned t = 0; t < plan->nshards; t++)
+            count += same_shape(a, &plan->shards[t]);
+        printf("%s%u x %u core%s", ndone ? "; " : "", count, a->ncores, a->ncores == 1 ? "" : "s");
         if (a->ncpus != a->ncores)
             printf(" (%u CPUs)", a->ncpus);
+        if (a->cache_level && a->cache_size)
+            printf(" in L%u %.4g MiB", a->cache_level, (double)a->cache_size / (1 << 20));
         if (a->kind >= 0)
-            printf(" kind %d%s%s", a->kind, *a->kind_name ? " " : "", a->kind_name);
+            printf(", kind %d%s%s", a->kind, *a->kind_name ? " " : "", a->kind_name);
         done[ndone++] = s;
     }
 }
