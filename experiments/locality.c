@@ -1,16 +1,17 @@
 /* Where submits go and where workers run: ns per task through ultrapool
  * with the submitter's local shard (the default) against a random shard per
  * submit (the Go pool's policy), and, on the local policy, workers bound to
- * their shard or to one CPU each, and a single shard over every CPU (the
- * largest shard this machine can show). Every pool is created up front and
- * sits parked while another is measured; each round runs every cell once in
- * a random order, and the table gives medians over rounds and each peer's
- * ratio to "local" (the median of the per-round ratios).
+ * their shard or to one CPU each, a single shard over every CPU, and, with
+ * --shard-cores 4,8,16, plans cut at those shard sizes (for choosing
+ * shard_max_cores on a machine with big caches). Every pool is created up
+ * front and sits parked while another is measured; each round runs every
+ * cell once in a random order, and the table gives medians over rounds and
+ * each peer's ratio to "local" (the median of the per-round ratios).
  *
  * usage: locality [--rounds R] [--time SEC] [--submitters 2,100]
  *                 [--workloads crc32,empty]
  *                 [--peers local,random,bind-shard,bind-core,one-shard]
- *                 [--seed S] [--csv FILE] */
+ *                 [--shard-cores 4,8,16] [--seed S] [--csv FILE] */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -25,6 +26,9 @@
 enum { P_LOCAL, P_RANDOM, P_BIND_SHARD, P_BIND_CORE, P_ONE_SHARD, NPEERS };
 static const char *const peer_names[NPEERS] = {"local", "random", "bind-shard", "bind-core",
                                                "one-shard"};
+#define MAX_PEERS (NPEERS + 8) /* the named ones, then one per --shard-cores value */
+static char peer_label[MAX_PEERS][24];
+static unsigned peer_max_cores[MAX_PEERS];
 enum { W_CRC32, W_EMPTY, NWORKLOADS };
 static const char *const workload_names[NWORKLOADS] = {"crc32-64B", "empty"};
 
@@ -114,6 +118,8 @@ static up_pool *make_pool(int peer)
     up_config cfg;
     if (up_config_init(&cfg) != UP_OK)
         exit(1);
+    if (peer >= NPEERS)
+        cfg.shard_max_cores = peer_max_cores[peer];
     cfg.shard_choice = peer == P_RANDOM ? UP_SHARD_RANDOM : UP_SHARD_LOCAL;
     cfg.bind = peer == P_BIND_SHARD  ? UP_BIND_SHARD
                : peer == P_BIND_CORE ? UP_BIND_CORE
@@ -123,7 +129,7 @@ static up_pool *make_pool(int peer)
     up_pool *pool;
     int rc = up_pool_create(&pool, &cfg);
     if (rc != UP_OK) {
-        fprintf(stderr, "locality: %s: %s (%s)\n", peer_names[peer], up_strerror(rc),
+        fprintf(stderr, "locality: %s: %s (%s)\n", peer_label[peer], up_strerror(rc),
                 up_last_error());
         exit(1);
     }
@@ -151,8 +157,8 @@ static int name_mask(const char *list, const char *const *names, int n)
 
 int main(int argc, char **argv)
 {
-    unsigned rounds = 7, subs[8] = {2, 100};
-    int nsubs = 2, wmask = 1 << W_CRC32, pmask = (1 << NPEERS) - 1;
+    unsigned rounds = 7, subs[8] = {2, 100}, cores[8];
+    int nsubs = 2, ncores = 0, wmask = 1 << W_CRC32, pmask = (1 << NPEERS) - 1;
     double seconds = 0.25;
     uint64_t seed = bench_now_ns();
     const char *csv_path = NULL;
@@ -168,6 +174,8 @@ int main(int argc, char **argv)
             wmask = name_mask(v, workload_names, NWORKLOADS);
         else if (!strcmp(a, "--peers"))
             pmask = name_mask(v, peer_names, NPEERS) | 1 << P_LOCAL;
+        else if (!strcmp(a, "--shard-cores"))
+            ncores = bench_parse_list(v, cores, 8);
         else if (!strcmp(a, "--seed"))
             seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--csv"))
@@ -175,11 +183,12 @@ int main(int argc, char **argv)
         else
             argc = -1;
     }
-    if (argc < 0 || argc % 2 == 0 || rounds == 0 || rounds > 1000 || nsubs <= 0 || seconds <= 0) {
+    if (argc < 0 || argc % 2 == 0 || rounds == 0 || rounds > 1000 || nsubs <= 0 || ncores < 0 ||
+        seconds <= 0) {
         fprintf(stderr, "usage: locality [--rounds R] [--time SEC] [--submitters 2,100]\n"
                         "                [--workloads crc32,empty]\n"
                         "                [--peers local,random,bind-shard,bind-core,one-shard]\n"
-                        "                [--seed S] [--csv FILE]\n");
+                        "                [--shard-cores 4,8,16] [--seed S] [--csv FILE]\n");
         return 2;
     }
     if (up_k_crc32_verify() != 0) {
@@ -187,17 +196,28 @@ int main(int argc, char **argv)
         return 1;
     }
     crc_good = up_k_crc32_64();
+    const uint64_t seed0 = seed;
 
-    up_pool *pools[NPEERS] = {0};
-    for (int p = 0; p < NPEERS; p++)
+    int npeers = NPEERS + ncores;
+    for (int p = 0; p < npeers; p++) {
+        if (p < NPEERS) {
+            snprintf(peer_label[p], sizeof peer_label[p], "%s", peer_names[p]);
+        } else {
+            peer_max_cores[p] = cores[p - NPEERS];
+            snprintf(peer_label[p], sizeof peer_label[p], "max-cores-%u", peer_max_cores[p]);
+            pmask |= 1 << p;
+        }
+    }
+    up_pool *pools[MAX_PEERS] = {0};
+    for (int p = 0; p < npeers; p++)
         if (pmask >> p & 1)
             pools[p] = make_pool(p);
 
-    cell cells[NPEERS * NWORKLOADS * 8];
+    cell cells[MAX_PEERS * NWORKLOADS * 8];
     unsigned ncells = 0;
     for (int w = 0; w < NWORKLOADS; w++)
         for (int s = 0; s < nsubs; s++)
-            for (int p = 0; p < NPEERS; p++)
+            for (int p = 0; p < npeers; p++)
                 if ((wmask >> w & 1) && (pmask >> p & 1))
                     cells[ncells++] = (cell){p, w, subs[s], 0};
     /* Size each cell's runs from an uncounted warm-up run. */
@@ -216,7 +236,7 @@ int main(int argc, char **argv)
         for (unsigned k = 0; k < ncells; k++) {
             const cell *c = &cells[order[k]];
             fprintf(stderr, "\rround %u/%u %-10s %-10s S=%-3u ", r + 1, rounds,
-                    workload_names[c->workload], peer_names[c->peer], c->submitters);
+                    workload_names[c->workload], peer_label[c->peer], c->submitters);
             ns[order[k] * rounds + r] = run_cell(pools[c->peer], c);
         }
     }
@@ -230,7 +250,8 @@ int main(int argc, char **argv)
     if (csv)
         fprintf(csv, "workload,peer,submitters,round,ns_per_task\n");
     printf("locality: %u CPUs, %u shards (local), %u rounds, runs of about %.2f s, seed %llu\n\n",
-           bench_cpus(), up_pool_shards(pools[P_LOCAL]), rounds, seconds, (unsigned long long)seed);
+           bench_cpus(), up_pool_shards(pools[P_LOCAL]), rounds, seconds,
+           (unsigned long long)seed0);
     printf("| workload | submitters | peer | ns/task (median) | min - max | vs local |\n");
     printf("|---|---:|---|---:|---:|---:|\n");
     for (unsigned c = 0; c < ncells; c++) {
@@ -248,11 +269,11 @@ int main(int argc, char **argv)
             hi = v[r] > hi ? v[r] : hi;
             if (csv)
                 fprintf(csv, "%s,%s,%u,%u,%.2f\n", workload_names[cells[c].workload],
-                        peer_names[cells[c].peer], cells[c].submitters, r, v[r]);
+                        peer_label[cells[c].peer], cells[c].submitters, r, v[r]);
         }
         double med = bench_median(v, rounds), rmed = bench_median(ratio, rounds);
         printf("| %s | %u | %s | %.1f | %.1f - %.1f | ", workload_names[cells[c].workload],
-               cells[c].submitters, peer_names[cells[c].peer], med, lo, hi);
+               cells[c].submitters, peer_label[cells[c].peer], med, lo, hi);
         if (c == base)
             printf("|\n");
         else
@@ -262,7 +283,7 @@ int main(int argc, char **argv)
         fclose(csv);
     printf("\n");
     int bad = 0;
-    for (int p = 0; p < NPEERS; p++) {
+    for (int p = 0; p < npeers; p++) {
         if (!pools[p])
             continue;
         up_stats st;
@@ -270,7 +291,7 @@ int main(int argc, char **argv)
         up_pool_stats(pools[p], &st);
         printf("%-10s shards %u submitted %llu executed %llu helped %llu steals %llu "
                "bind_failed %llu peak workers %u\n",
-               peer_names[p], st.shards, (unsigned long long)st.submitted,
+               peer_label[p], st.shards, (unsigned long long)st.submitted,
                (unsigned long long)st.executed, (unsigned long long)st.helped,
                (unsigned long long)st.steals, (unsigned long long)st.bind_failed, st.workers_peak);
         bad |= st.executed != st.submitted;
