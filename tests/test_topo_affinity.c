@@ -74,14 +74,20 @@ static void run_pool(const up_config *cfg, unsigned expect_shards, up_stats *st)
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
 }
 
+/* Narrows this thread's mask to the last allowed CPU, as taskset would. */
+static void narrow_to_last(cpu_set_t *one)
+{
+    CPU_ZERO(one);
+    CPU_SET(last_cpu, one);
+    CHECK(sched_setaffinity(0, sizeof *one, one) == 0);
+}
+
 /* A mask narrowed to one CPU, then (with two or more) to the first and
  * the last: the plan covers exactly those, and a pool runs its tasks there. */
 static void restricted(void)
 {
     cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(last_cpu, &one);
-    CHECK(sched_setaffinity(0, sizeof one, &one) == 0);
+    narrow_to_last(&one);
     up__plan p;
     build(&p, UP_BIND_NONE);
     CHECK_EQ(p.nshards, 1);
@@ -122,9 +128,7 @@ static void likwid(void)
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", len ? "," : "", c);
     setenv("LIKWID_PIN", list, 1);
     cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(last_cpu, &one);
-    CHECK(sched_setaffinity(0, sizeof one, &one) == 0);
+    narrow_to_last(&one);
     up__plan p;
     build(&p, UP_BIND_CORE);
     CHECK_EQ(p.pinned_externally, 1);
@@ -223,9 +227,7 @@ static void locality(up_shard_choice choice)
         return;
     }
     cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(last_cpu, &one);
-    CHECK(sched_setaffinity(0, sizeof one, &one) == 0);
+    narrow_to_last(&one);
     for (int i = 0; i < 64; i++)
         CHECK_EQ(up_submit(pool, where_task, NULL), UP_OK);
     uint64_t before[64] = {0}, n = test_size("UP_TEST_TASKS", 5000);

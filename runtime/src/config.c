@@ -267,6 +267,16 @@ static void defaults(up_config *cfg)
     cfg->stack_size = 0;
 }
 
+/* A malformed variable: printed now, and the first one kept for
+ * up_last_error(). */
+static void env_failed(int *rc, char *first, size_t size)
+{
+    fprintf(stderr, "ultrapool: %s\n", errbuf);
+    if (*rc == UP_OK)
+        memcpy(first, errbuf, size);
+    *rc = UP_EINVAL;
+}
+
 int up_config_init(up_config *cfg)
 {
     if (!cfg) {
@@ -278,39 +288,24 @@ int up_config_init(up_config *cfg)
     char first[sizeof errbuf] = "";
     for (size_t i = 0; i < NOPTIONS; i++) {
         const char *val = getenv(options[i].env);
-        if (!val)
-            continue;
-        if (apply_env_option(cfg, &options[i], val) != UP_OK) {
-            fprintf(stderr, "ultrapool: %s\n", errbuf);
-            if (rc == UP_OK)
-                memcpy(first, errbuf, sizeof first);
-            rc = UP_EINVAL;
-        }
+        if (val && apply_env_option(cfg, &options[i], val) != UP_OK)
+            env_failed(&rc, first, sizeof first);
     }
     const char *bind = getenv("UP_BIND");
     if (bind && up__parse_bind(bind, &cfg->bind) != 0) {
         up__set_error("UP_BIND=\"%s\": not none, shard or core", bind);
-        fprintf(stderr, "ultrapool: %s\n", errbuf);
-        if (rc == UP_OK)
-            memcpy(first, errbuf, sizeof first);
-        rc = UP_EINVAL;
+        env_failed(&rc, first, sizeof first);
     }
     const char *choice = getenv("UP_SHARD_CHOICE");
     if (choice && up__parse_shard_choice(choice, &cfg->shard_choice) != 0) {
         up__set_error("UP_SHARD_CHOICE=\"%s\": not local or random", choice);
-        fprintf(stderr, "ultrapool: %s\n", errbuf);
-        if (rc == UP_OK)
-            memcpy(first, errbuf, sizeof first);
-        rc = UP_EINVAL;
+        env_failed(&rc, first, sizeof first);
     }
     const char *print = getenv("UP_PRINT_CONFIG");
     uint64_t dummy;
     if (print && parse_bool(print, &dummy) != 0) {
         up__set_error("UP_PRINT_CONFIG=\"%s\": not 0 or 1", print);
-        fprintf(stderr, "ultrapool: %s\n", errbuf);
-        if (rc == UP_OK)
-            memcpy(first, errbuf, sizeof first);
-        rc = UP_EINVAL;
+        env_failed(&rc, first, sizeof first);
     }
     if (rc != UP_OK)
         memcpy(errbuf, first, sizeof errbuf); /* report the first problem */
