@@ -129,9 +129,12 @@ static hwloc_obj_t bounding_cache(hwloc_topology_t t, hwloc_obj_t pu)
     return l2 && cores_under(t, l2) > 1 ? l2 : NULL;
 }
 
-/* Reads the allowed PUs into recs (logical order) with their keys. */
+/* What shards are cut along: a core within a domain (the plan's own
+ * shards); a core (the shard count is forced, cores are never split); a
+ * PU (forced, with more shards than cores). */
 enum { UNIT_CORE_IN_DOMAIN, UNIT_CORE, UNIT_PU };
 
+/* Reads the allowed PUs into recs (logical order) with their keys. */
 static int describe(hwloc_topology_t t, hwloc_const_bitmap_t allowed, const kinds *k, pu_rec *recs,
                     int unit_mode)
 {
@@ -155,16 +158,12 @@ static int describe(hwloc_topology_t t, hwloc_const_bitmap_t allowed, const kind
                 r->domain = recs[i].domain;
         if (r->domain < 0)
             r->domain = ndomains++;
-        /* Units: a core within a domain; when the shard count is forced,
-         * a core (never split), or a PU when there are more shards than
-         * cores. */
-        hwloc_obj_t key = unit_mode == UNIT_PU ? pu : r->core;
         r->unit = -1;
         r->rank = 0;
         int nunits = 0;
         for (int i = 0; i < n; i++) {
-            hwloc_obj_t other = unit_mode == UNIT_PU ? NULL : recs[i].core;
-            if (other == key && (unit_mode != UNIT_CORE_IN_DOMAIN || recs[i].domain == r->domain)) {
+            if (unit_mode != UNIT_PU && recs[i].core == r->core &&
+                (unit_mode == UNIT_CORE || recs[i].domain == r->domain)) {
                 r->unit = recs[i].unit;
                 r->rank++;
             }
@@ -339,6 +338,12 @@ static int load(hwloc_topology_t *out, up__topo_from from, const char *arg, int 
      * and not under likwid-pin, which pins the main thread to one CPU. */
     if (native && !getenv("LIKWID_PIN"))
         flags |= HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM | HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING;
+        /* Discovery must not move the calling thread (the x86 backend may
+         * rebind it to read each CPU), and distances and memory attributes are
+         * not used: skipping them makes loading cheaper. */
+#if HWLOC_API_VERSION >= 0x00020400
+    flags |= HWLOC_TOPOLOGY_FLAG_DONT_CHANGE_BINDING;
+#endif
 #if HWLOC_API_VERSION >= 0x00020800
     flags |= HWLOC_TOPOLOGY_FLAG_NO_DISTANCES | HWLOC_TOPOLOGY_FLAG_NO_MEMATTRS;
 #endif
