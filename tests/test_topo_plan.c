@@ -7,7 +7,8 @@
  * order that is a permutation going outward. Then the figures each machine
  * must show: 16 shards of 8 cores on 2 x EPYC 7763 (also through
  * HWLOC_XMLFILE and a pool), M2 Max efficiency cores on their own, c5.metal
- * never mixing sockets. */
+ * never mixing sockets. And the plan of this machine, against what hwloc
+ * finds here by itself. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,10 +92,10 @@ typedef struct expect {
     unsigned max_cores; /* no shard above this many cores */
 } expect;
 
-/* Checks plan p against topology t; returns the number of allowed CPUs. */
-static unsigned check_plan(hwloc_topology_t t, const up__plan *p, unsigned max_cores)
+/* Checks plan p against topology t, whose CPUs it must cover (npu of
+ * them); returns the number of CPUs in the plan. */
+static unsigned check_plan(hwloc_topology_t t, const up__plan *p, unsigned max_cores, int npu)
 {
-    int npu = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
     int *owner = malloc((size_t)(p->ncpu_slots + 1) * sizeof(int));
     for (int i = 0; i < p->ncpu_slots; i++)
         owner[i] = -1;
@@ -181,13 +182,34 @@ static unsigned check_machine(const char *name, up__topo_from from, const char *
     up__plan p;
     plan_for(&p, from, arg, max_cores, 0);
     unsigned limit = max_cores ? max_cores : UP__SHARD_MAX_CORES_DEFAULT;
-    unsigned cpus = check_plan(t, &p, limit);
+    unsigned cpus = check_plan(t, &p, limit, hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU));
     printf("%-14s shard_max_cores %-2u: %u shards over %u CPUs\n", name, limit, p.nshards, cpus);
     CHECK_EQ(p.nshards, expect_shards);
     unsigned n = p.nshards;
     up__plan_free(&p);
     hwloc_topology_destroy(t);
     return n;
+}
+
+/* This machine: the plan a pool uses, checked against the topology hwloc
+ * finds here on its own (as lstopo would), over the CPUs this thread may
+ * use. */
+static void this_machine(void)
+{
+    hwloc_topology_t t = load(UP__TOPO_SYSTEM, NULL);
+    hwloc_bitmap_t mine = hwloc_bitmap_alloc();
+    CHECK(hwloc_get_cpubind(t, mine, HWLOC_CPUBIND_THREAD) == 0);
+    hwloc_bitmap_and(mine, mine, hwloc_topology_get_topology_cpuset(t));
+    up_config cfg;
+    CHECK_EQ(up_config_init(&cfg), UP_OK);
+    up__plan p;
+    CHECK_EQ(up__plan_build(&p, &cfg), UP_OK);
+    unsigned cpus = check_plan(t, &p, UP__SHARD_MAX_CORES_DEFAULT, hwloc_bitmap_weight(mine));
+    printf("%-14s shard_max_cores %-2u: %u shards over %u CPUs\n", "this machine",
+           UP__SHARD_MAX_CORES_DEFAULT, p.nshards, cpus);
+    up__plan_free(&p);
+    hwloc_bitmap_free(mine);
+    hwloc_topology_destroy(t);
 }
 
 static unsigned shard_of(const up__plan *p, int cpu) { return (unsigned)p->cpu_to_shard[cpu]; }
@@ -347,6 +369,7 @@ int main(void)
     check_machine("c5metal", UP__TOPO_SYNTHETIC, C5METAL, 64, 2);
     check_machine("snc2", UP__TOPO_SYNTHETIC, SNC2, 0, 4);
     check_machine("snc2", UP__TOPO_SYNTHETIC, SNC2, 16, 4);
+    this_machine();
     m2max();
     zen3();
     c5metal();

@@ -338,12 +338,10 @@ static int load(hwloc_topology_t *out, up__topo_from from, const char *arg, int 
      * and not under likwid-pin, which pins the main thread to one CPU. */
     if (native && !getenv("LIKWID_PIN"))
         flags |= HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM | HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING;
-        /* Discovery must not move the calling thread (the x86 backend may
-         * rebind it to read each CPU), and distances and memory attributes are
-         * not used: skipping them makes loading cheaper. */
-#if HWLOC_API_VERSION >= 0x00020400
-    flags |= HWLOC_TOPOLOGY_FLAG_DONT_CHANGE_BINDING;
-#endif
+        /* Distances and memory attributes are not used: skipping them makes
+         * loading cheaper. (DONT_CHANGE_BINDING is not set: the x86 backend
+         * moves the calling thread to each CPU to read its caches, and some
+         * virtual machines report caches that way only.) */
 #if HWLOC_API_VERSION >= 0x00020800
     flags |= HWLOC_TOPOLOGY_FLAG_NO_DISTANCES | HWLOC_TOPOLOGY_FLAG_NO_MEMATTRS;
 #endif
