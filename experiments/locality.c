@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <ultrapool/pool.h>
 
@@ -83,9 +84,21 @@ static void *submit_loop(void *arg)
     return NULL;
 }
 
-/* One run of a cell: ns per task, from the moment every submitter is ready
- * until the last task has finished. */
-static double run_cell(up_pool *pool, const cell *c)
+static double cpu_ns(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ((double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+            (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec)) *
+           1e3;
+}
+
+/* One run of a cell: wall-clock ns per task, from the moment every
+ * submitter is ready until the last task has finished, and the CPU time
+ * the process used meanwhile per task (*cpu). On a machine shared with
+ * other work the CPU time moves less than the wall clock: time the other
+ * work takes from this process is not counted. */
+static double run_cell(up_pool *pool, const cell *c, double *cpu)
 {
     shared_run run = {.pool = pool,
                       .fn = c->workload == W_CRC32 ? crc_task : empty_task,
@@ -103,9 +116,11 @@ static double run_cell(up_pool *pool, const cell *c)
     while (atomic_load(&run.waiting) < c->submitters)
         sched_yield();
     uint64_t total = c->per_submitter * c->submitters;
+    double c0 = cpu_ns();
     uint64_t t0 = bench_now_ns();
     atomic_store(&run.start, 1);
     uint64_t t1 = bench_done_wait(&finished, total);
+    *cpu = (cpu_ns() - c0) / (double)total;
     for (unsigned i = 0; i < c->submitters; i++)
         pthread_join(threads[i], NULL);
     free(threads);
@@ -134,6 +149,29 @@ static up_pool *make_pool(int peer)
         exit(1);
     }
     return pool;
+}
+
+/* "| median | min - max | ratio " for one peer's rounds v against the
+ * local peer's rounds base: the ratio is the median of the per-round
+ * ratios, so a slow stretch of the machine hits both sides of a pair. */
+static void print_stats(const double *v, const double *base, unsigned rounds, int is_base,
+                        int with_range)
+{
+    double sorted[1000], ratio[1000], lo = 1e300, hi = 0;
+    for (unsigned r = 0; r < rounds; r++) {
+        sorted[r] = v[r];
+        ratio[r] = v[r] / base[r];
+        lo = v[r] < lo ? v[r] : lo;
+        hi = v[r] > hi ? v[r] : hi;
+    }
+    double med = bench_median(sorted, rounds), rmed = bench_median(ratio, rounds);
+    printf("| %.1f ", med);
+    if (with_range)
+        printf("| %.1f - %.1f ", lo, hi);
+    if (is_base)
+        printf("| ");
+    else
+        printf("| %.2fx %s ", rmed >= 1 ? rmed : 1 / rmed, rmed >= 1 ? "slower" : "faster");
 }
 
 static int name_mask(const char *list, const char *const *names, int n)
@@ -223,11 +261,12 @@ int main(int argc, char **argv)
     /* Size each cell's runs from an uncounted warm-up run. */
     for (unsigned c = 0; c < ncells; c++) {
         cells[c].per_submitter = 20000 / cells[c].submitters + 1;
-        double ns = run_cell(pools[cells[c].peer], &cells[c]);
+        double cpu, ns = run_cell(pools[cells[c].peer], &cells[c], &cpu);
         uint64_t want = (uint64_t)(seconds * 1e9 / ns) / cells[c].submitters;
         cells[c].per_submitter = want > 200 ? want : 200;
     }
     double *ns = calloc((size_t)ncells * rounds, sizeof *ns);
+    double *cpu = calloc((size_t)ncells * rounds, sizeof *cpu);
     unsigned *order = malloc(ncells * sizeof *order);
     for (unsigned r = 0; r < rounds; r++) {
         for (unsigned c = 0; c < ncells; c++)
@@ -237,7 +276,8 @@ int main(int argc, char **argv)
             const cell *c = &cells[order[k]];
             fprintf(stderr, "\rround %u/%u %-10s %-10s S=%-3u ", r + 1, rounds,
                     workload_names[c->workload], peer_label[c->peer], c->submitters);
-            ns[order[k] * rounds + r] = run_cell(pools[c->peer], c);
+            unsigned at = order[k] * rounds + r;
+            ns[at] = run_cell(pools[c->peer], c, &cpu[at]);
         }
     }
     fprintf(stderr, "\r%50s\r", "");
@@ -248,36 +288,29 @@ int main(int argc, char **argv)
 
     FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
     if (csv)
-        fprintf(csv, "workload,peer,submitters,round,ns_per_task\n");
+        fprintf(csv, "workload,peer,submitters,round,ns_per_task,cpu_ns_per_task\n");
     printf("locality: %u CPUs, %u shards (local), %u rounds, runs of about %.2f s, seed %llu\n\n",
            bench_cpus(), up_pool_shards(pools[P_LOCAL]), rounds, seconds,
            (unsigned long long)seed0);
-    printf("| workload | submitters | peer | ns/task (median) | min - max | vs local |\n");
-    printf("|---|---:|---|---:|---:|---:|\n");
+    printf("| workload | submitters | peer | ns/task (median) | min - max | vs local "
+           "| CPU ns/task (median) | vs local (CPU) |\n");
+    printf("|---|---:|---|---:|---:|---:|---:|---:|\n");
     for (unsigned c = 0; c < ncells; c++) {
-        double v[1000], ratio[1000];
         unsigned base = c; /* the local cell of the same workload and submitters */
         for (unsigned d = 0; d < ncells; d++)
             if (cells[d].peer == P_LOCAL && cells[d].workload == cells[c].workload &&
                 cells[d].submitters == cells[c].submitters)
                 base = d;
-        double lo = 1e300, hi = 0;
-        for (unsigned r = 0; r < rounds; r++) {
-            v[r] = ns[c * rounds + r];
-            ratio[r] = v[r] / ns[base * rounds + r];
-            lo = v[r] < lo ? v[r] : lo;
-            hi = v[r] > hi ? v[r] : hi;
-            if (csv)
-                fprintf(csv, "%s,%s,%u,%u,%.2f\n", workload_names[cells[c].workload],
-                        peer_label[cells[c].peer], cells[c].submitters, r, v[r]);
-        }
-        double med = bench_median(v, rounds), rmed = bench_median(ratio, rounds);
-        printf("| %s | %u | %s | %.1f | %.1f - %.1f | ", workload_names[cells[c].workload],
-               cells[c].submitters, peer_label[cells[c].peer], med, lo, hi);
-        if (c == base)
-            printf("|\n");
-        else
-            printf("%.2fx %s |\n", rmed >= 1 ? rmed : 1 / rmed, rmed >= 1 ? "slower" : "faster");
+        if (csv)
+            for (unsigned r = 0; r < rounds; r++)
+                fprintf(csv, "%s,%s,%u,%u,%.2f,%.2f\n", workload_names[cells[c].workload],
+                        peer_label[cells[c].peer], cells[c].submitters, r, ns[c * rounds + r],
+                        cpu[c * rounds + r]);
+        printf("| %s | %u | %s ", workload_names[cells[c].workload], cells[c].submitters,
+               peer_label[cells[c].peer]);
+        print_stats(&ns[c * rounds], &ns[base * rounds], rounds, c == base, 1);
+        print_stats(&cpu[c * rounds], &cpu[base * rounds], rounds, c == base, 0);
+        printf("|\n");
     }
     if (csv)
         fclose(csv);
@@ -298,6 +331,7 @@ int main(int argc, char **argv)
         up_pool_destroy(pools[p]);
     }
     free(ns);
+    free(cpu);
     free(order);
     if (bad)
         fprintf(stderr, "locality: a pool did not run every task it accepted\n");
