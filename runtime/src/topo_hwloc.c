@@ -61,7 +61,6 @@ static void kinds_free(kinds *k)
 static int kinds_load(hwloc_topology_t t, kinds *k)
 {
     memset(k, 0, sizeof *k);
-#if HWLOC_API_VERSION >= 0x00020400
     int n = hwloc_cpukinds_get_nr(t, 0);
     if (n <= 0)
         return 0;
@@ -84,9 +83,6 @@ static int kinds_load(hwloc_topology_t t, kinds *k)
             if (!strcmp(infos[j].name, "CoreType"))
                 snprintf(k->names[i], sizeof k->names[i], "%s", infos[j].value);
     }
-#else
-    (void)t;
-#endif
     return 0;
 }
 
