@@ -45,7 +45,7 @@ const char *up_last_error(void);
 typedef enum up_bind {
     UP_BIND_NONE = 0, /* workers float; the OS places them       */
     UP_BIND_SHARD,    /* workers bound to their shard's cpus     */
-    UP_BIND_CORE      /* each worker bound to one core of its shard */
+    UP_BIND_CORE      /* each worker bound to one CPU of its shard, distinct cores first */
 } up_bind;
 
 typedef enum up_shard_choice {
