@@ -253,7 +253,7 @@ static void defaults(up_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->shards = 0;
     cfg->shard_min_workers = 1;
-    cfg->shard_max_workers = 256;
+    cfg->shard_max_workers = 1024;
     cfg->max_workers = 0;
     cfg->queue_capacity = 1024;
     cfg->deque_capacity = 256;

@@ -18,7 +18,7 @@
 #include "pool_internal.h"
 
 /* Most workers one shard gains in one look. */
-#define MAX_SPAWNS_PER_LOOK 8
+#define MAX_SPAWNS_PER_LOOK 32
 
 static uint64_t process_cpu_ns(void)
 {

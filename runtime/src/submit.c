@@ -116,18 +116,28 @@ static int push_from(up_pool *p, unsigned home, unsigned first, const up__task *
 
 /* Runs queued tasks on the calling thread: a batch from the home shard
  * (one CAS for the batch), or, when any is set and home has none, one task
- * from the nearest shard that has one. Returns 1 if it ran any. The batch
- * is an eighth of what is queued, at most HELP_BATCH: large enough to
- * amortize the CAS, small enough that the workers keep most of the queue
- * when tasks are long. Tasks count as executed only after they return,
- * which is what a waiting stop compares against the accepted count. */
+ * from the nearest shard that has one. Returns 1 if it ran any.
+ *
+ * The batch amortizes the CAS for short tasks, but a batch of long tasks
+ * (tasks that block, say) would hold work back from idle workers while
+ * this thread runs them one after another. So each thread learns: it
+ * starts with one task, doubles its batch (up to HELP_BATCH, and never
+ * more than an eighth of what is queued) while its tasks average under
+ * HELP_SHORT_NS, and falls back to one as soon as they do not. Tasks count
+ * as executed only after they return, which is what a waiting stop
+ * compares against the accepted count. */
 #define HELP_BATCH 32
+#define HELP_SHORT_NS 20000
+static _Thread_local unsigned tls_help_batch = 1;
+
 static int help_one(up_pool *p, unsigned home, int any)
 {
     up__task batch[HELP_BATCH];
     up__shard *s = &p->shards[home];
     uint64_t queued = up__mpmc_accepted(&s->q) - up__mpmc_taken(&s->q);
-    unsigned want = queued / 8 > HELP_BATCH ? HELP_BATCH : queued / 8 ? (unsigned)(queued / 8) : 1;
+    unsigned want = tls_help_batch;
+    if (want > queued / 8)
+        want = queued / 8 ? (unsigned)(queued / 8) : 1;
     unsigned n = up__mpmc_pop_batch(&s->q, batch, want);
     if (n == 0 && any) {
         const unsigned *order = &p->plan.order[home * p->nshards];
@@ -141,9 +151,15 @@ static int help_one(up_pool *p, unsigned home, int any)
     if (up__load_seqcst(&s->space_armed) && up__exchange_acq_rel(&s->space_armed, 0))
         up__event_notify_all(&s->space);
     tls_help_depth++;
+    uint64_t t0 = up__now_ns();
     for (unsigned i = 0; i < n; i++)
         up__run_task(p, &batch[i]);
+    uint64_t per = (up__now_ns() - t0) / n;
     tls_help_depth--;
+    if (per < HELP_SHORT_NS)
+        tls_help_batch = tls_help_batch * 2 > HELP_BATCH ? HELP_BATCH : tls_help_batch * 2;
+    else
+        tls_help_batch = 1;
     up__fetch_add_seqcst(&s->helped, n);
     if (up__load_relaxed(&p->stopping)) {
         pthread_mutex_lock(&p->mu);
