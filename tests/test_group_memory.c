@@ -11,7 +11,8 @@
  * circulation; at the end each must still hold only poison, so a late
  * write (a count update, a mutex unlock) is caught.
  *
- * Both use counting malloc wrappers over glibc's allocator. Sanitizer
+ * Both use the counting allocator wrappers of experiments/alloc_count.c
+ * (glibc's allocator underneath). Sanitizer
  * builds bring their own allocator: there the rounds still run and
  * AddressSanitizer reports any use after free, read or write, itself. */
 #include <pthread.h>
@@ -24,17 +25,9 @@
 
 #include "check.h"
 
-#if defined(__GLIBC__) && !defined(UP_SANITIZER_BUILD)
-#include <malloc.h>
-#define COUNTING 1
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-extern void __libc_free(void *);
+#include "alloc_count.h" /* experiments/: the counting allocator wrappers */
 
-static _Atomic uint64_t allocations;
-static _Atomic int quarantine_on;
+/* Freed blocks kept out of circulation, filled with poison. */
 #define QUARANTINE_MAX 200000
 #define POISON         0xa5
 static struct {
@@ -43,49 +36,23 @@ static struct {
 } quarantine[QUARANTINE_MAX];
 static _Atomic size_t quarantined;
 
-void *malloc(size_t n)
+static int keep_poisoned(void *block, size_t n)
 {
-    atomic_fetch_add(&allocations, 1);
-    return __libc_malloc(n);
+    size_t i = atomic_fetch_add(&quarantined, 1);
+    if (i >= QUARANTINE_MAX)
+        return 0;
+    memset(block, POISON, n);
+    quarantine[i].p = block;
+    quarantine[i].n = n;
+    return 1;
 }
-void *calloc(size_t a, size_t b)
+
+static uint64_t allocations(void)
 {
-    atomic_fetch_add(&allocations, 1);
-    return __libc_calloc(a, b);
+    uint64_t calls, bytes;
+    alloc_count_read(&calls, &bytes);
+    return calls;
 }
-void *realloc(void *p, size_t n)
-{
-    atomic_fetch_add(&allocations, 1);
-    return __libc_realloc(p, n);
-}
-void *aligned_alloc(size_t a, size_t n)
-{
-    atomic_fetch_add(&allocations, 1);
-    return __libc_memalign(a, n);
-}
-int posix_memalign(void **out, size_t a, size_t n)
-{
-    atomic_fetch_add(&allocations, 1);
-    *out = __libc_memalign(a, n);
-    return *out ? 0 : 12;
-}
-void free(void *p)
-{
-    if (p && atomic_load(&quarantine_on)) {
-        size_t i = atomic_fetch_add(&quarantined, 1);
-        if (i < QUARANTINE_MAX) {
-            size_t n = malloc_usable_size(p);
-            memset(p, POISON, n);
-            quarantine[i].p = p;
-            quarantine[i].n = n;
-            return;
-        }
-    }
-    __libc_free(p);
-}
-#else
-#define COUNTING 0
-#endif
 
 static _Atomic uint64_t ran;
 
@@ -143,7 +110,10 @@ static uint64_t through_group(up_pool *pool, unsigned limit, uint64_t n, uint64_
 
 static void no_allocation_per_task(uint64_t seed)
 {
-#if COUNTING
+    if (!alloc_count_enabled()) {
+        printf("no allocation per task: not counted (needs glibc's allocator, no sanitizer)\n");
+        return;
+    }
     up_config cfg;
     up_config_init(&cfg);
     /* A fixed set of workers: creating a thread allocates its stack. */
@@ -157,7 +127,7 @@ static void no_allocation_per_task(uint64_t seed)
     CHECK_EQ(up_group_create(&open, pool, 0), UP_OK);
     uint64_t expect = 0;
     for (int phase = 0; phase < 2; phase++) { /* phase 0 warms up */
-        uint64_t before = atomic_load(&allocations);
+        uint64_t before = allocations();
         uint64_t rng = seed;
         for (uint64_t i = 0; i < (phase ? n : 1000); i++) {
             CHECK_EQ(up_group_go(bounded, tiny, NULL), UP_OK);
@@ -169,12 +139,12 @@ static void no_allocation_per_task(uint64_t seed)
         }
         CHECK_EQ(up_group_wait(bounded), UP_OK);
         CHECK_EQ(up_group_wait(open), UP_OK);
-        uint64_t during = atomic_load(&allocations) - before;
+        uint64_t during = allocations() - before;
         CHECK_EQ(atomic_load(&ran), expect);
         if (phase == 1) {
             printf("no allocation per task: %llu group tasks, %llu allocations\n",
                    (unsigned long long)(expect - 1000), (unsigned long long)during);
-            CHECK(atomic_load(&allocations) > 0); /* the wrappers are live */
+            CHECK(allocations() > 0); /* the wrappers are live */
             CHECK_EQ(during, 0);
         }
     }
@@ -182,10 +152,6 @@ static void no_allocation_per_task(uint64_t seed)
     CHECK_EQ(up_group_destroy(open), UP_OK);
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
     atomic_store(&ran, 0);
-#else
-    (void)seed;
-    printf("no allocation per task: not counted (needs glibc's allocator, no sanitizer)\n");
-#endif
 }
 
 static void no_touch_after_wait(uint64_t seed)
@@ -195,20 +161,23 @@ static void no_touch_after_wait(uint64_t seed)
     uint64_t rounds = test_size("UP_TEST_GROUP_ROUNDS", 20000);
     uint64_t rng = seed, expect = 0;
     atomic_store(&ran, 0);
-#if COUNTING
-    atomic_store(&quarantine_on, 1);
-#endif
+    int counting = alloc_count_enabled();
+    if (counting)
+        alloc_count_set_free_hook(keep_poisoned);
     for (uint64_t r = 0; r < rounds; r++) {
         unsigned limit = (unsigned)(test_rand(&rng) % 9); /* 0: no limit */
         uint64_t n = 1 + test_rand(&rng) % 24;
         expect += through_group(pool, limit, n, &rng, r % 64 == 0);
     }
-#if COUNTING
-    atomic_store(&quarantine_on, 0);
-#endif
+    alloc_count_set_free_hook(NULL);
     CHECK_EQ(atomic_load(&ran), expect);
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
-#if COUNTING
+    if (!counting) {
+        printf("%llu groups destroyed as soon as their wait returned (AddressSanitizer "
+               "watches)\n",
+               (unsigned long long)rounds);
+        return;
+    }
     size_t q = atomic_load(&quarantined);
     CHECK(q >= rounds); /* every destroyed group went through it */
     CHECK(q <= QUARANTINE_MAX);
@@ -223,11 +192,7 @@ static void no_touch_after_wait(uint64_t seed)
            "afterwards\n",
            (unsigned long long)rounds, q);
     for (size_t i = 0; i < q; i++)
-        __libc_free(quarantine[i].p);
-#else
-    printf("%llu groups destroyed as soon as their wait returned (AddressSanitizer watches)\n",
-           (unsigned long long)rounds);
-#endif
+        alloc_count_release(quarantine[i].p);
 }
 
 int main(void)
