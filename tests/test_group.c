@@ -182,9 +182,12 @@ static void cancel_by_hand(up_pool *pool)
     CHECK_EQ(up_group_destroy(g), UP_OK);
 }
 
+static _Atomic int gate_task_running;
+
 static int wait_gate(void *arg)
 {
     (void)arg;
+    atomic_store(&gate_task_running, 1);
     while (!atomic_load(&gate))
         test_sleep_ms(1);
     return 0;
@@ -210,7 +213,12 @@ static void cancel_wakes_blocked_go(up_pool *pool)
     up_group *g;
     CHECK_EQ(up_group_create(&g, pool, 1), UP_OK);
     atomic_store(&gate, 0);
+    atomic_store(&gate_task_running, 0);
     CHECK_EQ(up_group_go(g, wait_gate, NULL), UP_OK);
+    /* Running on a worker: while still queued, the blocked go below could
+     * take it and run it itself (it helps while it waits). */
+    WAIT_UNTIL(atomic_load(&gate_task_running), 10000);
+    CHECK_EQ(atomic_load(&gate_task_running), 1);
     go_arg a = {.g = g};
     pthread_t th;
     CHECK_EQ(pthread_create(&th, NULL, blocked_go, &a), 0);

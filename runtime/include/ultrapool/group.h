@@ -20,7 +20,10 @@
  * up_group_wait) runs queued tasks of the pool meanwhile, so a group may be
  * used from inside the pool's own tasks, even on a pool of one worker. (A
  * pool with an on_worker_start hook is the exception: its tasks run only on
- * its workers, and other threads sleep while they wait.) */
+ * its workers, and other threads sleep while they wait.) The task a waiter
+ * picks may be any task of the pool, long ones included, and the waiter
+ * returns only after it: hold no lock a task needs while calling in, and
+ * expect a cancelled up_group_go to return once that task is done. */
 #ifndef ULTRAPOOL_GROUP_H
 #define ULTRAPOOL_GROUP_H
 
