@@ -195,8 +195,8 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
     unsigned home = w && w->pool == p ? w->shard : home_shard(p);
     /* Tasks of a pool with a start hook run only on its workers: they
      * expect their worker's state (up_worker_local()). */
-    int may_help = mode == MODE_WAIT && p->cfg.submit_help && !(w && w->pool == p) &&
-                   !p->cfg.on_worker_start;
+    int may_help =
+        mode == MODE_WAIT && p->cfg.submit_help && !(w && w->pool == p) && !p->cfg.on_worker_start;
     for (;;) {
         /* Home first. A helping submitter that finds it full runs a batch
          * of its queued tasks (oldest first), everything on this CPU's
