@@ -40,6 +40,7 @@
 #include "clock.h"
 #include "park.h"
 #include "pool_internal.h"
+#include "spin.h"
 
 #define CLOSED   (UINT64_C(1) << 63)
 #define ELEM_MAX (UINT64_C(1) << 20)
@@ -139,12 +140,29 @@ static int may_sleep_sending(up_chan *c)
     return !(t & CLOSED) && (t & ~CLOSED) - up__load_seqcst(&c->head) >= c->cap;
 }
 
-static void spin_once(unsigned spins)
+/* After a failed attempt to send (sending) or receive: UP_ETIMEDOUT at the
+ * deadline; else one step of polling, or, once SPIN polls are spent, a
+ * sleep on the direction's event, with the re-check described above.
+ * UP_OK means: try again. */
+static int wait_turn(up_chan *c, int sending, uint64_t deadline, unsigned *spins)
 {
-    if ((spins & 15) == 0)
-        sched_yield();
+    uint64_t left = up__remaining_ns(deadline);
+    if (left == 0)
+        return UP_ETIMEDOUT;
+    if (*spins < SPIN) {
+        up__spin_step(++*spins, 16);
+        return UP_OK;
+    }
+    _Atomic uint32_t *waiters = sending ? &c->send_waiters : &c->recv_waiters;
+    up__event *ev = sending ? &c->not_full : &c->not_empty;
+    up__fetch_add_seqcst(waiters, 1);
+    uint32_t key = up__event_key(ev);
+    if (sending ? may_sleep_sending(c) : may_sleep_receiving(c))
+        up__event_wait(ev, key, left);
     else
-        up__cpu_relax();
+        sched_yield(); /* a peer is mid-copy, or the channel closed */
+    up__fetch_sub_seqcst(waiters, 1);
+    return UP_OK;
 }
 
 static int send_impl(up_chan *c, const void *elem, uint64_t deadline, int wait)
@@ -168,22 +186,10 @@ static int send_impl(up_chan *c, const void *elem, uint64_t deadline, int wait)
             up__set_error("up_chan_try_send: the channel is full");
             return UP_EAGAIN;
         }
-        uint64_t left = up__remaining_ns(deadline);
-        if (left == 0) {
+        if (wait_turn(c, 1, deadline, &spins) != UP_OK) {
             up__set_error("up_chan_send: no room before the deadline");
             return UP_ETIMEDOUT;
         }
-        if (spins < SPIN) {
-            spin_once(++spins);
-            continue;
-        }
-        up__fetch_add_seqcst(&c->send_waiters, 1);
-        uint32_t key = up__event_key(&c->not_full);
-        if (may_sleep_sending(c))
-            up__event_wait(&c->not_full, key, left);
-        else
-            sched_yield(); /* room is being made, or the channel closed */
-        up__fetch_sub_seqcst(&c->send_waiters, 1);
     }
 }
 
@@ -207,22 +213,10 @@ static int recv_impl(up_chan *c, void *out, uint64_t deadline, int wait)
             up__set_error("up_chan_try_recv: the channel is empty");
             return UP_EAGAIN;
         }
-        uint64_t left = up__remaining_ns(deadline);
-        if (left == 0) {
+        if (wait_turn(c, 0, deadline, &spins) != UP_OK) {
             up__set_error("up_chan_recv: nothing before the deadline");
             return UP_ETIMEDOUT;
         }
-        if (spins < SPIN) {
-            spin_once(++spins);
-            continue;
-        }
-        up__fetch_add_seqcst(&c->recv_waiters, 1);
-        uint32_t key = up__event_key(&c->not_empty);
-        if (may_sleep_receiving(c))
-            up__event_wait(&c->not_empty, key, left);
-        else
-            sched_yield(); /* an element is being written, or the channel closed */
-        up__fetch_sub_seqcst(&c->recv_waiters, 1);
     }
 }
 

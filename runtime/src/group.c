@@ -29,11 +29,11 @@
 #include <ultrapool/group.h>
 
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 
 #include "clock.h"
 #include "pool_internal.h"
+#include "spin.h"
 
 #define COUNT_MASK        UINT64_C(0xffffffff)
 #define WAITERS           (UINT64_C(1) << 32)
@@ -191,11 +191,7 @@ static uint64_t await(up_group *g, int kind)
             }
         }
         if (spins < spin_max) {
-            spins++;
-            if ((spins & 31) == 0)
-                sched_yield();
-            else
-                up__cpu_relax();
+            up__spin_step(++spins, 32);
             continue;
         }
         sleep_until(g, kind);

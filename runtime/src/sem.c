@@ -22,12 +22,12 @@
  * ones behind it (the bug of golang/go#37852). */
 #include <ultrapool/sem.h>
 
-#include <sched.h>
 #include <stdlib.h>
 
 #include "atomic.h"
 #include "park.h"
 #include "pool_internal.h"
+#include "spin.h"
 
 #define WAITERS      (UINT64_C(1) << 63)
 #define HELD_MASK    (WAITERS - 1)
@@ -122,10 +122,7 @@ static int spin_fast(up_sem *s, uint64_t weight)
     for (unsigned i = 1; i <= SPIN; i++) {
         if (up__load_relaxed(&s->state) & WAITERS)
             return 0;
-        if ((i & 15) == 0)
-            sched_yield();
-        else
-            up__cpu_relax();
+        up__spin_step(i, 16);
         if (try_fast(s, weight))
             return 1;
     }
