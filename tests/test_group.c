@@ -11,6 +11,7 @@
 #include <ultrapool/group.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 
 /* ---- limits ---------------------------------------------------------- */
 
@@ -100,14 +101,7 @@ static int count_run(void *arg)
  * fails: the queued ones must all be skipped, and go must refuse more. */
 static void first_error_skips(void)
 {
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 1;
-    cfg.shard_max_workers = 1;
-    cfg.max_workers = 1;
-    up_pool *pool;
-    CHECK_EQ(up_pool_create(&pool, &cfg), UP_OK);
+    up_pool *pool = test_one_worker_pool(0, NULL, NULL);
     up_group *g;
     CHECK_EQ(up_group_create(&g, pool, 0), UP_OK);
     err_run r = {0};
@@ -148,7 +142,7 @@ static void first_error_sequential(up_pool *pool)
 
 /* ---- cancellation ----------------------------------------------------- */
 
-static _Atomic int gate;
+static test_gate gate;
 static _Atomic int polled_out, poll_started;
 
 static int poll_until_cancelled(void *arg)
@@ -182,14 +176,9 @@ static void cancel_by_hand(up_pool *pool)
     CHECK_EQ(up_group_destroy(g), UP_OK);
 }
 
-static _Atomic int gate_task_running;
-
-static int wait_gate(void *arg)
+static int gate_in_group(void *arg)
 {
-    (void)arg;
-    atomic_store(&gate_task_running, 1);
-    while (!atomic_load(&gate))
-        test_sleep_ms(1);
+    test_gate_task(arg);
     return 0;
 }
 
@@ -212,13 +201,9 @@ static void cancel_wakes_blocked_go(up_pool *pool)
 {
     up_group *g;
     CHECK_EQ(up_group_create(&g, pool, 1), UP_OK);
-    atomic_store(&gate, 0);
-    atomic_store(&gate_task_running, 0);
-    CHECK_EQ(up_group_go(g, wait_gate, NULL), UP_OK);
-    /* Running on a worker: while still queued, the blocked go below could
-     * take it and run it itself (it helps while it waits). */
-    WAIT_UNTIL(atomic_load(&gate_task_running), 10000);
-    CHECK_EQ(atomic_load(&gate_task_running), 1);
+    test_gate_reset(&gate);
+    CHECK_EQ(up_group_go(g, gate_in_group, &gate), UP_OK);
+    test_gate_wait_running(&gate); /* on a worker: the blocked go below helps */
     go_arg a = {.g = g};
     pthread_t th;
     CHECK_EQ(pthread_create(&th, NULL, blocked_go, &a), 0);
@@ -229,7 +214,7 @@ static void cancel_wakes_blocked_go(up_pool *pool)
     CHECK_EQ(atomic_load(&a.returned), 1);
     CHECK_EQ(atomic_load(&a.rc), UP_ECANCELED);
     pthread_join(th, NULL);
-    atomic_store(&gate, 1);
+    test_gate_open(&gate);
     CHECK_EQ(up_group_wait(g), UP_ECANCELED);
     CHECK_EQ(up_group_destroy(g), UP_OK);
 }
@@ -312,14 +297,7 @@ static void run_fib_in_task(void *arg)
  * for a group of subtasks finishes only if the waiting worker runs them. */
 static void inside_one_worker_pool(int n)
 {
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 1;
-    cfg.shard_max_workers = 1;
-    cfg.max_workers = 1;
-    up_pool *pool;
-    CHECK_EQ(up_pool_create(&pool, &cfg), UP_OK);
+    up_pool *pool = test_one_worker_pool(0, NULL, NULL);
     outer o = {.fib = {n, 0}};
     CHECK_EQ(up_submit(pool, run_fib_in_task, &o), UP_OK);
     WAIT_UNTIL(atomic_load(&o.finished), 60000);

@@ -9,19 +9,12 @@
 #include <stdatomic.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 #include "pool_internal.h"
 
-static _Atomic int gate, blocker_running;
+static test_gate gate;
 static _Atomic int ran_count;
 static pthread_t ran_on;
-
-static void blocker(void *arg)
-{
-    (void)arg;
-    atomic_store(&blocker_running, 1);
-    while (!atomic_load(&gate))
-        test_sleep_ms(1);
-}
 
 static void record(void *arg)
 {
@@ -39,27 +32,16 @@ static void *hook(void *ctx, unsigned shard, unsigned worker)
 
 static up_pool *one_worker_pool(int with_hook)
 {
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 1;
-    cfg.shard_max_workers = 1;
-    cfg.max_workers = 1;
-    if (with_hook)
-        cfg.on_worker_start = hook;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_one_worker_pool(0, with_hook ? hook : NULL, NULL);
 }
 
 /* The only worker is blocked; a queued task runs on this thread. */
 static void outside_thread_takes_queued(void)
 {
     up_pool *p = one_worker_pool(0);
-    atomic_store(&gate, 0);
-    atomic_store(&blocker_running, 0);
-    CHECK_EQ(up_submit(p, blocker, NULL), UP_OK);
-    WAIT_UNTIL(atomic_load(&blocker_running), 10000);
+    test_gate_reset(&gate);
+    CHECK_EQ(up_submit(p, test_gate_task, &gate), UP_OK);
+    test_gate_wait_running(&gate);
     CHECK_EQ(up__help_once(p), 0); /* nothing queued */
     int ran = 0;
     CHECK_EQ(up_submit(p, record, &ran), UP_OK);
@@ -70,7 +52,7 @@ static void outside_thread_takes_queued(void)
     up_stats st;
     up_pool_stats(p, &st);
     CHECK_EQ(st.helped, 1);
-    atomic_store(&gate, 1);
+    test_gate_open(&gate);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     up_pool_stats(p, &st);
     CHECK_EQ(st.executed, st.submitted);
@@ -84,20 +66,19 @@ static void push_then_block(void *arg)
 {
     up_pool *p = arg;
     CHECK_EQ(up_submit(p, record, &stolen_ran), UP_OK);
-    blocker(NULL);
+    test_gate_task(&gate);
 }
 
 static void outside_thread_steals_from_deque(void)
 {
     up_pool *p = one_worker_pool(0);
-    atomic_store(&gate, 0);
-    atomic_store(&blocker_running, 0);
+    test_gate_reset(&gate);
     CHECK_EQ(up_submit(p, push_then_block, p), UP_OK);
-    WAIT_UNTIL(atomic_load(&blocker_running), 10000);
+    test_gate_wait_running(&gate);
     CHECK_EQ(up__help_once(p), 1);
     CHECK_EQ(stolen_ran, 1);
     CHECK(pthread_equal(ran_on, pthread_self()));
-    atomic_store(&gate, 1);
+    test_gate_open(&gate);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
 
@@ -143,15 +124,14 @@ static void worker_takes_own_newest(void)
 static void hook_pool_not_helped_from_outside(void)
 {
     up_pool *p = one_worker_pool(1);
-    atomic_store(&gate, 0);
-    atomic_store(&blocker_running, 0);
-    CHECK_EQ(up_submit(p, blocker, NULL), UP_OK);
-    WAIT_UNTIL(atomic_load(&blocker_running), 10000);
+    test_gate_reset(&gate);
+    CHECK_EQ(up_submit(p, test_gate_task, &gate), UP_OK);
+    test_gate_wait_running(&gate);
     int ran = 0;
     CHECK_EQ(up_submit(p, record, &ran), UP_OK);
     CHECK_EQ(up__help_once(p), 0);
     CHECK_EQ(ran, 0);
-    atomic_store(&gate, 1);
+    test_gate_open(&gate);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     CHECK_EQ(ran, 1); /* its worker ran it */
 }

@@ -15,6 +15,7 @@
 #include <ultrapool/group.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 
 #define MAGIC      0x5eed5eedu
 #define MAX_LOCALS 4096
@@ -163,17 +164,9 @@ static void hooks_once_per_worker(void)
 
 /* ---- another pool's task on a worker ----------------------------------- */
 
-static _Atomic int gate, blocker_running;
+static test_gate gate;
 static _Atomic int foreign_ran, foreign_saw_state, foreign_pool_ok;
 static up_pool *other;
-
-static void blocker(void *arg)
-{
-    (void)arg;
-    atomic_store(&blocker_running, 1);
-    while (!atomic_load(&gate))
-        test_sleep_ms(1);
-}
 
 static void foreign_probe(void *arg)
 {
@@ -205,27 +198,16 @@ static void *hook_start_plain(void *ctx, unsigned shard, unsigned worker)
 static void foreign_tasks_see_no_state(void)
 {
     static int state_token;
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 1;
-    cfg.shard_max_workers = 1;
-    cfg.max_workers = 1;
-    cfg.queue_capacity = 2;
-    CHECK_EQ(up_pool_create(&other, &cfg), UP_OK);
-    cfg.queue_capacity = 64;
-    cfg.on_worker_start = hook_start_plain;
-    cfg.hook_ctx = &state_token;
-    up_pool *mainp;
-    CHECK_EQ(up_pool_create(&mainp, &cfg), UP_OK);
-    CHECK_EQ(up_submit(other, blocker, NULL), UP_OK);
-    WAIT_UNTIL(atomic_load(&blocker_running), 10000); /* on other's worker, not queued */
-    CHECK_EQ(atomic_load(&blocker_running), 1);
+    other = test_one_worker_pool(2, NULL, NULL);
+    up_pool *mainp = test_one_worker_pool(64, hook_start_plain, &state_token);
+    test_gate_reset(&gate);
+    CHECK_EQ(up_submit(other, test_gate_task, &gate), UP_OK);
+    test_gate_wait_running(&gate); /* on other's worker, not queued */
     _Atomic int fed = 0;
     CHECK_EQ(up_submit(mainp, feeder, (void *)&fed), UP_OK);
     WAIT_UNTIL(atomic_load(&fed), 10000);
     CHECK_EQ(atomic_load(&fed), 1);
-    atomic_store(&gate, 1);
+    test_gate_open(&gate);
     WAIT_UNTIL(atomic_load(&foreign_ran) == 6, 10000);
     CHECK_EQ(atomic_load(&foreign_ran), 6);
     CHECK_EQ(atomic_load(&foreign_saw_state), 0);
