@@ -25,5 +25,13 @@ set(UP_PC_REQUIRES "")
 if(UP_HAVE_HWLOC)
   set(UP_PC_REQUIRES "hwloc")
 endif()
+# The .pc file finds its prefix relative to itself, so an install with
+# --prefix (or DESTDIR) anywhere stays usable.
+file(RELATIVE_PATH UP_PC_TO_PREFIX "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
+string(REGEX REPLACE "/$" "" UP_PC_TO_PREFIX "${UP_PC_TO_PREFIX}")
+set(UP_PC_LIBS_PRIVATE "")
+if(UP_HAVE_SDE)
+  set(UP_PC_LIBS_PRIVATE "-lsde")
+endif()
 configure_file(cmake/ultrapool.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ultrapool.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapool.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

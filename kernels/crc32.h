@@ -12,6 +12,9 @@
 const unsigned char *up_k_crc32_input(void);
 /* One task: CRC32 of the input. */
 uint32_t up_k_crc32_64(void);
+/* The value up_k_crc32_64() must return, from an independent bitwise
+ * CRC32 (computed once, then cached). */
+uint32_t up_k_crc32_expected(void);
 /* Returns 0 when up_k_crc32_64() matches an independent bitwise CRC32. */
 int up_k_crc32_verify(void);
 

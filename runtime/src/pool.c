@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "pool_internal.h"
+#include "sde.h"
 
 static void free_shards(up_pool *p, unsigned n)
 {
@@ -162,6 +163,7 @@ int up_pool_create(up_pool **out, const up_config *cfg_in)
     }
     if (print_config_requested())
         up__print_config(&p->cfg, &p->plan, stderr);
+    up__sde_register(p);
     *out = p;
     return UP_OK;
 }
@@ -301,6 +303,7 @@ int up_pool_destroy(up_pool *p)
     int rc = stop_wait(p, UINT64_MAX);
     if (rc != UP_OK)
         return rc;
+    up__sde_unregister(p);
     free_pool(p, p->nshards);
     return UP_OK;
 }
@@ -345,6 +348,23 @@ void up_pool_stats(const up_pool *cp, up_stats *out)
 }
 
 unsigned up_pool_shards(const up_pool *p) { return p ? p->nshards : 0; }
+
+unsigned up_pool_reserve(up_pool *p, unsigned n)
+{
+    if (!p || up__load_acquire(&p->stopping))
+        return 0;
+    uint64_t idle = up__load_seqcst(&p->idle);
+    unsigned have = UP__IDLE_SPINNING(idle);
+    unsigned parked = UP__IDLE_PARKED(idle);
+    /* Wake parked workers first: they cost no thread creation. */
+    for (unsigned i = 0; i < parked && have < n; i++, have++)
+        up__wake_one(p, i % p->nshards);
+    /* Then start new ones, spreading them over the shards. */
+    for (unsigned i = 0; have < n && i < 2 * n + p->nshards; i++)
+        if (up__spawn(p, &p->shards[i % p->nshards], 1) == UP_OK)
+            have++;
+    return have < n ? have : n;
+}
 
 void up_pool_print_config(const up_pool *p, void *file)
 {

@@ -123,6 +123,12 @@ unsigned up_pool_shards(const up_pool *p);
 /* Prints the effective configuration (what UP_PRINT_CONFIG=1 shows). */
 void up_pool_print_config(const up_pool *p, void *file /* FILE * */);
 
+/* For layers that need n tasks running at the same time (a parallel
+ * region's team): wakes parked workers and starts new ones (beyond one per
+ * CPU, within the caps) until n workers are idle or starting. Returns how
+ * many it could make available, at most n. */
+unsigned up_pool_reserve(up_pool *p, unsigned n);
+
 /* Inside a task: the local state of the running worker (what the start
  * hook returned); NULL outside a worker, and for a task of another pool
  * that the worker runs while it waits on that pool. */

@@ -1,0 +1,3 @@
+module ultrapool.invalid/crossbench
+
+go 1.19

@@ -1,0 +1,423 @@
+#include "harness.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <openssl/crypto.h>
+#include <zlib.h>
+#if defined(__linux__)
+#include <fcntl.h>
+#endif
+
+#include "bench_util.h"
+#include "counters.h"
+#include "markers.h"
+#include "workloads.h"
+
+static bench_done done;
+static const workload *current;
+
+/* The function every peer runs per task: the workload, then this thread's
+ * completion counter. */
+static void task(void *arg)
+{
+    (void)arg;
+    current->task();
+    bench_done_add(&done);
+}
+
+unsigned harness_cores(void) { return bench_cpus(); }
+
+/* ---- sampling the process's thread count ---------------------------- */
+
+/* A thread that reads the number of threads of the process (Linux:
+ * /proc/self/stat) every millisecond and keeps the maximum; -1 where the
+ * system does not say. */
+typedef struct sampler {
+    pthread_t th;
+    atomic_int stop;
+    int peak;
+    int fd;
+} sampler;
+
+static int thread_count(int fd)
+{
+#if defined(__linux__)
+    char buf[1024];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    if (!p)
+        return -1;
+    /* After ") " come the state (field 3) ... num_threads is field 20. */
+    for (int field = 2; field < 20 && p; field++)
+        p = strchr(p + 1, ' ');
+    return p ? atoi(p + 1) : -1;
+#else
+    (void)fd;
+    return -1;
+#endif
+}
+
+static void *sample(void *arg)
+{
+    sampler *s = arg;
+    while (!atomic_load(&s->stop)) {
+        int n = thread_count(s->fd);
+        if (n > s->peak)
+            s->peak = n;
+        bench_sleep_ns(1000000);
+    }
+    return NULL;
+}
+
+static void sampler_start(sampler *s)
+{
+    s->peak = -1;
+    atomic_store(&s->stop, 0);
+#if defined(__linux__)
+    s->fd = open("/proc/self/stat", O_RDONLY);
+#else
+    s->fd = -1;
+#endif
+    if (s->fd < 0 || pthread_create(&s->th, NULL, sample, s) != 0) {
+        if (s->fd >= 0)
+            close(s->fd);
+        s->fd = -1;
+    }
+}
+
+static int sampler_stop(sampler *s)
+{
+    if (s->fd < 0)
+        return -1;
+    atomic_store(&s->stop, 1);
+    pthread_join(s->th, NULL);
+    int last = thread_count(s->fd);
+    close(s->fd);
+    return last > s->peak ? last : s->peak;
+}
+
+/* ---- one run --------------------------------------------------------- */
+
+/* The start gate: submitters announce themselves and sleep until the
+ * main thread opens it, so waiting threads take no CPU from the one that
+ * starts the clock. */
+typedef struct run {
+    const peer *p;
+    unsigned submitters;
+    uint64_t tasks;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned ready; /* (mu) */
+    int go;         /* (mu) */
+} run;
+
+typedef struct submitter_arg {
+    run *r;
+    unsigned index;
+} submitter_arg;
+
+static void *submitter(void *arg)
+{
+    submitter_arg *sa = arg;
+    run *r = sa->r;
+    bench_done_claim(sa->index);
+    uint64_t share = r->tasks / r->submitters + (sa->index < r->tasks % r->submitters);
+    pthread_mutex_lock(&r->mu);
+    r->ready++;
+    pthread_cond_broadcast(&r->cv);
+    while (!r->go)
+        pthread_cond_wait(&r->cv, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+    for (uint64_t i = 0; i < share; i++)
+        r->p->submit(task, NULL);
+    return NULL;
+}
+
+typedef struct measurement {
+    double ns_per_op, wall_s, cpu_use;
+    int peak_threads;
+    long nvcsw, nivcsw, maxrss_kb;
+} measurement;
+
+static double cpu_seconds(const struct rusage *ru)
+{
+    return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
+           (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1e-6;
+}
+
+/* Runs tasks tasks through the peer; fills m when not NULL. Returns 0, or
+ * -1 when a submitter thread could not be created. */
+static int measure(const peer *p, unsigned submitters, uint64_t tasks, measurement *m)
+{
+    bench_done_reset(&done);
+    struct rusage ru0, ru1;
+    sampler smp;
+    if (m) {
+        sampler_start(&smp);
+        markers_start();
+        getrusage(RUSAGE_SELF, &ru0);
+    }
+    uint64_t t0 = 0, t1;
+    if (p->run_all) {
+        p->run_all(tasks, submitters, task, &t0);
+        t1 = bench_done_wait(&done, tasks);
+    } else {
+        run r = {.p = p, .submitters = submitters, .tasks = tasks};
+        pthread_mutex_init(&r.mu, NULL);
+        pthread_cond_init(&r.cv, NULL);
+        pthread_t *th = calloc(submitters, sizeof *th);
+        submitter_arg *sa = calloc(submitters, sizeof *sa);
+        if (!th || !sa)
+            return -1;
+        for (unsigned i = 0; i < submitters; i++) {
+            sa[i] = (submitter_arg){&r, i};
+            if (pthread_create(&th[i], NULL, submitter, &sa[i]) != 0) {
+                fprintf(stderr, "cannot create submitter thread %u\n", i);
+                exit(1);
+            }
+        }
+        /* The clock starts when every submitter is ready and before any may
+         * submit, so a descheduled main thread cannot start it late. */
+        pthread_mutex_lock(&r.mu);
+        while (r.ready < submitters)
+            pthread_cond_wait(&r.cv, &r.mu);
+        t0 = bench_now_ns();
+        r.go = 1;
+        pthread_cond_broadcast(&r.cv);
+        pthread_mutex_unlock(&r.mu);
+        t1 = bench_done_wait(&done, tasks);
+        for (unsigned i = 0; i < submitters; i++)
+            pthread_join(th[i], NULL);
+        pthread_cond_destroy(&r.cv);
+        pthread_mutex_destroy(&r.mu);
+        free(th);
+        free(sa);
+    }
+    if (m) {
+        getrusage(RUSAGE_SELF, &ru1);
+        markers_stop();
+        m->peak_threads = sampler_stop(&smp);
+        m->wall_s = (double)(t1 - t0) * 1e-9;
+        m->ns_per_op = (double)(t1 - t0) / (double)tasks;
+        m->cpu_use = (cpu_seconds(&ru1) - cpu_seconds(&ru0)) / (m->wall_s * harness_cores());
+        m->nvcsw = ru1.ru_nvcsw - ru0.ru_nvcsw;
+        m->nivcsw = ru1.ru_nivcsw - ru0.ru_nivcsw;
+        m->maxrss_kb = ru1.ru_maxrss;
+    }
+    return 0;
+}
+
+/* ---- output ---------------------------------------------------------- */
+
+static void json_str(const char *key, const char *v, int comma)
+{
+    printf("\"%s\":\"", key);
+    for (; *v; v++)
+        if (*v == '"' || *v == '\\')
+            printf("\\%c", *v);
+        else if ((unsigned char)*v >= 0x20)
+            putchar(*v);
+    printf("\"%s", comma ? "," : "");
+}
+
+static void json_counters(const char *key, const char *const *names, int n, const counter_values *c)
+{
+    printf("\"%s\":{", key);
+    for (int i = 0; i < n; i++) {
+        if (c->have[i])
+            printf("\"%s\":%lld", names[i], c->v[i]);
+        else
+            printf("\"%s\":null", names[i]);
+        printf("%s", i + 1 < n ? "," : "");
+    }
+    printf("},");
+}
+
+static const peer *find_peer(const peer *const *peers, unsigned n, const char *name)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (!strcmp(peers[i]->name, name))
+            return peers[i];
+    return NULL;
+}
+
+static void usage(const char *runner)
+{
+    fprintf(stderr,
+            "usage: %s --list\n"
+            "       %s --peer P --workload W --submitters S (--tasks N | --calibrate SEC)\n",
+            runner, runner);
+    exit(2);
+}
+
+static void list(const char *runner, const peer *const *peers, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        printf("PEER {");
+        json_str("runner", runner, 1);
+        json_str("peer", peers[i]->name, 1);
+        json_str("about", peers[i]->about, 1);
+        json_str("version", peers[i]->version ? peers[i]->version() : "", 1);
+        printf("\"s_independent\":%d}\n", peers[i]->s_independent);
+    }
+    printf("RUNNER {");
+    json_str("runner", runner, 1);
+    json_str("papi", counters_papi_version(), 1);
+    json_str("openssl", OpenSSL_version(OPENSSL_VERSION), 1);
+    json_str("zlib", zlibVersion(), 1);
+    printf("\"likwid\":%d,\"cores\":%u}\n", markers_built(), harness_cores());
+}
+
+/* Finds a task count for runs of about seconds. Probes grow fourfold
+ * until one lasts a third of the target and took at least 2.5 times as
+ * long as the probe before it: the time then grows with the tasks, and the
+ * fixed cost of a run (starting 100 submitters on a busy machine can take
+ * tens of milliseconds) no longer dominates the estimate. */
+static uint64_t calibrate(const peer *p, unsigned submitters, double seconds, double *probe_ns)
+{
+    uint64_t n = 1;
+    double prev = 0;
+    measurement m;
+    for (;;) {
+        if (measure(p, submitters, n, &m) != 0)
+            return 0;
+        if ((m.wall_s >= seconds / 3 && prev > 0 && m.wall_s >= 2.5 * prev) ||
+            n >= (UINT64_C(1) << 32))
+            break;
+        prev = m.wall_s;
+        n *= 4;
+    }
+    *probe_ns = m.ns_per_op;
+    double want = seconds * 1e9 / m.ns_per_op;
+    return want < 1 ? 1 : (uint64_t)want;
+}
+
+int harness_main(int argc, char **argv, const char *runner, const peer *const *peers,
+                 unsigned npeers)
+{
+    const char *peer_name = NULL, *workload_name = NULL;
+    unsigned submitters = 0;
+    uint64_t tasks = 0;
+    double calibrate_s = 0;
+    int do_list = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--list")) {
+            do_list = 1;
+            continue;
+        }
+        if (!v)
+            usage(runner);
+        if (!strcmp(a, "--peer"))
+            peer_name = v;
+        else if (!strcmp(a, "--workload"))
+            workload_name = v;
+        else if (!strcmp(a, "--submitters"))
+            submitters = (unsigned)strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--tasks"))
+            tasks = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--calibrate"))
+            calibrate_s = atof(v);
+        else
+            usage(runner);
+        i++;
+    }
+    counters_init();
+    if (do_list) {
+        list(runner, peers, npeers);
+        return 0;
+    }
+    const peer *p = peer_name ? find_peer(peers, npeers, peer_name) : NULL;
+    current = workload_name ? workload_find(workload_name) : NULL;
+    if (!p || !current || submitters == 0 || (tasks == 0 && calibrate_s <= 0)) {
+        if (peer_name && !p)
+            fprintf(stderr, "%s: unknown peer '%s'\n", runner, peer_name);
+        if (workload_name && !current)
+            fprintf(stderr, "%s: unknown workload '%s'\n", runner, workload_name);
+        usage(runner);
+    }
+    if (workloads_verify() != 0)
+        return 1;
+    markers_init();
+    counters_hw_start(); /* before the peer's threads exist, so they inherit it */
+    unsigned cores = harness_cores();
+    if (p->init(submitters, cores) != 0) {
+        fprintf(stderr, "%s: peer %s could not start\n", runner, p->name);
+        return 1;
+    }
+    if (calibrate_s > 0) {
+        double probe_ns = 0;
+        uint64_t n = calibrate(p, submitters, calibrate_s, &probe_ns);
+        p->fini();
+        printf("CALIBRATE {\"tasks\":%llu,\"probe_ns_per_op\":%.2f}\n", (unsigned long long)n,
+               probe_ns);
+        return n ? 0 : 1;
+    }
+
+    uint64_t warmup = tasks / 10 ? tasks / 10 : 1;
+    measurement m = {0};
+    counter_values hw, sde;
+    int rc = measure(p, submitters, warmup, NULL);
+    workload_reset();
+    if (p->exports_sde)
+        counters_sde_start();
+    rc = rc ? rc : measure(p, submitters, tasks, &m);
+    const char *why = "ok";
+    if (rc == 0 && workload_check(current, tasks, &why) != 0)
+        rc = 1;
+    uint64_t counted = bench_done_sum(&done);
+    if (rc == 0 && counted != tasks) {
+        why = "the completion count does not equal the number of tasks";
+        rc = 1;
+    }
+    int workers = -1;
+    const char *workers_source = "sampled";
+    if (p->workers_peak) {
+        workers = (int)p->workers_peak();
+        workers_source = "peer";
+    } else if (m.peak_threads > 0) {
+        /* Threads beyond the main thread, the sampler and the submitters. */
+        workers = m.peak_threads - 2 - (p->run_all ? 0 : (int)submitters);
+        if (p->run_all)
+            workers++; /* the main thread is one of the team */
+    }
+    p->fini();
+    counters_sde_stop(&sde); /* after fini: every accepted task has run and been counted */
+    counters_hw_stop(&hw);
+    markers_close();
+    /* The pool's own books must balance: what it accepted during the run is
+     * what the run submitted, and all of it ran. */
+    if (rc == 0 && sde.have[0] && sde.have[1] &&
+        (sde.v[0] != (long long)tasks || sde.v[1] != (long long)tasks)) {
+        why = "the SDE counters do not match the tasks of the run";
+        rc = 1;
+    }
+
+    printf("RESULT {");
+    json_str("runner", runner, 1);
+    json_str("peer", p->name, 1);
+    json_str("workload", current->name, 1);
+    printf("\"submitters\":%u,\"cores\":%u,\"tasks\":%llu,\"warmup_tasks\":%llu,", submitters,
+           cores, (unsigned long long)tasks, (unsigned long long)warmup);
+    printf("\"ns_per_op\":%.3f,\"wall_s\":%.6f,\"cpu_use\":%.4f,", m.ns_per_op, m.wall_s,
+           m.cpu_use);
+    printf("\"peak_threads\":%d,\"peak_workers\":%d,", m.peak_threads, workers);
+    json_str("workers_source", workers_source, 1);
+    printf("\"nvcsw\":%ld,\"nivcsw\":%ld,\"maxrss_kb\":%ld,", m.nvcsw, m.nivcsw, m.maxrss_kb);
+    json_counters("papi", counters_hw_names, COUNTERS_HW, &hw);
+    json_str("papi_note", counters_hw_note(), 1);
+    json_str("papi_scope", "whole process: peer start, warm-up, run, teardown", 1);
+    json_counters("sde", counters_sde_names, COUNTERS_SDE, &sde);
+    json_str("check", why, 0);
+    printf("}\n");
+    fflush(stdout);
+    return rc;
+}

@@ -1,0 +1,260 @@
+/* The runner for the peers that need nothing but C and their library:
+ * ultrapool, GLib's GThreadPool, a thread per task, a thread per task under
+ * a counting semaphore, the textbook mutex+condvar pool, and the
+ * single-thread loop. See harness.h for the command line. */
+#include <glib.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <ultrapool/pool.h>
+
+#include "harness.h"
+#include "textbook_pool.h"
+
+/* ---- ultrapool: its defaults, as a user gets them ------------------------ */
+
+static up_pool *up;
+
+static int up_init(unsigned submitters, unsigned cores)
+{
+    (void)submitters;
+    (void)cores;
+    int rc = up_pool_create(&up, NULL);
+    if (rc != UP_OK)
+        fprintf(stderr, "up_pool_create: %s (%s)\n", up_strerror(rc), up_last_error());
+    return rc;
+}
+
+static void up_submit_one(harness_fn fn, void *arg)
+{
+    if (up_submit_wait(up, fn, arg) != UP_OK)
+        abort();
+}
+
+static void up_fini(void) { up_pool_destroy(up); }
+
+static unsigned up_peak(void)
+{
+    up_stats st;
+    up_pool_stats(up, &st);
+    return st.workers_peak;
+}
+
+static const char *up_version(void) { return "this tree"; }
+
+static const peer p_ultrapool = {.name = "ultrapool",
+                                 .about = "ultrapool, default configuration, up_submit_wait",
+                                 .init = up_init,
+                                 .submit = up_submit_one,
+                                 .fini = up_fini,
+                                 .workers_peak = up_peak,
+                                 .version = up_version,
+                                 .exports_sde = 1};
+
+/* ---- GLib's GThreadPool: one exclusive thread per core ------------------ */
+
+static GThreadPool *gpool;
+static harness_fn g_fn;
+
+static void g_run(gpointer data, gpointer user)
+{
+    (void)user;
+    g_fn(data == (gpointer)&g_fn ? NULL : data);
+}
+
+static int g_init(unsigned submitters, unsigned cores)
+{
+    (void)submitters;
+    GError *err = NULL;
+    gpool = g_thread_pool_new(g_run, NULL, (gint)cores, TRUE, &err);
+    if (!gpool) {
+        fprintf(stderr, "g_thread_pool_new: %s\n", err ? err->message : "?");
+        return -1;
+    }
+    return 0;
+}
+
+/* GLib refuses NULL as a task's data, so a NULL argument travels as a
+ * marker pointer. */
+static void g_submit(harness_fn fn, void *arg)
+{
+    g_fn = fn;
+    g_thread_pool_push(gpool, arg ? arg : (gpointer)&g_fn, NULL);
+}
+
+static void g_fini(void) { g_thread_pool_free(gpool, FALSE, TRUE); }
+
+static const char *g_version(void)
+{
+    static char v[32];
+    snprintf(v, sizeof v, "%u.%u.%u", glib_major_version, glib_minor_version, glib_micro_version);
+    return v;
+}
+
+static const peer p_glib = {.name = "glib",
+                            .about = "GLib GThreadPool, exclusive, one thread per core",
+                            .init = g_init,
+                            .submit = g_submit,
+                            .fini = g_fini,
+                            .version = g_version};
+
+/* ---- a thread per task, and the same under a counting semaphore ---------- */
+
+/* The analogue of `go task()`: a detached thread per task with a small
+ * stack. Creation that fails for lack of resources is retried after a
+ * short sleep, as a program that must run every task would. */
+typedef struct thread_task {
+    harness_fn fn;
+    void *arg;
+} thread_task;
+
+static pthread_attr_t small_stack;
+static sem_t limit;
+static int limited;
+static unsigned permits;
+
+static void *thread_main(void *p)
+{
+    thread_task t = *(thread_task *)p;
+    free(p);
+    t.fn(t.arg);
+    if (limited)
+        sem_post(&limit);
+    return NULL;
+}
+
+static int threads_init(unsigned submitters, unsigned cores)
+{
+    (void)submitters;
+    pthread_attr_init(&small_stack);
+    pthread_attr_setdetachstate(&small_stack, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&small_stack, 256 * 1024);
+    limited = 0;
+    (void)cores;
+    return 0;
+}
+
+static void thread_submit(harness_fn fn, void *arg)
+{
+    if (limited)
+        while (sem_wait(&limit) != 0)
+            ;
+    thread_task *t = malloc(sizeof *t);
+    if (!t)
+        abort();
+    *t = (thread_task){fn, arg};
+    pthread_t th;
+    while (pthread_create(&th, &small_stack, thread_main, t) != 0) {
+        struct timespec ts = {0, 50000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Detached threads cannot be joined. Their tasks have all been counted;
+ * under the semaphore, taking every permit back also waits for the last
+ * sem_post, so the semaphore is not destroyed under a thread using it. */
+static void threads_fini(void)
+{
+    if (limited) {
+        for (unsigned i = 0; i < permits; i++)
+            while (sem_wait(&limit) != 0)
+                ;
+        sem_destroy(&limit);
+        limited = 0;
+    }
+    pthread_attr_destroy(&small_stack);
+}
+
+/* The counting semaphore holds as many permits as there are cores: the
+ * limit the article on bounded parallelism recommends for CPU-bound work. */
+static int sem_init_peer(unsigned submitters, unsigned cores)
+{
+    threads_init(submitters, cores);
+    if (sem_init(&limit, 0, cores) != 0)
+        return -1;
+    permits = cores;
+    limited = 1;
+    return 0;
+}
+
+static const char *no_version(void) { return ""; }
+
+static const peer p_thread = {.name = "thread",
+                              .about = "a detached pthread per task",
+                              .init = threads_init,
+                              .submit = thread_submit,
+                              .fini = threads_fini,
+                              .version = no_version};
+static const peer p_thread_sem = {.name = "thread-sem",
+                                  .about = "a pthread per task, at most one per core (semaphore)",
+                                  .init = sem_init_peer,
+                                  .submit = thread_submit,
+                                  .fini = threads_fini,
+                                  .version = no_version};
+
+/* ---- the textbook pool: one mutex, two condition variables -------------- */
+
+static tb_pool *tb;
+
+static int tb_init(unsigned submitters, unsigned cores)
+{
+    (void)submitters;
+    tb = tb_pool_create(cores, 1024);
+    return tb ? 0 : -1;
+}
+
+static void tb_submit_one(harness_fn fn, void *arg) { tb_submit(tb, fn, arg); }
+
+static void tb_fini(void) { tb_pool_destroy(tb); }
+
+static const peer p_textbook = {.name = "textbook",
+                                .about =
+                                    "mutex + 2 condvars around a 1024-slot ring, a worker per core",
+                                .init = tb_init,
+                                .submit = tb_submit_one,
+                                .fini = tb_fini,
+                                .version = no_version};
+
+/* ---- the loop: every task on one thread, the limit for CPU-bound work ---- */
+
+static int loop_init(unsigned submitters, unsigned cores)
+{
+    (void)submitters;
+    (void)cores;
+    return 0;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void loop_run(uint64_t tasks, unsigned submitters, harness_fn fn, uint64_t *t0)
+{
+    (void)submitters;
+    *t0 = now_ns();
+    for (uint64_t i = 0; i < tasks; i++)
+        fn(NULL);
+}
+
+static void loop_fini(void) {}
+
+static const peer p_loop = {.name = "loop",
+                            .about = "every task in a loop on one thread (the limit)",
+                            .s_independent = 1,
+                            .init = loop_init,
+                            .run_all = loop_run,
+                            .fini = loop_fini,
+                            .version = no_version};
+
+int main(int argc, char **argv)
+{
+    static const peer *const peers[] = {&p_ultrapool,  &p_glib,     &p_thread,
+                                        &p_thread_sem, &p_textbook, &p_loop};
+    return harness_main(argc, argv, "bench_c", peers, sizeof peers / sizeof peers[0]);
+}

@@ -1,0 +1,167 @@
+/* ultrapool's OpenMP-style API without pragmas (library ultrapool_par).
+ *
+ * A parallel region runs a function on a team of threads: the calling
+ * thread (member 0) and workers of an ultrapool pool. Inside a region the
+ * usual OpenMP constructs are plain calls: worksharing loops, reductions,
+ * barriers, single, master, critical sections, explicit tasks with
+ * taskwait, taskgroups (with cancellation), taskloops and dependencies.
+ *
+ * OpenMP construct -> call
+ *   #pragma omp parallel num_threads(n)  -> up_parallel(pool, n, fn, ctx)
+ *   omp_get_thread_num/num_threads       -> up_thread_num(), up_num_threads()
+ *   #pragma omp barrier                  -> up_barrier()
+ *   #pragma omp single [nowait]          -> if (up_single()) {...} [up_barrier()]
+ *   #pragma omp master / masked          -> if (up_master()) {...}
+ *   #pragma omp critical(name)           -> up_critical_begin("name") ... up_critical_end("name")
+ *   #pragma omp for schedule(s, c)       -> up_for(lo, hi, &opts, body, ctx)
+ *   #pragma omp for collapse(2)          -> up_for_2d(...)
+ *   reduction(+: x)                      -> up_reduce(&x, UP_SUM, UP_DOUBLE) after the loop
+ *   #pragma omp parallel for             -> up_parallel_for(pool, lo, hi, &opts, body, ctx)
+ *   #pragma omp task [if/final/priority] -> up_task(fn, arg, &topts) / up_task_copy(...)
+ *   #pragma omp taskwait                 -> up_taskwait()
+ *   #pragma omp taskgroup                -> up_taskgroup(fn, ctx)
+ *   #pragma omp cancel taskgroup         -> up_cancel_taskgroup(); up_cancelled() polls
+ *   #pragma omp taskloop grainsize(g)    -> up_taskloop(lo, hi, &lopts, body, ctx)
+ *   #pragma omp taskyield                -> up_taskyield()
+ *   depend(in/out/inout/mutexinoutset)   -> up_task_deps(fn, arg, deps, ndeps, &topts)
+ *
+ * One difference from OpenMP, on purpose: a task's children complete before
+ * the task itself does (as if every task ended with a taskwait). Frames
+ * stay on the stack, arguments on the parent's stack stay valid, and no
+ * task record is ever allocated for a task without dependencies.
+ *
+ * Outside a region, the calling thread is a team of one: up_task runs the
+ * task at once (OpenMP's initial thread behaves the same), so library code
+ * using these calls works whether or not a region is active. */
+#ifndef ULTRAPOOL_PARALLEL_H
+#define ULTRAPOOL_PARALLEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ultrapool/pool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Parallel regions ------------------------------------------------ */
+
+typedef void (*up_region_fn)(void *ctx);
+
+/* Runs fn(ctx) on a team of up to nthreads threads (0: one per CPU of the
+ * pool) and returns when all of them, and every task they created, are
+ * done. A nested region (called from inside a region) gets the idle
+ * workers it can find right away, possibly none: it never waits for a
+ * thread, so it cannot deadlock. Returns UP_OK, UP_EINVAL, UP_ESTOPPED. */
+int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx);
+
+unsigned up_thread_num(void);  /* 0 .. up_num_threads() - 1; 0 outside */
+unsigned up_num_threads(void); /* 1 outside a region */
+unsigned up_level(void);       /* nesting depth of active regions */
+
+/* Waits for every member of the team and for every task the team created.
+ * Waiting members run tasks meanwhile. */
+void up_barrier(void);
+/* 1 for exactly one member per encounter (the first to arrive); no
+ * barrier is implied: call up_barrier() for OpenMP's default. */
+int up_single(void);
+int up_master(void); /* 1 for member 0 */
+/* Critical sections by name (NULL is the unnamed one); names are compared
+ * by content. */
+void up_critical_begin(const char *name);
+void up_critical_end(const char *name);
+
+/* ---- Worksharing loops ----------------------------------------------- */
+
+typedef enum up_schedule {
+    UP_SCHED_STATIC = 0, /* chunk 0: one contiguous block per member */
+    UP_SCHED_DYNAMIC,    /* chunk 0: 1 */
+    UP_SCHED_GUIDED,     /* chunk: the smallest chunk */
+    UP_SCHED_AUTO        /* the runtime decides (static blocks) */
+} up_schedule;
+
+typedef struct up_for_opts {
+    up_schedule schedule;
+    int64_t chunk;
+    int nowait; /* 1: no barrier at the end */
+} up_for_opts;
+
+/* body(lo, hi, ctx) is called for disjoint ranges covering [lo, hi). */
+typedef void (*up_range_fn)(int64_t lo, int64_t hi, void *ctx);
+/* body(i, jlo, jhi, ctx): row i, columns [jlo, jhi). */
+typedef void (*up_range2d_fn)(int64_t i, int64_t jlo, int64_t jhi, void *ctx);
+
+/* Inside a region: shares [lo, hi) among the members. opts NULL: static. */
+int up_for(int64_t lo, int64_t hi, const up_for_opts *opts, up_range_fn body, void *ctx);
+/* collapse(2): the rows x columns space flattened and shared. */
+int up_for_2d(int64_t ilo, int64_t ihi, int64_t jlo, int64_t jhi, const up_for_opts *opts,
+              up_range2d_fn body, void *ctx);
+/* A region that runs one shared loop: #pragma omp parallel for. */
+int up_parallel_for(up_pool *pool, int64_t lo, int64_t hi, const up_for_opts *opts,
+                    up_range_fn body, void *ctx);
+
+/* ---- Reductions ------------------------------------------------------ */
+
+typedef enum up_red_op { UP_SUM, UP_PROD, UP_MIN, UP_MAX } up_red_op;
+typedef enum up_red_type { UP_INT64, UP_UINT64, UP_DOUBLE, UP_FLOAT, UP_INT32 } up_red_type;
+/* Combines *value across the team (every member calls it with its partial
+ * value); on return *value holds the result in every member. Partials live
+ * on separate cache lines. Implies a barrier. */
+int up_reduce(void *value, up_red_op op, up_red_type type);
+/* A user combiner: combine(into, from) for values of size bytes (<= 256). */
+typedef void (*up_combine_fn)(void *into, const void *from);
+int up_reduce_user(void *value, size_t size, up_combine_fn combine);
+
+/* ---- Tasks ----------------------------------------------------------- */
+
+typedef void (*up_task_fn)(void *arg);
+
+typedef struct up_task_opts {
+    int priority;   /* > 0: taken before ordinary tasks by idle members (a hint) */
+    int undeferred; /* OpenMP if(0): run now, on this thread */
+    int final;      /* the task and all its descendants run undeferred */
+} up_task_opts;
+
+/* Creates a task running fn(arg); opts may be NULL. arg must stay valid
+ * until the task has run (anything on the creating task's stack does). */
+int up_task(up_task_fn fn, void *arg, const up_task_opts *opts);
+/* Like up_task, with size (<= UP_TASK_PAYLOAD) bytes copied into the task
+ * (firstprivate); fn receives a pointer to the copy. */
+#define UP_TASK_PAYLOAD 40
+int up_task_copy(up_task_fn fn, const void *payload, size_t size, const up_task_opts *opts);
+/* Waits for the children of the current task; runs tasks meanwhile. */
+void up_taskwait(void);
+/* Runs one other pending task if there is one. */
+void up_taskyield(void);
+/* Runs fn(ctx) and waits for every task created inside it (and their
+ * descendants). UP_ECANCELED when the group was cancelled. */
+int up_taskgroup(up_region_fn fn, void *ctx);
+/* Inside a taskgroup: tasks of the group not yet started are skipped;
+ * running ones see up_cancelled() become 1. */
+void up_cancel_taskgroup(void);
+int up_cancelled(void);
+/* Nesting depth of task frames on this thread (the bound on helping). */
+unsigned up_task_depth(void);
+
+/* Dependencies between sibling tasks, on addresses. */
+typedef enum up_dep_kind { UP_DEP_IN, UP_DEP_OUT, UP_DEP_INOUT, UP_DEP_MUTEXINOUTSET } up_dep_kind;
+typedef struct up_dep {
+    const void *addr;
+    up_dep_kind kind;
+} up_dep;
+int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
+                 const up_task_opts *opts);
+
+typedef struct up_taskloop_opts {
+    int64_t grainsize; /* iterations per task (0: from num_tasks) */
+    int64_t num_tasks; /* tasks to create (0 and grainsize 0: 4 per member) */
+    int nogroup;       /* 1: no implicit taskgroup at the end */
+} up_taskloop_opts;
+/* Splits [lo, hi) into tasks running body on their ranges. */
+int up_taskloop(int64_t lo, int64_t hi, const up_taskloop_opts *opts, up_range_fn body, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

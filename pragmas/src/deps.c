@@ -1,0 +1,270 @@
+/* Task dependencies between siblings, on addresses (OpenMP's depend
+ * clause). The creating frame keeps a table from address to the last task
+ * that writes it and the tasks that read it since. A new task depends on
+ * the last writer (in) or on the last writer and every reader since (out,
+ * inout); mutexinoutset is ordered like inout, which is one of the orders
+ * OpenMP allows (the tasks of a set run one at a time, in creation order).
+ *
+ * A dependent task has a node: its task record, a count of unfinished
+ * predecessors (one extra held during creation), and a list of successors
+ * behind a small spinlock that also guards its completed flag. Adding an
+ * edge and completing a node take that lock, so an edge is either added
+ * before completion (and released by it) or not added at all. Nodes and
+ * edges come from per-thread free lists and go back when the creating
+ * frame's children are all done; nothing else can touch them then, since
+ * a node completes before its task reports to the parent. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "par_internal.h"
+
+typedef struct par_edge {
+    par_node *node;
+    struct par_edge *next;
+} par_edge;
+
+struct par_node {
+    par_node *next_free; /* free list; the first field */
+    par_node *arena_next;
+    par_task task;
+    _Atomic int npred;
+    _Atomic int lock;
+    int completed;  /* (lock) */
+    par_edge *succ; /* (lock) */
+};
+
+typedef struct dep_entry {
+    const void *addr;
+    par_node *last_out;
+    par_edge *readers;
+} dep_entry;
+
+#define EDGE_BLOCK 64
+typedef struct edge_block {
+    struct edge_block *next;
+    unsigned used;
+    par_edge e[EDGE_BLOCK];
+} edge_block;
+
+struct par_deptable {
+    par_deptable *next_free; /* free list; the first field */
+    size_t cap, used;
+    dep_entry *entries;
+    par_node *nodes;
+    edge_block *blocks; /* in use; kept with the table when recycled */
+    edge_block *spare;
+};
+
+static void lock(par_node *n)
+{
+    unsigned spins = 0;
+    int expected = 0;
+    while (!atomic_compare_exchange_weak_explicit(&n->lock, &expected, 1, memory_order_acquire,
+                                                  memory_order_relaxed)) {
+        expected = 0;
+        par_relax(&spins);
+    }
+}
+
+static void unlock(par_node *n) { atomic_store_explicit(&n->lock, 0, memory_order_release); }
+
+static par_deptable *table_get(par_thread *th)
+{
+    par_deptable *t = th->free_tables;
+    if (t) {
+        th->free_tables = t->next_free;
+        return t;
+    }
+    t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->cap = 64;
+    t->entries = calloc(t->cap, sizeof *t->entries);
+    if (!t->entries) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static par_edge *edge_new(par_deptable *t, par_node *node, par_edge *next)
+{
+    if (!t->blocks || t->blocks->used == EDGE_BLOCK) {
+        edge_block *b = t->spare;
+        if (b)
+            t->spare = b->next;
+        else if (!(b = malloc(sizeof *b)))
+            return NULL;
+        b->used = 0;
+        b->next = t->blocks;
+        t->blocks = b;
+    }
+    par_edge *e = &t->blocks->e[t->blocks->used++];
+    e->node = node;
+    e->next = next;
+    return e;
+}
+
+static size_t slot_of(const void *addr, size_t cap)
+{
+    uint64_t h = (uint64_t)(uintptr_t)addr * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 20) & (cap - 1);
+}
+
+static int grow(par_deptable *t)
+{
+    size_t ncap = t->cap * 2;
+    dep_entry *ne = calloc(ncap, sizeof *ne);
+    if (!ne)
+        return -1;
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->entries[i].addr) {
+            size_t k = slot_of(t->entries[i].addr, ncap);
+            while (ne[k].addr)
+                k = (k + 1) & (ncap - 1);
+            ne[k] = t->entries[i];
+        }
+    free(t->entries);
+    t->entries = ne;
+    t->cap = ncap;
+    return 0;
+}
+
+static dep_entry *lookup(par_deptable *t, const void *addr)
+{
+    if (2 * (t->used + 1) > t->cap && grow(t) != 0)
+        return NULL;
+    size_t k = slot_of(addr, t->cap);
+    while (t->entries[k].addr && t->entries[k].addr != addr)
+        k = (k + 1) & (t->cap - 1);
+    if (!t->entries[k].addr) {
+        t->entries[k].addr = addr;
+        t->used++;
+    }
+    return &t->entries[k];
+}
+
+/* pred -> succ, unless pred already completed. */
+static int add_edge(par_deptable *t, par_node *pred, par_node *succ)
+{
+    if (!pred || pred == succ)
+        return 0;
+    lock(pred);
+    if (!pred->completed) {
+        par_edge *e = edge_new(t, succ, pred->succ);
+        if (!e) {
+            unlock(pred);
+            return -1;
+        }
+        pred->succ = e;
+        atomic_fetch_add_explicit(&succ->npred, 1, memory_order_relaxed);
+    }
+    unlock(pred);
+    return 0;
+}
+
+/* Returns 1 when the task may run now, 0 when it waits for predecessors
+ * (they will push it), or UP_ENOMEM. */
+int par_deps_create(par_thread *th, par_task *task, const up_dep *deps, size_t ndeps)
+{
+    par_frame *f = th->c.frame;
+    if (!f->deps && !(f->deps = table_get(th)))
+        return UP_ENOMEM;
+    par_deptable *t = f->deps;
+    par_node *n = th->free_nodes;
+    if (n)
+        th->free_nodes = n->next_free;
+    else if (!(n = malloc(sizeof *n)))
+        return UP_ENOMEM;
+    atomic_init(&n->npred, 1);
+    atomic_init(&n->lock, 0);
+    n->completed = 0;
+    n->succ = NULL;
+    n->arena_next = t->nodes;
+    t->nodes = n;
+    task->node = n;
+    n->task = *task;
+    for (size_t i = 0; i < ndeps; i++) {
+        dep_entry *e = lookup(t, deps[i].addr);
+        if (!e || add_edge(t, e->last_out, n) != 0)
+            goto fail;
+        if (deps[i].kind == UP_DEP_IN) {
+            par_edge *r = edge_new(t, n, e->readers);
+            if (!r)
+                goto fail;
+            e->readers = r;
+        } else {
+            for (par_edge *r = e->readers; r; r = r->next)
+                if (add_edge(t, r->node, n) != 0)
+                    goto fail;
+            e->readers = NULL;
+            e->last_out = n;
+        }
+    }
+    /* Drop the creation guard: ready now unless some predecessor is left. */
+    return atomic_fetch_sub_explicit(&n->npred, 1, memory_order_acq_rel) == 1;
+fail:
+    /* The task is not created. Its node may already be a predecessor of
+     * later tasks: mark it complete so they never wait for it, and keep its
+     * creation guard so its own predecessors never run it. */
+    lock(n);
+    n->completed = 1;
+    unlock(n);
+    return UP_ENOMEM;
+}
+
+void par_deps_thread_exit(par_thread *th)
+{
+    while (th->free_nodes) {
+        par_node *n = th->free_nodes;
+        th->free_nodes = n->next_free;
+        free(n);
+    }
+    while (th->free_tables) {
+        par_deptable *t = th->free_tables;
+        th->free_tables = t->next_free;
+        while (t->spare) {
+            edge_block *b = t->spare;
+            t->spare = b->next;
+            free(b);
+        }
+        free(t->entries);
+        free(t);
+    }
+}
+
+void par_deps_complete(par_thread *th, par_node *n)
+{
+    lock(n);
+    n->completed = 1;
+    par_edge *e = n->succ;
+    n->succ = NULL;
+    unlock(n);
+    for (; e; e = e->next) {
+        par_node *s = e->node;
+        if (atomic_fetch_sub_explicit(&s->npred, 1, memory_order_acq_rel) == 1)
+            par_push_ready(th, &s->task);
+    }
+}
+
+void par_deps_free(par_thread *th, par_frame *f)
+{
+    par_deptable *t = f->deps;
+    f->deps = NULL;
+    while (t->nodes) {
+        par_node *n = t->nodes;
+        t->nodes = n->arena_next;
+        n->next_free = th->free_nodes;
+        th->free_nodes = n;
+    }
+    while (t->blocks) {
+        edge_block *b = t->blocks;
+        t->blocks = b->next;
+        b->next = t->spare;
+        t->spare = b;
+    }
+    memset(t->entries, 0, t->cap * sizeof *t->entries);
+    t->used = 0;
+    t->next_free = th->free_tables;
+    th->free_tables = t;
+}

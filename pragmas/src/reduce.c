@@ -1,0 +1,107 @@
+/* Reductions across a team. Each member writes its partial value into its
+ * own cache-line slot, a barrier follows, then every member combines all
+ * slots in member order (the same order everywhere, so every member gets
+ * the same bits). Slots alternate between two sets by reduction count: the
+ * set written by reduction k is written again by reduction k + 2 only after
+ * every member passed the barrier of reduction k + 1, that is after every
+ * member finished reading it. */
+#include <string.h>
+
+#include "par_internal.h"
+
+#define COMBINE(T, a, b, op)                                                                       \
+    do {                                                                                           \
+        T x_, y_;                                                                                  \
+        memcpy(&x_, a, sizeof x_);                                                                 \
+        memcpy(&y_, b, sizeof y_);                                                                 \
+        switch (op) {                                                                              \
+        case UP_SUM:                                                                               \
+            x_ = x_ + y_;                                                                          \
+            break;                                                                                 \
+        case UP_PROD:                                                                              \
+            x_ = x_ * y_;                                                                          \
+            break;                                                                                 \
+        case UP_MIN:                                                                               \
+            x_ = y_ < x_ ? y_ : x_;                                                                \
+            break;                                                                                 \
+        case UP_MAX:                                                                               \
+            x_ = y_ > x_ ? y_ : x_;                                                                \
+            break;                                                                                 \
+        }                                                                                          \
+        memcpy(a, &x_, sizeof x_);                                                                 \
+    } while (0)
+
+static size_t type_size(up_red_type type)
+{
+    switch (type) {
+    case UP_INT64:
+    case UP_UINT64:
+    case UP_DOUBLE:
+        return 8;
+    case UP_FLOAT:
+    case UP_INT32:
+        return 4;
+    }
+    return 0;
+}
+
+static void combine_builtin(void *into, const void *from, up_red_op op, up_red_type type)
+{
+    switch (type) {
+    case UP_INT64:
+        COMBINE(int64_t, into, from, op);
+        break;
+    case UP_UINT64:
+        COMBINE(uint64_t, into, from, op);
+        break;
+    case UP_DOUBLE:
+        COMBINE(double, into, from, op);
+        break;
+    case UP_FLOAT:
+        COMBINE(float, into, from, op);
+        break;
+    case UP_INT32:
+        COMBINE(int32_t, into, from, op);
+        break;
+    }
+}
+
+/* Publishes this member's partial, waits, and combines; combine is NULL
+ * for the built-in operators. */
+static int reduce(void *value, size_t size, up_red_op op, up_red_type type, up_combine_fn combine)
+{
+    par_thread *th = par_tls;
+    unsigned n =
+        th && th->c.team ? atomic_load_explicit(&th->c.team->size, memory_order_relaxed) : 1;
+    if (n < 2)
+        return UP_OK;
+    par_team *t = th->c.team;
+    unsigned set = (unsigned)(th->c.reduce_count++ & 1);
+    memcpy(t->members[th->c.member].reduce[set], value, size);
+    par_barrier(th);
+    _Alignas(16) char acc[256];
+    memcpy(acc, t->members[0].reduce[set], size);
+    for (unsigned m = 1; m < n; m++) {
+        if (combine)
+            combine(acc, t->members[m].reduce[set]);
+        else
+            combine_builtin(acc, t->members[m].reduce[set], op, type);
+    }
+    memcpy(value, acc, size);
+    return UP_OK;
+}
+
+int up_reduce(void *value, up_red_op op, up_red_type type)
+{
+    size_t size = type_size(type);
+    if (!value || size == 0 || (unsigned)op > UP_MAX)
+        return UP_EINVAL;
+    return reduce(value, size, op, type, NULL);
+}
+
+int up_reduce_user(void *value, size_t size, up_combine_fn combine)
+{
+    if (!value || !combine || size == 0 || size > 256)
+        return UP_EINVAL;
+    return reduce(value, size, UP_SUM, UP_INT64, combine);
+}

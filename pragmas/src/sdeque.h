@@ -1,0 +1,106 @@
+/* A split work-stealing deque: the newest tasks are private to the owner
+ * (pushed and popped with plain loads and stores, no fence), the older ones
+ * are public and thieves take them oldest first. The owner moves the split
+ * up (publishes) when another member is hungry or the private part grows
+ * past a bound, and reclaims public tasks with the Chase-Lev protocol when
+ * its private part is empty. See sdeque.c for the invariant. */
+#ifndef UP_PAR_SDEQUE_H
+#define UP_PAR_SDEQUE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "par_internal.h"
+
+/* A slot holds a par_task as words that thieves read with relaxed atomic
+ * loads (the owner may rewrite a slot a thief is reading; the thief then
+ * loses its CAS and drops what it read). */
+#define SDQ_WORDS (sizeof(par_task) / 8)
+
+typedef struct par_sdeque {
+    _Alignas(PAR_LINE) _Atomic int64_t top;   /* (atomic) thieves CAS; owner on the last */
+    _Alignas(PAR_LINE) _Atomic int64_t split; /* (owner writes) end of the public part */
+    _Alignas(PAR_LINE) int64_t bottom;        /* (owner) end of the private part */
+    int64_t split_cache;                      /* (owner) its own last store to split */
+    int64_t mask;                             /* (ro) capacity - 1 */
+    _Atomic uint64_t *slots;                  /* (ro pointer) capacity x SDQ_WORDS */
+} par_sdeque;
+
+/* Private tasks before the owner publishes on its own. */
+#define SDQ_PRIVATE_MAX 16
+
+par_sdeque *par_sdeque_new(int64_t capacity);
+void par_sdeque_free(par_sdeque *d);
+
+/* Words of a task that matter: the header (fn, parent, node, size) and the
+ * argument, or the copied payload. */
+static inline size_t par_task_words(uint64_t size)
+{
+    return 4 + (size ? (size_t)(size + 7) / 8 : 1);
+}
+
+static inline _Atomic uint64_t *par_sdeque_slot(par_sdeque *d, int64_t pos)
+{
+    return &d->slots[(size_t)(pos & d->mask) * SDQ_WORDS];
+}
+
+static inline void par_slot_write(_Atomic uint64_t *s, const par_task *t)
+{
+    const uint64_t *w = (const uint64_t *)t;
+    size_t n = par_task_words(t->size);
+    for (size_t i = 0; i < n; i++)
+        atomic_store_explicit(&s[i], w[i], memory_order_relaxed);
+}
+
+static inline void par_slot_read(_Atomic uint64_t *s, par_task *t)
+{
+    uint64_t *w = (uint64_t *)t;
+    for (size_t i = 0; i < 4; i++)
+        w[i] = atomic_load_explicit(&s[i], memory_order_relaxed);
+    size_t n = par_task_words(t->size);
+    if (n > SDQ_WORDS) /* a torn read by a thief that will lose its CAS */
+        n = SDQ_WORDS;
+    for (size_t i = 4; i < n; i++)
+        w[i] = atomic_load_explicit(&s[i], memory_order_relaxed);
+}
+
+/* Owner. push: 0, or -1 when full. */
+static inline int par_sdeque_push(par_sdeque *d, const par_task *t)
+{
+    int64_t b = d->bottom;
+    if (b - atomic_load_explicit(&d->top, memory_order_relaxed) > d->mask)
+        return -1;
+    par_slot_write(par_sdeque_slot(d, b), t);
+    d->bottom = b + 1;
+    return 0;
+}
+
+/* Owner: makes every private task public. */
+static inline void par_sdeque_publish(par_sdeque *d)
+{
+    if (d->bottom != d->split_cache) {
+        d->split_cache = d->bottom;
+        atomic_store_explicit(&d->split, d->bottom, memory_order_seq_cst);
+    }
+}
+static inline int64_t par_sdeque_private(const par_sdeque *d) { return d->bottom - d->split_cache; }
+
+/* Owner: reclaims the newest public task (out of line: the rare path). */
+int par_sdeque_reclaim(par_sdeque *d, par_task *out);
+
+/* Owner: the newest task, private or reclaimed; 1 when one was taken. */
+static inline int par_sdeque_pop(par_sdeque *d, par_task *out)
+{
+    int64_t b = d->bottom;
+    if (b > d->split_cache) {
+        d->bottom = b - 1;
+        par_slot_read(par_sdeque_slot(d, b - 1), out);
+        return 1;
+    }
+    return par_sdeque_reclaim(d, out);
+}
+
+/* Any thread: the oldest public task; 1 taken, 0 empty, -1 lost a race. */
+int par_sdeque_steal(par_sdeque *d, par_task *out);
+
+#endif

@@ -1,0 +1,456 @@
+/* Explicit tasks: creation, execution with a frame on the stack, waiting
+ * for children while running other tasks, taskgroups and cancellation.
+ *
+ * The fast path of a task (create, then taskwait takes it back) touches
+ * only the creating thread's private deque part and its frame: a few plain
+ * stores and loads, no atomic read-modify-write and no fence. Completing a
+ * child that another thread stole is one atomic add on the parent frame. */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "par_internal.h"
+#include "sdeque.h"
+
+#define DEQUE_CAPACITY 8192
+
+__attribute__((tls_model("initial-exec"))) _Thread_local par_thread *par_tls;
+static pthread_key_t thread_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+static void thread_exit(void *arg)
+{
+    par_thread *th = arg;
+    for (int i = 0; i < PAR_MAX_LEVELS; i++)
+        par_sdeque_free(th->dqs[i]);
+    par_deps_thread_exit(th);
+    free(th);
+}
+
+static void make_key(void) { pthread_key_create(&thread_key, thread_exit); }
+
+par_thread *par_self(void)
+{
+    par_thread *th = par_tls;
+    if (th)
+        return th;
+    /* On cache lines of its own: the owner writes it on every task. */
+    size_t size = (sizeof *th + PAR_LINE - 1) / PAR_LINE * PAR_LINE;
+    th = aligned_alloc(PAR_LINE, size);
+    if (!th)
+        return NULL;
+    memset(th, 0, size);
+    static _Atomic uint32_t seed = 0x9e3779b9u;
+    th->rng = atomic_fetch_add(&seed, 0x6d2b79f5u) | 1u;
+    pthread_once(&key_once, make_key);
+    pthread_setspecific(thread_key, th);
+    par_tls = th;
+    return th;
+}
+
+/* The deque of the thread's current nesting level, made on first use. */
+struct par_sdeque *par_level_deque(par_thread *th, unsigned level)
+{
+    if (level >= PAR_MAX_LEVELS)
+        return NULL;
+    if (!th->dqs[level])
+        th->dqs[level] = par_sdeque_new(DEQUE_CAPACITY);
+    return th->dqs[level];
+}
+
+void par_relax(unsigned *spins)
+{
+    unsigned s = ++*spins;
+    if (s < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield" ::: "memory");
+#endif
+    } else if (s < 4096) {
+        sched_yield();
+    } else {
+        /* A long wait (a member waiting out serial work): stop burning a
+         * CPU, but stay responsive. */
+        struct timespec ts = {0, 50000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static inline uint32_t next_random(uint32_t *s)
+{
+    uint32_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *s = x;
+}
+
+static inline int children_done(par_frame *f)
+{
+    return f->local_done + atomic_load_explicit(&f->remote_done, memory_order_acquire) ==
+           f->spawned;
+}
+
+void par_run_task(par_thread *th, par_task *t)
+{
+    par_frame *parent = t->parent;
+    par_frame f;
+    f.parent = parent;
+    f.owner = th;
+    f.spawned = 0;
+    f.local_done = 0;
+    atomic_init(&f.remote_done, 0);
+    f.mark = th->c.dq ? th->c.dq->bottom : 0;
+    f.group = parent ? parent->group : NULL;
+    f.deps = NULL;
+    f.final = parent ? parent->final : 0;
+    par_frame *saved = th->c.frame;
+    th->c.frame = &f;
+    if (!f.group || !atomic_load_explicit(&f.group->cancelled, memory_order_relaxed)) {
+        void *arg = t->size ? (void *)t->words : (void *)(uintptr_t)t->words[0];
+        t->fn(arg);
+    }
+    if (f.spawned || f.deps) /* a leaf task skips the join */
+        par_join(th, &f);
+    th->c.frame = saved;
+    if (t->node)
+        par_deps_complete(th, t->node);
+    if (parent) {
+        if (parent->owner == th)
+            parent->local_done++;
+        else
+            atomic_fetch_add_explicit(&parent->remote_done, 1, memory_order_release);
+    }
+}
+
+static int pop_urgent(par_team *team, par_task *out)
+{
+    if (atomic_load_explicit(&team->urgent_n, memory_order_relaxed) == 0)
+        return 0;
+    int got = 0;
+    pthread_mutex_lock(&team->urgent_lock);
+    unsigned n = atomic_load_explicit(&team->urgent_n, memory_order_relaxed);
+    if (n) {
+        unsigned best = 0;
+        for (unsigned i = 1; i < n; i++)
+            if (team->urgent[i].prio > team->urgent[best].prio)
+                best = i;
+        *out = team->urgent[best].t;
+        team->urgent[best] = team->urgent[n - 1];
+        atomic_store_explicit(&team->urgent_n, n - 1, memory_order_relaxed);
+        got = 1;
+    }
+    pthread_mutex_unlock(&team->urgent_lock);
+    return got;
+}
+
+/* One task to run: urgent ones first, then this thread's own deque above
+ * mark (the descendants of the waiting frame; what lies below belongs to
+ * the frames under it on this stack), then the other members' public
+ * parts, from a random one on, unless this stack is already deep. */
+int par_find_task(par_thread *th, par_task *out, int64_t mark)
+{
+    par_team *team = th->c.team;
+    if (team && pop_urgent(team, out))
+        return 1;
+    par_sdeque *dq = th->c.dq;
+    if (dq && dq->bottom > mark && par_sdeque_pop(dq, out))
+        return 1;
+    if (!team)
+        return 0;
+    unsigned size = atomic_load_explicit(&team->size, memory_order_relaxed);
+    if (size < 2 || th->help_depth >= PAR_MAX_HELP_DEPTH)
+        return 0;
+    unsigned start = next_random(&th->rng) % size;
+    for (unsigned k = 0; k < size; k++) {
+        unsigned m = (start + k) % size;
+        if (m == th->c.member)
+            continue;
+        par_sdeque *v = atomic_load_explicit(&team->members[m].dq, memory_order_acquire);
+        if (!v)
+            continue;
+        int rc;
+        while ((rc = par_sdeque_steal(v, out)) < 0)
+            ;
+        if (rc > 0)
+            return 1;
+    }
+    return 0;
+}
+
+void par_run_helping(par_thread *th, par_task *t)
+{
+    th->help_depth++;
+    par_run_task(th, t);
+    th->help_depth--;
+}
+
+void par_wait_children(par_thread *th, par_frame *f)
+{
+    unsigned spins = 0;
+    int hungry = 0;
+    par_team *team = th->c.team;
+    par_sdeque *dq = th->c.dq;
+    par_task t;
+    for (;;) {
+        /* The common case: the children are still in this thread's deque,
+         * newest on top. */
+        while (dq && dq->bottom > f->mark && par_sdeque_pop(dq, &t))
+            par_run_task(th, &t);
+        if (children_done(f))
+            break;
+        /* Others may be waiting for work while this thread holds private
+         * tasks: let them at the older ones. */
+        if (team && dq && atomic_load_explicit(&team->hungry, memory_order_relaxed))
+            par_sdeque_publish(dq);
+        if (par_find_task(th, &t, f->mark)) {
+            if (hungry) {
+                atomic_fetch_sub_explicit(&team->hungry, 1, memory_order_relaxed);
+                hungry = 0;
+            }
+            par_run_helping(th, &t);
+            spins = 0;
+            continue;
+        }
+        if (team && !hungry) {
+            atomic_fetch_add_explicit(&team->hungry, 1, memory_order_relaxed);
+            hungry = 1;
+        }
+        par_relax(&spins);
+    }
+    if (hungry)
+        atomic_fetch_sub_explicit(&team->hungry, 1, memory_order_relaxed);
+    f->spawned = f->local_done = 0;
+    atomic_store_explicit(&f->remote_done, 0, memory_order_relaxed);
+}
+
+/* Waits for the frame's children, then drops its dependency table: every
+ * task it knew of is done, so later tasks have nothing to wait for. */
+void par_join(par_thread *th, par_frame *f)
+{
+    if (!children_done(f))
+        par_wait_children(th, f);
+    if (f->deps)
+        par_deps_free(th, f);
+}
+
+/* Runs a task now, on this thread, as a child of the current frame. */
+static void run_now(par_thread *th, par_task *t)
+{
+    par_frame *f = th->c.frame;
+    if (f)
+        f->spawned++;
+    par_run_task(th, t);
+}
+
+void par_push_ready(par_thread *th, par_task *t)
+{
+    if (!th->c.team || !th->c.dq || par_sdeque_push(th->c.dq, t) != 0) {
+        /* No team, or a full deque: run it here (OpenMP allows any task
+         * to run immediately). The parent already counted it. */
+        par_run_task(th, t);
+        return;
+    }
+    if (par_sdeque_private(th->c.dq) >= SDQ_PRIVATE_MAX ||
+        atomic_load_explicit(&th->c.team->hungry, memory_order_relaxed))
+        par_sdeque_publish(th->c.dq);
+}
+
+static int push_urgent(par_team *team, const par_task *t, int prio)
+{
+    int ok = 0;
+    pthread_mutex_lock(&team->urgent_lock);
+    unsigned n = atomic_load_explicit(&team->urgent_n, memory_order_relaxed);
+    if (n < sizeof team->urgent / sizeof team->urgent[0]) {
+        team->urgent[n].prio = prio;
+        team->urgent[n].t = *t;
+        atomic_store_explicit(&team->urgent_n, n + 1, memory_order_relaxed);
+        ok = 1;
+    }
+    pthread_mutex_unlock(&team->urgent_lock);
+    return ok;
+}
+
+/* The root frame of a thread outside any region: tasks run at once. */
+static _Thread_local par_frame outside_frame;
+
+static par_frame *current_frame(par_thread *th)
+{
+    if (th->c.frame)
+        return th->c.frame;
+    outside_frame.owner = th;
+    th->c.frame = &outside_frame;
+    return &outside_frame;
+}
+
+static int create(up_task_fn fn, const par_task *proto, const up_task_opts *opts,
+                  const up_dep *deps, size_t ndeps)
+{
+    if (!fn)
+        return UP_EINVAL;
+    par_thread *th = par_tls ? par_tls : par_self();
+    if (!th)
+        return UP_ENOMEM;
+    par_frame *f = current_frame(th);
+    par_task t = *proto;
+    t.fn = fn;
+    t.parent = f;
+    t.node = NULL;
+    int deferred = th->c.size > 1 && th->c.dq && !f->final &&
+                   !(opts && (opts->undeferred || opts->final));
+    if (deps && ndeps) {
+        /* Counted first: once registered, a predecessor may push and run it. */
+        f->spawned++;
+        int rc = par_deps_create(th, &t, deps, ndeps);
+        if (rc < 0) {
+            f->spawned--;
+            return rc;
+        }
+        if (rc == 0)
+            return UP_OK; /* waits for its predecessors; they will push it */
+        if (!deferred) {
+            par_run_task(th, &t);
+            return UP_OK;
+        }
+        par_push_ready(th, &t);
+        return UP_OK;
+    }
+    if (!deferred) {
+        if (opts && opts->final) {
+            /* final: this task and all its descendants run undeferred. */
+            int saved = f->final;
+            f->final = 1;
+            run_now(th, &t);
+            f->final = saved;
+        } else {
+            run_now(th, &t);
+        }
+        return UP_OK;
+    }
+    f->spawned++;
+    if (opts && opts->priority > 0 && push_urgent(th->c.team, &t, opts->priority))
+        return UP_OK;
+    par_push_ready(th, &t);
+    return UP_OK;
+}
+
+int up_task(up_task_fn fn, void *arg, const up_task_opts *opts)
+{
+    /* The fast path: inside a team, no options, room in the deque. */
+    par_thread *th = par_tls;
+    if (th && th->c.size > 1 && th->c.dq && !opts && fn && !th->c.frame->final) {
+        par_sdeque *dq = th->c.dq;
+        par_task rec;
+        rec.fn = fn;
+        rec.parent = th->c.frame;
+        rec.node = NULL;
+        rec.size = 0;
+        rec.words[0] = (uint64_t)(uintptr_t)arg;
+        if (par_sdeque_push(dq, &rec) == 0) {
+            th->c.frame->spawned++;
+            if (par_sdeque_private(dq) >= SDQ_PRIVATE_MAX ||
+                atomic_load_explicit(&th->c.team->hungry, memory_order_relaxed))
+                par_sdeque_publish(dq);
+            return UP_OK;
+        }
+    }
+    par_task t;
+    t.size = 0;
+    t.words[0] = (uint64_t)(uintptr_t)arg;
+    return create(fn, &t, opts, NULL, 0);
+}
+
+int up_task_copy(up_task_fn fn, const void *payload, size_t size, const up_task_opts *opts)
+{
+    if (!payload || size == 0 || size > UP_TASK_PAYLOAD)
+        return UP_EINVAL;
+    par_task t;
+    memset(t.words, 0, sizeof t.words);
+    memcpy(t.words, payload, size);
+    t.size = size;
+    return create(fn, &t, opts, NULL, 0);
+}
+
+int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
+                 const up_task_opts *opts)
+{
+    if (ndeps && !deps)
+        return UP_EINVAL;
+    for (size_t i = 0; i < ndeps; i++)
+        if ((unsigned)deps[i].kind > UP_DEP_MUTEXINOUTSET)
+            return UP_EINVAL;
+    par_task t;
+    t.size = 0;
+    t.words[0] = (uint64_t)(uintptr_t)arg;
+    return create(fn, &t, opts, deps, ndeps);
+}
+
+void up_taskwait(void)
+{
+    par_thread *th = par_tls;
+    par_frame *f = th ? th->c.frame : NULL;
+    if (f)
+        par_join(th, f);
+}
+
+void up_taskyield(void)
+{
+    par_thread *th = par_tls;
+    if (!th || !th->c.team)
+        return;
+    par_task t;
+    if (par_find_task(th, &t, th->c.frame ? th->c.frame->mark : 0))
+        par_run_helping(th, &t);
+}
+
+unsigned up_task_depth(void)
+{
+    par_thread *th = par_tls;
+    unsigned d = 0;
+    for (par_frame *f = th ? th->c.frame : NULL; f; f = f->parent)
+        d++;
+    return d;
+}
+
+int up_taskgroup(up_region_fn fn, void *ctx)
+{
+    if (!fn)
+        return UP_EINVAL;
+    par_thread *th = par_self();
+    if (!th)
+        return UP_ENOMEM;
+    par_frame *outer = current_frame(th);
+    par_group g;
+    atomic_init(&g.cancelled, 0);
+    par_frame f;
+    f.parent = outer;
+    f.owner = th;
+    f.spawned = 0;
+    f.local_done = 0;
+    atomic_init(&f.remote_done, 0);
+    f.mark = th->c.dq ? th->c.dq->bottom : 0;
+    f.group = &g;
+    f.deps = NULL;
+    f.final = outer->final;
+    th->c.frame = &f;
+    fn(ctx);
+    par_join(th, &f);
+    th->c.frame = outer;
+    return atomic_load(&g.cancelled) ? UP_ECANCELED : UP_OK;
+}
+
+void up_cancel_taskgroup(void)
+{
+    par_thread *th = par_tls;
+    if (th && th->c.frame && th->c.frame->group)
+        atomic_store(&th->c.frame->group->cancelled, 1);
+}
+
+int up_cancelled(void)
+{
+    par_thread *th = par_tls;
+    return th && th->c.frame && th->c.frame->group &&
+           atomic_load_explicit(&th->c.frame->group->cancelled, memory_order_relaxed);
+}

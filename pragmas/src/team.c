@@ -1,0 +1,282 @@
+/* Parallel regions: gathering a team from the pool, running the region on
+ * every member, barriers, single, master and critical sections.
+ *
+ * Gathering. The master submits one member task per wanted thread to the
+ * pool (after asking the pool to have that many workers ready), then waits
+ * a bounded time for them to join. A member joins by a CAS on the team's
+ * state word while it is open; the master closes it with a CAS that sets
+ * the closed bit, and the number joined at that moment is the team size.
+ * A member task that runs after the close finds the bit set and returns.
+ * Nothing waits for a thread that may never come, so regions nested inside
+ * busy pools cannot deadlock: they run with fewer members. The team lives
+ * on the heap with a reference per member task, freed by the last one. */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "par_internal.h"
+#include "sdeque.h"
+
+#define CLOSED (UINT32_C(1) << 31)
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static unsigned default_threads(void)
+{
+#if defined(__linux__)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return (unsigned)CPU_COUNT(&set);
+#endif
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+static void drop_ref(par_team *t)
+{
+    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) {
+        pthread_mutex_destroy(&t->urgent_lock);
+        free(t->members);
+        free(t);
+    }
+}
+
+/* Enters the team as member idx on this thread, runs the region function
+ * and the closing barrier, and restores what the thread was doing. */
+static void run_member(par_thread *th, par_team *t, unsigned idx)
+{
+    par_ctx saved = th->c;
+    unsigned saved_level = th->level;
+    th->level = t->level;
+    par_frame root;
+    memset(&root, 0, sizeof root);
+    root.owner = th;
+    th->c.team = t;
+    th->c.member = idx;
+    th->c.size = atomic_load_explicit(&t->size, memory_order_relaxed);
+    th->c.frame = &root;
+    th->c.dq = par_level_deque(th, t->level - 1); /* made before joining */
+    th->c.ws_count = th->c.single_count = th->c.reduce_count = 0;
+    root.mark = th->c.dq ? th->c.dq->bottom : 0;
+    atomic_store_explicit(&t->members[idx].th, th, memory_order_relaxed);
+    atomic_store_explicit(&t->members[idx].dq, th->c.dq, memory_order_release);
+    t->fn(t->ctx);
+    par_barrier(th);
+    par_join(th, &root); /* the barrier waited; this drops the dependency table */
+    /* A member that left the barrier may still be in a steal attempt on
+     * another member's deque. Nobody reuses its deque (in its next region)
+     * before every member has said it stopped looking. */
+    unsigned size = atomic_load_explicit(&t->size, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->left, 1, memory_order_acq_rel);
+    unsigned spins = 0;
+    while (atomic_load_explicit(&t->left, memory_order_acquire) < size)
+        par_relax(&spins);
+    atomic_store_explicit(&t->members[idx].dq, NULL, memory_order_release);
+    th->c = saved;
+    th->level = saved_level;
+}
+
+static void member_task(void *arg)
+{
+    par_team *t = *(par_team **)arg;
+    /* Everything a member needs is made before it joins: once counted in
+     * the team, the others wait for it at every barrier. */
+    par_thread *th = par_self();
+    if (!th || !par_level_deque(th, t->level - 1)) {
+        drop_ref(t);
+        return;
+    }
+    uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
+    while (!(st & CLOSED)) {
+        if (atomic_compare_exchange_weak_explicit(&t->state, &st, st + 1, memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+            unsigned spins = 0;
+            while (!atomic_load_explicit(&t->running, memory_order_acquire))
+                par_relax(&spins);
+            run_member(th, t, st);
+            break;
+        }
+    }
+    drop_ref(t);
+}
+
+int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx)
+{
+    if (!pool || !fn || nthreads > PAR_MAX_TEAM)
+        return UP_EINVAL;
+    par_thread *th = par_self();
+    if (!th)
+        return UP_ENOMEM;
+    if (nthreads == 0)
+        nthreads = default_threads();
+    unsigned level = th->level + 1;
+    if (level > PAR_MAX_LEVELS || !par_level_deque(th, level - 1))
+        nthreads = 1; /* too deep, or no memory for a deque: a team of one */
+
+    par_team *t = aligned_alloc(PAR_LINE, sizeof *t);
+    par_member *members = aligned_alloc(PAR_LINE, nthreads * sizeof *members);
+    if (!t || !members) {
+        free(t);
+        free(members);
+        return UP_ENOMEM;
+    }
+    memset(t, 0, sizeof *t);
+    memset(members, 0, nthreads * sizeof *members);
+    t->pool = pool;
+    t->fn = fn;
+    t->ctx = ctx;
+    t->requested = nthreads;
+    t->level = level <= PAR_MAX_LEVELS ? level : PAR_MAX_LEVELS;
+    t->members = members;
+    pthread_mutex_init(&t->urgent_lock, NULL);
+    for (unsigned i = 0; i < PAR_WS_SLOTS; i++)
+        atomic_init(&t->ws[i].gen, i);
+    atomic_init(&t->state, 1); /* the master is member 0 */
+    atomic_init(&t->refs, 1);
+
+    unsigned submitted = 0;
+    if (nthreads > 1) {
+        if (level == 1)
+            up_pool_reserve(pool, nthreads - 1);
+        for (unsigned i = 1; i < nthreads; i++) {
+            atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+            int rc = up_submit_copy(pool, member_task, &t, sizeof t);
+            if (rc != UP_OK) {
+                atomic_fetch_sub_explicit(&t->refs, 1, memory_order_relaxed);
+                if (rc == UP_ESTOPPED && submitted == 0) {
+                    drop_ref(t);
+                    return UP_ESTOPPED;
+                }
+                break;
+            }
+            submitted++;
+        }
+    }
+    /* Wait for the members: long for a top-level region, whose threads the
+     * pool was just asked for; briefly for a nested one, which takes only
+     * the workers idle right now. */
+    uint64_t deadline = now_ns() + (level == 1 ? 200000000u : 200000u);
+    unsigned spins = 0;
+    while ((atomic_load_explicit(&t->state, memory_order_acquire) & ~CLOSED) < 1 + submitted &&
+           now_ns() < deadline)
+        par_relax(&spins);
+    uint32_t st = atomic_fetch_or_explicit(&t->state, CLOSED, memory_order_acq_rel);
+    atomic_store_explicit(&t->size, st & ~CLOSED, memory_order_relaxed);
+    atomic_store_explicit(&t->running, 1, memory_order_release);
+
+    run_member(th, t, 0);
+    drop_ref(t);
+    return UP_OK;
+}
+
+unsigned up_thread_num(void)
+{
+    par_thread *th = par_tls;
+    return th && th->c.team ? th->c.member : 0;
+}
+
+unsigned up_num_threads(void)
+{
+    par_thread *th = par_tls;
+    return th && th->c.team ? atomic_load_explicit(&th->c.team->size, memory_order_relaxed) : 1;
+}
+
+unsigned up_level(void)
+{
+    par_thread *th = par_tls;
+    return th ? th->level : 0;
+}
+
+/* A barrier is also a task scheduling point: a member first waits for its
+ * own children (running tasks meanwhile), then arrives and runs other
+ * members' tasks until the last one arrives. Since every task is a
+ * descendant of some member's implicit task, and a task completes only
+ * after its children, all the team's tasks are done when the last member
+ * arrives. */
+void par_barrier(par_thread *th)
+{
+    par_team *t = th->c.team;
+    par_frame *f = th->c.frame;
+    if (f)
+        par_join(th, f);
+    unsigned size = t ? atomic_load_explicit(&t->size, memory_order_relaxed) : 1;
+    if (size < 2)
+        return;
+    unsigned gen = atomic_load_explicit(&t->bar_gen, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&t->bar_count, 1, memory_order_acq_rel) == size - 1) {
+        atomic_store_explicit(&t->bar_count, 0, memory_order_relaxed);
+        atomic_store_explicit(&t->bar_gen, gen + 1, memory_order_release);
+        return;
+    }
+    unsigned spins = 0;
+    int hungry = 0;
+    par_task task;
+    while (atomic_load_explicit(&t->bar_gen, memory_order_acquire) == gen) {
+        if (par_find_task(th, &task, f ? f->mark : 0)) {
+            if (hungry) {
+                atomic_fetch_sub_explicit(&t->hungry, 1, memory_order_relaxed);
+                hungry = 0;
+            }
+            par_run_helping(th, &task);
+            spins = 0;
+            continue;
+        }
+        if (!hungry) {
+            atomic_fetch_add_explicit(&t->hungry, 1, memory_order_relaxed);
+            hungry = 1;
+        }
+        par_relax(&spins);
+    }
+    if (hungry)
+        atomic_fetch_sub_explicit(&t->hungry, 1, memory_order_relaxed);
+}
+
+void up_barrier(void)
+{
+    par_thread *th = par_tls;
+    if (th)
+        par_barrier(th);
+}
+
+int up_single(void)
+{
+    par_thread *th = par_tls;
+    if (!th || !th->c.team || atomic_load_explicit(&th->c.team->size, memory_order_relaxed) < 2)
+        return 1;
+    /* The c-th single of every member: the first CAS from c - 1 to c wins. */
+    uint64_t c = ++th->c.single_count, expected = c - 1;
+    return atomic_compare_exchange_strong(&th->c.team->single_next, &expected, c);
+}
+
+int up_master(void) { return up_thread_num() == 0; }
+
+/* Critical sections: names hash onto a fixed set of locks; two names on
+ * one lock only serialize more than needed, never less. */
+#define NCRIT 64
+static pthread_mutex_t crit[NCRIT] = {
+#define M PTHREAD_MUTEX_INITIALIZER
+    M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+    M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+    M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M
+#undef M
+};
+
+static unsigned crit_index(const char *name)
+{
+    if (!name)
+        return 0;
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return 1 + h % (NCRIT - 1);
+}
+
+void up_critical_begin(const char *name) { pthread_mutex_lock(&crit[crit_index(name)]); }
+void up_critical_end(const char *name) { pthread_mutex_unlock(&crit[crit_index(name)]); }

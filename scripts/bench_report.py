@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""Tables and plots of a cross-library benchmark run (Python 3 standard
+library; plots with gnuplot when it is installed).
+
+    scripts/bench --summary DIR      (or: python3 scripts/bench_report.py DIR)
+
+reads DIR/runs.json and writes DIR/summary.md (a table per S in the Go
+README's format, ultrapool against the best peer, and the details of every
+cell), DIR/summary.csv, and DIR/plot_S<S>.png; prints summary.md.
+"""
+import csv
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+# The columns of the tables, in this order when present.
+PEER_ORDER = ["ultrapool", "go-ultrapool", "omp-gomp-single", "omp-gomp-team", "omp-llvm-single",
+              "omp-llvm-team", "tbb", "glib", "textbook", "thread", "thread-sem", "goroutines",
+              "loop"]
+TITLES = {"sleep-1us": "Sleep 1µs", "sleep-50ms": "Sleep 50ms", "sha256-1k": "SHA256 1 kB",
+          "aes-cbc-1k": "AES-CBC 1 kB", "aes-cbc-8k": "AES-CBC 8 kB", "crc32-64": "CRC32 64 B",
+          "bytesum-4k": "MemScan 4 kB", "mixed": "Mixed bimodal", "mutex": "Mutex contention"}
+# One colour per peer, ultrapool's the strongest.
+COLORS = {"ultrapool": "#d62728", "go-ultrapool": "#ff9896", "omp-gomp-single": "#1f77b4",
+          "omp-gomp-team": "#aec7e8", "omp-llvm-single": "#2ca02c", "omp-llvm-team": "#98df8a",
+          "tbb": "#9467bd", "glib": "#8c564b", "textbook": "#e377c2", "thread": "#bcbd22",
+          "thread-sem": "#dbdb8d", "goroutines": "#17becf", "loop": "#404040"}
+HW = ["PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L1_DCM", "PAPI_L2_DCM", "PAPI_L3_TCM", "PAPI_BR_MSP"]
+SDE = ["tasks_submitted", "tasks_executed", "tasks_helped", "tasks_inlined", "steals",
+       "workers_spawned", "parks", "wakes", "overloads", "workers_peak"]
+CSV_RUN_FIELDS = ["round", "position", "workload", "peer", "submitters", "tasks", "ns_per_op",
+                  "wall_s", "cpu_use", "peak_threads", "peak_workers", "workers_source", "nvcsw",
+                  "nivcsw", "maxrss_kb", "check", "exit"]
+
+
+def write_runs_csv(runs, path):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_RUN_FIELDS + HW + ["sde_" + s for s in SDE])
+        for r in runs:
+            papi, sde = r.get("papi") or {}, r.get("sde") or {}
+            w.writerow([r.get(k, "") for k in CSV_RUN_FIELDS] +
+                       ["" if papi.get(k) is None else papi[k] for k in HW] +
+                       ["" if sde.get(k) is None else sde[k] for k in SDE])
+
+
+def peer_rank(p):
+    return (PEER_ORDER.index(p) if p in PEER_ORDER else len(PEER_ORDER), p)
+
+
+def median(v):
+    return statistics.median(v) if v else None
+
+
+def cell_stats(runs):
+    """Per (workload, peer, S): statistics over the rounds' good runs."""
+    cells = {}
+    for r in runs:
+        cells.setdefault((r["workload"], r["peer"], r["submitters"]), []).append(r)
+    out = {}
+    for key, rs in cells.items():
+        good = [r for r in rs if r.get("check") == "ok" and r.get("exit") == 0]
+        ns = [r["ns_per_op"] for r in good]
+        c = {"workload": key[0], "peer": key[1], "submitters": key[2], "runs": len(rs),
+             "good": len(good), "s_independent": rs[0].get("s_independent", 0),
+             "tasks": rs[0].get("tasks"),
+             "median": median(ns), "mean": statistics.mean(ns) if ns else None,
+             "stdev": statistics.stdev(ns) if len(ns) > 1 else 0.0 if ns else None,
+             "failures": sorted({r.get("check", "?") for r in rs if r not in good})}
+        for k in ("cpu_use", "peak_threads", "peak_workers", "nvcsw", "nivcsw", "maxrss_kb"):
+            c[k] = median([r[k] for r in good if r.get(k) is not None])
+        c["workers_source"] = good[0].get("workers_source") if good else ""
+        for k in HW:
+            v = [r["papi"][k] for r in good if (r.get("papi") or {}).get(k) is not None]
+            c[k] = median(v) if v and len(v) == len(good) else None
+        c["papi_note"] = good[0].get("papi_note", "") if good else ""
+        for k in SDE:
+            v = [r["sde"][k] for r in good if (r.get("sde") or {}).get(k) is not None]
+            c["sde_" + k] = sum(v) if v and len(v) == len(good) else None
+        c["sde_tasks_run"] = sum(r["tasks"] for r in good) if c["sde_tasks_submitted"] is not None else None
+        out[key] = c
+    return out
+
+
+def fmt_ns(ns):
+    if ns is None:
+        return "–"
+    if ns >= 1e7:
+        return "%.1f ms" % (ns / 1e6)
+    if ns >= 1e5:
+        return "%.0f µs" % (ns / 1e3)
+    if ns >= 100:
+        return "%.0f ns" % ns
+    return "%.1f ns" % ns
+
+
+def fmt_delta(up, other):
+    """The Go README's delta: the peer's throughput relative to ultrapool."""
+    d = up / other - 1
+    sign = "+" if d >= 0 else "−"
+    return "%s%.0f%%" % (sign, abs(d) * 100)
+
+
+def table_for(stats, s, workloads, peers, meta):
+    """The Go README's table for S submitters."""
+    cols = [p for p in peers if p != "loop"]
+    lines = ["| Workload | " + " | ".join(cols) + " | loop (1 thread) |",
+             "|---|" + "---|" * (len(cols) + 1)]
+    for w in workloads:
+        row = {p: stats.get((w, p, 1 if stat_s_indep(stats, w, p) else s)) for p in peers}
+        meds = {p: c["median"] for p, c in row.items() if c and c["median"] is not None}
+        contenders = {p: v for p, v in meds.items() if p != "loop"}
+        best = min(contenders, key=contenders.get) if contenders else None
+        up = meds.get("ultrapool")
+        cells = []
+        for p in cols:
+            v = meds.get(p)
+            if v is None:
+                cells.append("–")
+                continue
+            text = fmt_ns(v)
+            if p == best:
+                text = "🟢 " + text
+            if up and p != "ultrapool":
+                text += " (%s)" % fmt_delta(up, v)
+            cells.append(text)
+        cells.append(fmt_ns(meds.get("loop")))
+        lines.append("| %s | %s |" % (TITLES.get(w, w), " | ".join(cells)))
+    return "\n".join(lines)
+
+
+def stat_s_indep(stats, w, p):
+    c = stats.get((w, p, 1))
+    return bool(c and c["s_independent"])
+
+
+def versus_best(stats, s, workloads, peers):
+    """Rows of (workload, ultrapool ns, best other peer, its ns, ratio)."""
+    rows = []
+    for w in workloads:
+        up = stats.get((w, "ultrapool", s))
+        others = []
+        for p in peers:
+            if p in ("ultrapool", "loop"):
+                continue
+            c = stats.get((w, p, 1 if stat_s_indep(stats, w, p) else s))
+            if c and c["median"] is not None:
+                others.append((c["median"], p))
+        if not up or up["median"] is None or not others:
+            continue
+        best_ns, best = min(others)
+        rows.append((w, up["median"], best, best_ns, up["median"] / best_ns))
+    return rows
+
+
+def details(stats, s, workloads, peers, cores):
+    head = ("| workload | peer | ns/op median | mean ± sd | eff. | CPU | workers | threads | "
+            "ctx sw vol/invol | RSS MB | SDE submitted / executed (tasks run) | cycles/op | instr/op |")
+    lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+    for w in workloads:
+        loop = stats.get((w, "loop", 1))
+        for p in peers:
+            c = stats.get((w, p, 1 if stat_s_indep(stats, w, p) else s))
+            if not c:
+                continue
+            if c["median"] is None:
+                lines.append("| %s | %s | failed: %s |" % (w, p, "; ".join(c["failures"])))
+                continue
+            eff = (loop["median"] / cores) / c["median"] if loop and loop["median"] else None
+            sde = "–"
+            if c["sde_tasks_submitted"] is not None:
+                sde = "%d / %d (%d)" % (c["sde_tasks_submitted"], c["sde_tasks_executed"],
+                                        c["sde_tasks_run"])
+            per = lambda k: "–" if c[k] is None or not c["tasks"] else "%.0f" % (c[k] / c["tasks"])
+            lines.append("| %s | %s%s | %s | %s ± %.0f%% | %s | %.0f%% | %s | %s | %s/%s | %.0f | %s | %s | %s |" % (
+                w, p, " (S-independent)" if c["s_independent"] else "", fmt_ns(c["median"]),
+                fmt_ns(c["mean"]), 100 * c["stdev"] / c["mean"] if c["mean"] else 0,
+                "%.2f" % eff if eff else "–", 100 * (c["cpu_use"] or 0),
+                "%.0f%s" % (c["peak_workers"], "" if c["workers_source"] == "peer" else "*")
+                if c["peak_workers"] is not None else "–",
+                "%.0f" % c["peak_threads"] if c["peak_threads"] is not None else "–",
+                "%.0f" % (c["nvcsw"] or 0), "%.0f" % (c["nivcsw"] or 0), (c["maxrss_kb"] or 0) / 1024,
+                sde, per("PAPI_TOT_CYC"), per("PAPI_TOT_INS")))
+    return "\n".join(lines)
+
+
+def write_summary_csv(stats, path):
+    keys = ["workload", "peer", "submitters", "s_independent", "runs", "good", "tasks", "median",
+            "mean", "stdev", "cpu_use", "peak_workers", "workers_source", "peak_threads", "nvcsw",
+            "nivcsw", "maxrss_kb"] + HW + ["sde_" + k for k in SDE] + ["sde_tasks_run"]
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(keys)
+        for k in sorted(stats, key=lambda k: (k[0], peer_rank(k[1]), k[2])):
+            w.writerow(["" if stats[k].get(x) is None else stats[k][x] for x in keys])
+
+
+def plot(stats, s, workloads, peers, path):
+    """A clustered bar chart of median ns/op, log scale, with gnuplot."""
+    gp = shutil.which("gnuplot")
+    if not gp:
+        return "gnuplot not installed: no plot"
+    dat = path[:-4] + ".dat"
+    with open(dat, "w") as f:
+        f.write("workload " + " ".join('"%s"' % p for p in peers) + "\n")
+        for w in workloads:
+            vals = []
+            for p in peers:
+                c = stats.get((w, p, 1 if stat_s_indep(stats, w, p) else s))
+                vals.append("%.3f" % c["median"] if c and c["median"] else "NaN")
+            f.write('"%s" %s\n' % (TITLES.get(w, w), " ".join(vals)))
+    script = "\n".join([
+        "set terminal pngcairo size 1500,620 font 'DejaVu Sans,10'" if has_cairo(gp)
+        else "set terminal png size 1500,620",
+        "set output '%s'" % path,
+        "set title 'ns per task, S=%d submitters (median over rounds; log scale; lower is better)'" % s,
+        "set logscale y", "set format y '10^{%L}'", "set ylabel 'ns/op'",
+        "set style data histograms", "set style histogram clustered gap 1",
+        "set style fill solid 0.85 border -1", "set boxwidth 0.9",
+        "set key outside right top vertical", "set grid ytics", "set xtics nomirror rotate by -20",
+        "colors = '%s'" % " ".join(COLORS.get(p, "#7f7f7f") for p in peers),
+        "plot for [i=2:%d] '%s' using i:xtic(1) title columnheader(i) lc rgb word(colors, i-1)" % (
+            len(peers) + 1, dat), ""])
+    r = subprocess.run([gp], input=script, text=True, capture_output=True)
+    os.remove(dat)
+    return None if r.returncode == 0 else "gnuplot failed: " + r.stderr.strip()
+
+
+def has_cairo(gp):
+    r = subprocess.run([gp, "-e", "set terminal"], capture_output=True, text=True)
+    return "pngcairo" in (r.stdout + r.stderr)
+
+
+def report(out):
+    with open(os.path.join(out, "runs.json")) as f:
+        data = json.load(f)
+    meta, runs = data["metadata"], data["runs"]
+    stats = cell_stats(runs)
+    write_summary_csv(stats, os.path.join(out, "summary.csv"))
+    workloads = [w for w in meta["workloads"] if any(k[0] == w for k in stats)]
+    peers = sorted({k[1] for k in stats}, key=peer_rank)
+    cores = meta.get("cores_usable") or 1
+    md = ["# Cross-library benchmark, %s" % meta["date"], "",
+          "`%s` (seed %s, git %s): %d rounds, runs of about %.2f s, every (peer, workload, S) "
+          "once per round in a random order; each cell's task count fixed by a calibration round. "
+          "ns/op = wall time of the run / tasks, from the moment every submitter is ready until "
+          "the last task has finished; the median over rounds." % (
+              meta["command"], meta["seed"], meta["git"], meta["rounds"], meta["time_per_run_s"]),
+          "",
+          "Machine: %s, %s CPUs usable, caches %s, %s (%s); %s." % (
+              meta["cpu_model"], cores,
+              ", ".join("%s %s" % kv for kv in sorted(meta["caches"].items())) or "unknown",
+              meta["kernel"], meta["virtualization"], meta["compilers"].get("gcc") or "no gcc"),
+          ""]
+    md += ["Peers:", ""] + ["- `%s`: %s%s" % (p, meta["peers"][p]["about"],
+                                            " (%s)" % meta["peers"][p]["version"]
+                                            if meta["peers"][p]["version"] else "")
+                           for p in peers if p in meta["peers"]]
+    for what, why in sorted(meta.get("left_out", {}).items()):
+        md.append("- left out: `%s`, %s" % (what, why))
+    notes = {c["papi_note"] for c in stats.values() if c["papi_note"]}
+    md += ["", "Hardware counters: %s." % ("; ".join(sorted(notes)) if notes else "read"), ""]
+    for s in meta["submitters"]:
+        md += ["## S = %d submitter threads" % s, "",
+               "ns/op (lower is better); 🟢 fastest in row (the loop is the limit, not a contender); "
+               "(±x%) is the peer's throughput relative to ultrapool, as in the Go tables. "
+               "One-producer peers and the loop do not depend on S.", "",
+               table_for(stats, s, workloads, peers, meta), ""]
+        rows = versus_best(stats, s, workloads, peers)
+        if rows:
+            md += ["ultrapool against the best other peer (ratio < 1: ultrapool is faster):", "",
+                   "| workload | ultrapool | best other peer | its ns/op | ultrapool / best |",
+                   "|---|---:|---|---:|---:|"]
+            md += ["| %s | %s | %s | %s | %.2f%s |" % (TITLES.get(w, w), fmt_ns(u), b, fmt_ns(bn), r,
+                                                       "" if r <= 1 else " (not fastest)")
+                   for w, u, b, bn, r in rows]
+            md.append("")
+        md += ["<details><summary>Every cell at S=%d</summary>" % s, "",
+               "eff. = (loop ns / %d cores) / ns; workers: the peak of worker threads (* sampled from "
+               "the process's thread count less main, sampler and submitters; otherwise the peer's "
+               "own count); threads: peak OS threads sampled every ms; ctx sw and RSS from getrusage; "
+               "SDE: ultrapool's counters read through PAPI, summed over rounds; cycles and "
+               "instructions per task over the whole runner process, – where missing." % cores, "",
+               details(stats, s, workloads, peers, cores), "", "</details>", ""]
+        err = plot(stats, s, workloads, peers, os.path.join(out, "plot_S%d.png" % s))
+        md += ["![ns/op at S=%d](plot_S%d.png)" % (s, s) if not err else "(%s)" % err, ""]
+    text = "\n".join(md)
+    with open(os.path.join(out, "summary.md"), "w") as f:
+        f.write(text)
+    return text
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or not os.path.isfile(os.path.join(sys.argv[1], "runs.json")):
+        sys.exit("usage: bench_report.py RESULTS_DIR   (a folder with runs.json)")
+    print(report(sys.argv[1]))

@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""The cross-library benchmark driver (Python 3 standard library only).
+
+Runs every (peer, workload, submitters) cell through the runner executables
+built under experiments/ (one process per run), in a fresh random order in
+every round, after one calibration round that fixes each cell's task count
+for runs of about --time seconds. Writes the raw log, runs.csv and
+runs.json (every run plus the machine's metadata) into
+experiments/results/<machine>/<timestamp>/ (the log as raw.log.gz), then the tables and plots
+(scripts/bench_report.py).
+
+Usage: scripts/bench [options]   (see --help)
+"""
+import argparse
+import datetime
+import gzip
+import json
+import os
+import platform
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import bench_report  # noqa: E402
+
+WORKLOADS = ["sleep-1us", "sleep-50ms", "sha256-1k", "aes-cbc-1k", "aes-cbc-8k",
+             "crc32-64", "bytesum-4k", "mixed", "mutex"]
+RUNNERS = ["bench_c", "bench_omp_gcc", "bench_omp_clang", "bench_tbb", "bench_go",
+           "bench_go_ultrapool"]
+GO_LIBRARY = "github.com/maurice2k/ultrapool/v2"
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        prog="scripts/bench",
+        description="Cross-library benchmark: ultrapool against OpenMP (libgomp, libomp), "
+                    "oneTBB, GLib, threads, a textbook pool and goroutines.")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
+    ap.add_argument("--time", type=float, default=0.2,
+                    help="seconds per run, which fixes each cell's task count (default 0.2)")
+    ap.add_argument("--submitters", default="2,100",
+                    help="submitter threads S, a comma list (default 2,100; the Go tables use 100)")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma list of workloads")
+    ap.add_argument("--peers", default="", help="comma list of peers (default: every peer built)")
+    ap.add_argument("--seed", type=int, default=None, help="seed of the run order")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build", "bench"),
+                    help="the CMake build folder with experiments/ (default build/bench)")
+    ap.add_argument("--out", default=None,
+                    help="results folder (default experiments/results/<machine>/<timestamp>)")
+    ap.add_argument("--full", action="store_true",
+                    help="the full run: S=1,2,100, 5 rounds of 1 s")
+    ap.add_argument("--timeout", type=float, default=120, help="seconds before a run is killed")
+    a = ap.parse_args(argv)
+    if a.full:
+        a.rounds, a.time, a.submitters = max(a.rounds, 5), max(a.time, 1.0), "1,2,100"
+    a.submitters = [int(x) for x in a.submitters.split(",") if x]
+    a.workloads = [w for w in a.workloads.split(",") if w]
+    unknown = [w for w in a.workloads if w not in WORKLOADS]
+    if unknown or not a.submitters or min(a.submitters) < 1 or a.rounds < 1 or a.time <= 0:
+        ap.error("bad workloads %s or submitters/rounds/time" % unknown)
+    a.peers = [p for p in a.peers.split(",") if p]
+    a.build = os.path.abspath(a.build)
+    if a.seed is None:
+        a.seed = random.SystemRandom().randrange(1 << 40)
+    return a
+
+
+def run_cmd(cmd, timeout=30, env=None):
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        return r.returncode, r.stdout, r.stderr
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return -1, "", str(e)
+
+
+def first_line(cmd):
+    rc, out, err = run_cmd(cmd)
+    text = (out or err).strip().splitlines()
+    return text[0] if rc == 0 and text else None
+
+
+def build_go_library(build_dir, log):
+    """Builds the Go library's runner when its module can be fetched here.
+    Returns None, or the reason it was left out."""
+    go = shutil.which("go")
+    if not go:
+        return "no Go toolchain"
+    src = os.path.join(ROOT, "experiments", "go")
+    work = os.path.join(build_dir, "go-ultrapool")
+    exe = os.path.join(build_dir, "bench_go_ultrapool")
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(src, work)
+    env = dict(os.environ, GOCACHE=os.path.join(build_dir, "go-cache"),
+               GOPATH=os.path.join(build_dir, "go-path"), GOFLAGS="-mod=mod",
+               GOTOOLCHAIN="local")
+    rc, out, err = _in_dir(work, [go, "get", GO_LIBRARY + "@latest"], env)
+    log.write("$ go get %s@latest\n%s%s\n" % (GO_LIBRARY, out, err))
+    if rc != 0:
+        reason = (err.strip().splitlines() or ["failed"])[0]
+        if "dial tcp" in reason or "no such host" in reason:
+            reason = "no network route to the module proxy"
+        return "its module could not be fetched (%s)" % re.sub(r"\S+://\S+", "<url>", reason)
+    rc, out, err = _in_dir(work, [go, "build", "-tags", "goultrapool", "-o", exe, "."], env)
+    log.write("$ go build -tags goultrapool\n%s%s\n" % (out, err))
+    if rc != 0:
+        return "it did not build against the fetched module: %s" % (err.strip().splitlines() or ["?"])[-1]
+    return None
+
+
+def _in_dir(d, cmd, env):
+    try:
+        r = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=180, env=env)
+        return r.returncode, r.stdout, r.stderr
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return -1, "", str(e)
+
+
+def discover(build_dir, log):
+    """The runners present and the peers each offers (from --list)."""
+    exp = os.path.join(build_dir, "experiments")
+    peers, runners, missing = {}, {}, {}
+    go_reason = build_go_library(exp, log) if os.path.isdir(exp) else "no build"
+    for r in RUNNERS:
+        path = os.path.join(exp, r)
+        if not os.access(path, os.X_OK):
+            if r == "bench_go_ultrapool":
+                missing["go-ultrapool"] = go_reason or "not built"
+            else:
+                missing[r] = "not built (its compiler or library is missing)"
+            continue
+        rc, out, err = run_cmd([path, "--list"])
+        if rc != 0:
+            missing[r] = "--list failed: " + err.strip()
+            continue
+        for line in out.splitlines():
+            kind, _, body = line.partition(" ")
+            if kind == "PEER":
+                p = json.loads(body)
+                p["path"] = path
+                peers[p["peer"]] = p
+            elif kind == "RUNNER":
+                runners[r] = json.loads(body)
+    return peers, runners, missing
+
+
+def metadata(args, runners, peers, missing, command):
+    def cpu_model():
+        try:
+            with open("/proc/cpuinfo") as f:
+                for line in f:
+                    if line.startswith("model name"):
+                        return line.split(":", 1)[1].strip()
+        except OSError:
+            pass
+        return first_line(["sysctl", "-n", "machdep.cpu.brand_string"]) or platform.processor()
+
+    topo = ""
+    lstopo = shutil.which("lstopo-no-graphics") or shutil.which("hwloc-ls")
+    if lstopo:
+        rc, out, _ = run_cmd([lstopo, "--of", "console", "--no-io"])
+        topo = out if rc == 0 else ""
+    caches = {}
+    for level, size in re.findall(r"\b(L\d[di]?) L#\d+ \((\d+[KMG]?B)\)", topo):
+        caches.setdefault(level, size)
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    git = first_line(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]) or "?"
+    dirty = run_cmd(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"])[1].strip()
+    env = {k: v for k, v in os.environ.items()
+           if re.match(r"^(OMP_|GOMP_|KMP_|UP_|GOMAXPROCS|TBB_|G_)", k)}
+    any_runner = next(iter(runners.values()), {})
+    return {
+        "command": command,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "seed": args.seed, "rounds": args.rounds, "time_per_run_s": args.time,
+        "submitters": args.submitters, "workloads": args.workloads,
+        "git": git + ("-dirty" if dirty else ""),
+        "cpu_model": cpu_model(), "cores_online": os.cpu_count(), "cores_usable": usable,
+        "caches": caches, "topology": topo.strip(),
+        "kernel": "%s %s %s" % (platform.system(), platform.release(), platform.machine()),
+        "virtualization": first_line(["systemd-detect-virt"]) or "unknown",
+        "compilers": {c: first_line([c, "--version"]) for c in ("gcc", "g++", "clang")},
+        "go": first_line(["go", "version"]),
+        "python": platform.python_version(),
+        "papi": any_runner.get("papi"), "openssl": any_runner.get("openssl"),
+        "zlib": any_runner.get("zlib"), "likwid_built": any_runner.get("likwid"),
+        "peers": {n: {"runner": p["runner"], "about": p["about"], "version": p["version"],
+                      "s_independent": p["s_independent"]} for n, p in peers.items()},
+        "left_out": missing,
+        "environment": env,
+    }
+
+
+def machine_name(meta):
+    model = re.sub(r"\(.*?\)|processor|cpu|@.*", "", meta["cpu_model"] or "cpu", flags=re.I)
+    slug = re.sub(r"[^a-z0-9]+", "-", model.lower()).strip("-") or "cpu"
+    return "%s-%dcpu" % (slug, meta["cores_usable"] or 0)
+
+
+def fmt_eta(s):
+    s = int(max(0, s))
+    return "%dm%02ds" % (s // 60, s % 60) if s >= 60 else "%ds" % s
+
+
+class Progress:
+    def __init__(self, total):
+        self.total, self.done, self.t0 = total, 0, time.time()
+        self.tty = sys.stderr.isatty()
+
+    def show(self, what):
+        el = time.time() - self.t0
+        eta = el / self.done * (self.total - self.done) if self.done else 0
+        line = "%s  [%d/%d]  ETA %s" % (what, self.done + 1, self.total, fmt_eta(eta))
+        if self.tty:
+            sys.stderr.write("\r\033[K" + line)
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    def end(self):
+        if self.tty:
+            sys.stderr.write("\r\033[K")
+        sys.stderr.write("done in %s\n" % fmt_eta(time.time() - self.t0))
+
+
+def one_run(peer, workload, s, extra, log, timeout):
+    cmd = [peer["path"], "--peer", peer["peer"], "--workload", workload, "--submitters", str(s)] + extra
+    t0 = time.time()
+    rc, out, err = run_cmd(cmd, timeout=timeout)
+    log.write("$ %s\n%s%s(exit %d, %.2f s)\n" % (" ".join(cmd[1:]), out, err, rc, time.time() - t0))
+    log.flush()
+    for line in out.splitlines():
+        kind, _, body = line.partition(" ")
+        if kind in ("RESULT", "CALIBRATE"):
+            rec = json.loads(body)
+            rec["exit"] = rc
+            return rec
+    return {"exit": rc, "check": "no result line (%s)" % (err.strip().splitlines() or ["crashed"])[-1]}
+
+
+def main(argv):
+    args = parse_args(argv)
+    # scripts/bench adds --build; the command a user types is the rest.
+    shown = [a for i, a in enumerate(argv) if a != "--build" and (i == 0 or argv[i - 1] != "--build")]
+    command = " ".join(["scripts/bench"] + shown)
+    tmp_log = []
+
+    class Buf:
+        def write(self, s):
+            tmp_log.append(s)
+
+        def flush(self):
+            pass
+
+    peers, runners, missing = discover(args.build, Buf())
+    if not peers:
+        sys.exit("bench: no runner found under %s/experiments (build first)" % args.build)
+    if args.peers:
+        unknown = [p for p in args.peers if p not in peers]
+        if unknown:
+            sys.exit("bench: unknown or unbuilt peers: %s (built: %s)" % (
+                ",".join(unknown), ",".join(sorted(peers))))
+        peers = {n: p for n, p in peers.items() if n in args.peers or n == "loop"}
+    meta = metadata(args, runners, peers, missing, command)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out = args.out or os.path.join(ROOT, "experiments", "results", machine_name(meta), stamp)
+    os.makedirs(out, exist_ok=True)
+    log = open(os.path.join(out, "raw.log"), "w")
+    log.write("# %s\n# %s\n" % (command, json.dumps({k: meta[k] for k in ("date", "seed", "git")})))
+    log.write("".join(tmp_log))
+    for what, why in sorted(missing.items()):
+        print("bench: %s left out: %s" % (what, why), file=sys.stderr)
+
+    cells = []
+    for w in args.workloads:
+        for name, p in sorted(peers.items()):
+            for s in ([1] if p["s_independent"] else args.submitters):
+                cells.append((w, name, s))
+    rng = random.Random(args.seed)
+    progress = Progress(len(cells) * (args.rounds + 1))
+    print("bench: %d cells, %d rounds of about %.2f s runs, seed %d -> %s" % (
+        len(cells), args.rounds, args.time, args.seed, os.path.relpath(out, ROOT)), file=sys.stderr)
+
+    tasks, runs = {}, []
+    order = cells[:]
+    rng.shuffle(order)
+    for c in order:
+        w, name, s = c
+        progress.show("calibrate  %-11s %-16s S=%-3d" % (w, name, s))
+        rec = one_run(peers[name], w, s, ["--calibrate", str(args.time)], log, args.timeout)
+        tasks[c] = rec.get("tasks") or 0
+        progress.done += 1
+    for r in range(args.rounds):
+        order = cells[:]
+        rng.shuffle(order)
+        for k, c in enumerate(order):
+            w, name, s = c
+            progress.show("round %d/%d  %-11s %-16s S=%-3d" % (r + 1, args.rounds, w, name, s))
+            if tasks[c]:
+                rec = one_run(peers[name], w, s, ["--tasks", str(tasks[c])], log, args.timeout)
+            else:
+                rec = {"exit": -1, "check": "calibration failed"}
+            rec.update({"round": r, "position": k, "peer": name, "workload": w, "submitters": s,
+                        "s_independent": peers[name]["s_independent"]})
+            rec.setdefault("tasks", tasks[c])
+            runs.append(rec)
+            progress.done += 1
+    progress.end()
+    log.close()
+
+    with open(os.path.join(out, "runs.json"), "w") as f:
+        json.dump({"metadata": meta, "runs": runs}, f, separators=(",", ":"))
+    # The raw log is kept beside the tables, compressed: it is mostly the
+    # result lines again, plus every command and the runners' messages.
+    raw = os.path.join(out, "raw.log")
+    with open(raw, "rb") as src, gzip.open(raw + ".gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    os.remove(raw)
+    bench_report.write_runs_csv(runs, os.path.join(out, "runs.csv"))
+    failed = [r for r in runs if r.get("check") != "ok" or r.get("exit") != 0]
+    for r in failed[:10]:
+        print("bench: failed run: %s %s S=%s round %s: %s" % (
+            r["peer"], r["workload"], r["submitters"], r["round"], r.get("check")), file=sys.stderr)
+    print(bench_report.report(out))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

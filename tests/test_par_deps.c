@@ -1,0 +1,125 @@
+/* Task dependencies: random DAGs over a handful of addresses, with in,
+ * out, inout and mutexinoutset, checked against OpenMP's ordering rules
+ * from the start and end tickets each task records: a writer (out, inout)
+ * starts after every earlier access of its address has ended (since the
+ * previous writer); a reader (in) starts after the previous writer ended;
+ * tasks of one mutexinoutset never overlap and are ordered against the
+ * other kinds like writers. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ultrapool/parallel.h>
+
+#include "check.h"
+
+#define ADDRS   6
+#define MAXDEPS 3
+
+typedef struct node {
+    up_dep deps[MAXDEPS];
+    int ndeps;
+    uint64_t start, end;
+    int spin;
+} node;
+
+static int addr_cells[ADDRS];
+static _Atomic uint64_t ticket;
+static node *nodes;
+static int nnodes;
+
+static void work(void *p)
+{
+    node *n = p;
+    n->start = atomic_fetch_add(&ticket, 1);
+    volatile int x = 0;
+    for (int i = 0; i < n->spin; i++)
+        x += i;
+    n->end = atomic_fetch_add(&ticket, 1);
+}
+
+static void dag_region(void *p)
+{
+    (void)p;
+    if (up_single()) {
+        for (int i = 0; i < nnodes; i++)
+            CHECK_EQ(up_task_deps(work, &nodes[i], nodes[i].deps, (size_t)nodes[i].ndeps, NULL),
+                     UP_OK);
+        up_taskwait();
+    }
+}
+
+static int writes(up_dep_kind k) { return k != UP_DEP_IN; }
+
+static void check_dag(void)
+{
+    for (int b = 0; b < nnodes; b++)
+        for (int d = 0; d < nodes[b].ndeps; d++) {
+            const void *addr = nodes[b].deps[d].addr;
+            up_dep_kind kb = nodes[b].deps[d].kind;
+            /* Walk back over earlier accesses of this address. */
+            for (int a = b - 1; a >= 0; a--) {
+                int hit = -1;
+                for (int e = 0; e < nodes[a].ndeps; e++)
+                    if (nodes[a].deps[e].addr == addr)
+                        hit = e;
+                if (hit < 0)
+                    continue;
+                up_dep_kind ka = nodes[a].deps[hit].kind;
+                if (ka == UP_DEP_MUTEXINOUTSET && kb == UP_DEP_MUTEXINOUTSET) {
+                    /* Same set: mutual exclusion, any order. */
+                    CHECK(nodes[a].end < nodes[b].start || nodes[b].end < nodes[a].start);
+                    continue;
+                }
+                if (writes(ka) || writes(kb))
+                    CHECK(nodes[a].end < nodes[b].start);
+                if (writes(ka) && ka != UP_DEP_MUTEXINOUTSET)
+                    break; /* earlier accesses are ordered through this writer */
+            }
+        }
+}
+
+int main(void)
+{
+    uint64_t seed = test_seed();
+    up_pool *pool;
+    CHECK_EQ(up_pool_create(&pool, NULL), UP_OK);
+    int dags = (int)test_size("UP_TEST_DAGS", 60);
+    nnodes = (int)test_size("UP_TEST_DAG_NODES", 300);
+    nodes = calloc((size_t)nnodes, sizeof *nodes);
+    long edges = 0;
+    for (int g = 0; g < dags; g++) {
+        memset(nodes, 0, (size_t)nnodes * sizeof *nodes);
+        atomic_store(&ticket, 0);
+        for (int i = 0; i < nnodes; i++) {
+            node *n = &nodes[i];
+            n->ndeps = 1 + (int)(test_rand(&seed) % MAXDEPS);
+            n->spin = (int)(test_rand(&seed) % 2000);
+            for (int d = 0; d < n->ndeps; d++) {
+                int a;
+                int dup;
+                do { /* distinct addresses within one task */
+                    a = (int)(test_rand(&seed) % ADDRS);
+                    dup = 0;
+                    for (int e = 0; e < d; e++)
+                        dup |= n->deps[e].addr == &addr_cells[a];
+                } while (dup);
+                n->deps[d].addr = &addr_cells[a];
+                n->deps[d].kind = (up_dep_kind)(test_rand(&seed) % 4);
+                edges++;
+            }
+        }
+        unsigned threads = 1 + (unsigned)(g % 3);
+        CHECK_EQ(up_parallel(pool, threads, dag_region, NULL), UP_OK);
+        for (int i = 0; i < nnodes; i++)
+            CHECK(nodes[i].end > nodes[i].start);             /* ran */
+        CHECK_EQ(atomic_load(&ticket), 2 * (uint64_t)nnodes); /* each exactly once */
+        check_dag();
+    }
+    CHECK_EQ(up_task_deps(work, NULL, NULL, 2, NULL), UP_EINVAL);
+    CHECK_EQ(up_pool_destroy(pool), UP_OK);
+    printf("deps: %d random DAGs of %d tasks (%ld dependences) ran in an order OpenMP allows\n",
+           dags, nnodes, edges);
+    free(nodes);
+    return 0;
+}

@@ -1,0 +1,275 @@
+/* Explicit tasks: fib and nqueens by recursive tasks (every call a task),
+ * taskwait, copied payloads, undeferred and final tasks, priorities,
+ * taskyield, taskgroups with cancellation, taskloop (grainsize, num_tasks,
+ * nogroup), tasks outside any region, and tasks from several members at
+ * once. Results are checked against known values. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include <ultrapool/parallel.h>
+
+#include "check.h"
+
+static up_pool *pool;
+
+typedef struct fib_arg {
+    int n;
+    long *out;
+} fib_arg;
+
+static void fib_task(void *p)
+{
+    fib_arg *a = p;
+    if (a->n < 2) {
+        *a->out = a->n;
+        return;
+    }
+    long x, y;
+    fib_arg l = {a->n - 1, &x}, r = {a->n - 2, &y};
+    up_task(fib_task, &l, NULL);
+    up_task(fib_task, &r, NULL);
+    up_taskwait();
+    *a->out = x + y;
+}
+
+static long fib_seq(int n) { return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2); }
+
+typedef struct fib_job {
+    int n;
+    long result;
+} fib_job;
+
+static void fib_region(void *p)
+{
+    fib_job *j = p;
+    if (up_single()) {
+        fib_arg a = {j->n, &j->result};
+        fib_task(&a);
+    }
+}
+
+/* nqueens with copied payloads: the board prefix travels in the task. */
+typedef struct queens {
+    int n, row;
+    uint8_t col[12];
+    _Atomic long *count;
+} queens;
+
+static int safe(const queens *q, int c)
+{
+    for (int r = 0; r < q->row; r++) {
+        int d = q->col[r] - c;
+        if (d == 0 || d == q->row - r || -d == q->row - r)
+            return 0;
+    }
+    return 1;
+}
+
+static void queens_task(void *p)
+{
+    queens q = *(queens *)p;
+    if (q.row == q.n) {
+        atomic_fetch_add_explicit(q.count, 1, memory_order_relaxed);
+        return;
+    }
+    for (int c = 0; c < q.n; c++)
+        if (safe(&q, c)) {
+            queens next = q;
+            next.col[q.row] = (uint8_t)c;
+            next.row = q.row + 1;
+            CHECK_EQ(up_task_copy(queens_task, &next, sizeof next, NULL), UP_OK);
+        }
+    up_taskwait();
+}
+
+static _Atomic long queens_count;
+static void queens_region(void *p)
+{
+    int n = *(int *)p;
+    if (up_single()) {
+        queens q;
+        memset(&q, 0, sizeof q);
+        q.n = n;
+        q.count = &queens_count;
+        queens_task(&q);
+    }
+}
+
+/* Every member creates tasks at once. */
+static _Atomic long all_sum;
+static unsigned all_n;
+static void add_task(void *p) { atomic_fetch_add(&all_sum, (long)(intptr_t)p); }
+static void all_create_region(void *p)
+{
+    (void)p;
+    if (up_master())
+        all_n = up_num_threads();
+    for (long i = 1; i <= 1000; i++)
+        up_task(add_task, (void *)(intptr_t)i, NULL);
+    /* no taskwait: the region's end waits for them */
+}
+
+/* Options. */
+static _Thread_local int ran_here;
+static void mark_here(void *p)
+{
+    (void)p;
+    ran_here = 1;
+}
+static _Atomic int final_children_inline;
+static void final_child(void *p)
+{
+    int *flag = p;
+    *flag = 1;
+}
+static void final_parent(void *p)
+{
+    (void)p;
+    int flag = 0;
+    up_task(final_child, &flag, NULL);
+    if (flag) /* ran before up_task returned: undeferred, as final demands */
+        atomic_fetch_add(&final_children_inline, 1);
+}
+static _Atomic int prio_order[8], prio_next;
+static void prio_task(void *p) { prio_order[atomic_fetch_add(&prio_next, 1)] = (int)(intptr_t)p; }
+
+static void options_region(void *p)
+{
+    (void)p;
+    if (up_single()) {
+        up_task_opts und = {0, 1, 0};
+        ran_here = 0;
+        up_task(mark_here, NULL, &und);
+        CHECK_EQ(ran_here, 1); /* if(0): ran on this thread before returning */
+        up_task_opts fin = {0, 0, 1};
+        up_task(final_parent, NULL, &fin);
+        up_taskwait();
+        CHECK_EQ(atomic_load(&final_children_inline), 1);
+        for (int i = 1; i <= 4; i++) {
+            up_task_opts pr = {i, 0, 0};
+            up_task(prio_task, (void *)(intptr_t)i, &pr);
+        }
+        up_taskyield();
+        up_taskwait();
+        CHECK_EQ(atomic_load(&prio_next), 4);
+    }
+}
+
+/* Taskgroups and cancellation. */
+static _Atomic long group_ran, group_skipped_seen;
+static void group_leaf(void *p)
+{
+    (void)p;
+    atomic_fetch_add(&group_ran, 1);
+}
+static void group_spawner(void *p)
+{
+    (void)p;
+    for (int i = 0; i < 50; i++)
+        up_task(group_leaf, NULL, NULL);
+}
+static void group_body(void *p)
+{
+    (void)p;
+    for (int i = 0; i < 20; i++)
+        up_task(group_spawner, NULL, NULL);
+}
+static void cancelling_leaf(void *p)
+{
+    long i = (long)(intptr_t)p;
+    if (i == 5)
+        up_cancel_taskgroup();
+    if (up_cancelled())
+        atomic_fetch_add(&group_skipped_seen, 1);
+    atomic_fetch_add(&group_ran, 1);
+}
+static void cancelling_body(void *p)
+{
+    (void)p;
+    for (long i = 0; i < 100000; i++)
+        up_task(cancelling_leaf, (void *)(intptr_t)i, NULL);
+}
+static int group_rc, cancel_rc;
+static long ran_after_group;
+static void group_region(void *p)
+{
+    (void)p;
+    if (up_single()) {
+        atomic_store(&group_ran, 0);
+        group_rc = up_taskgroup(group_body, NULL);
+        ran_after_group = atomic_load(&group_ran); /* every descendant done */
+        atomic_store(&group_ran, 0);
+        cancel_rc = up_taskgroup(cancelling_body, NULL);
+    }
+}
+
+/* Taskloop. */
+static _Atomic unsigned char tl_hits[100003];
+static void tl_body(int64_t lo, int64_t hi, void *p)
+{
+    (void)p;
+    for (int64_t i = lo; i < hi; i++)
+        atomic_fetch_add(&tl_hits[i], 1);
+}
+static void taskloop_region(void *p)
+{
+    (void)p;
+    if (up_single()) {
+        up_taskloop_opts g = {97, 0, 0}, n = {0, 13, 0}, d = {0, 0, 0}, ng = {1000, 0, 1};
+        CHECK_EQ(up_taskloop(0, 100003, &g, tl_body, NULL), UP_OK);
+        CHECK_EQ(up_taskloop(0, 100003, &n, tl_body, NULL), UP_OK);
+        CHECK_EQ(up_taskloop(0, 100003, &d, tl_body, NULL), UP_OK);
+        CHECK_EQ(up_taskloop(0, 100003, NULL, tl_body, NULL), UP_OK);
+        CHECK_EQ(up_taskloop(0, 100003, &ng, tl_body, NULL), UP_OK);
+        up_taskwait(); /* nogroup: waited here */
+    }
+}
+
+int main(void)
+{
+    CHECK_EQ(up_pool_create(&pool, NULL), UP_OK);
+    int n = (int)test_size("UP_TEST_FIB_N", 24);
+    for (unsigned threads = 1; threads <= 4; threads *= 2) {
+        fib_job j = {n, 0};
+        CHECK_EQ(up_parallel(pool, threads, fib_region, &j), UP_OK);
+        CHECK_EQ(j.result, fib_seq(n));
+    }
+    /* Outside a region tasks run on the caller. */
+    long r = 0;
+    fib_arg a = {20, &r};
+    fib_task(&a);
+    CHECK_EQ(r, 6765);
+
+    static const long solutions[] = {1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680};
+    for (int q = 4; q <= 9; q++) {
+        atomic_store(&queens_count, 0);
+        CHECK_EQ(up_parallel(pool, 2, queens_region, &q), UP_OK);
+        CHECK_EQ(atomic_load(&queens_count), solutions[q - 1]);
+    }
+
+    CHECK_EQ(up_parallel(pool, 2, all_create_region, NULL), UP_OK);
+    CHECK_EQ(atomic_load(&all_sum), 500500 * (long)all_n);
+
+    CHECK_EQ(up_parallel(pool, 2, options_region, NULL), UP_OK);
+
+    CHECK_EQ(up_parallel(pool, 2, group_region, NULL), UP_OK);
+    CHECK_EQ(group_rc, UP_OK);
+    CHECK_EQ(ran_after_group, 20 * 50);
+    CHECK_EQ(cancel_rc, UP_ECANCELED);
+    /* Tasks not started when task 5 cancelled were skipped. */
+    CHECK(atomic_load(&group_ran) < 100000);
+
+    CHECK_EQ(up_parallel(pool, 2, taskloop_region, NULL), UP_OK);
+    for (int i = 0; i < 100003; i++)
+        CHECK_EQ(tl_hits[i], 5);
+
+    CHECK_EQ(up_task(NULL, NULL, NULL), UP_EINVAL);
+    CHECK_EQ(up_task_copy(add_task, NULL, 8, NULL), UP_EINVAL);
+    CHECK_EQ(up_task_copy(add_task, &r, UP_TASK_PAYLOAD + 1, NULL), UP_EINVAL);
+    CHECK_EQ(up_taskgroup(NULL, NULL), UP_EINVAL);
+    CHECK_EQ(up_pool_destroy(pool), UP_OK);
+    printf("tasks: fib(%d) at 1, 2, 4 threads, nqueens 4..9, all-member creation, options, "
+           "taskgroups (%ld of 100000 ran after cancel), taskloops\n",
+           n, (long)atomic_load(&group_ran));
+    return 0;
+}
