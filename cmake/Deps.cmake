@@ -5,7 +5,7 @@ find_package(PkgConfig QUIET)
 
 set(UP_HAVE_HWLOC OFF)
 if(UP_WITH_HWLOC AND PKG_CONFIG_FOUND)
-  pkg_check_modules(HWLOC QUIET IMPORTED_TARGET hwloc>=2.0)
+  pkg_check_modules(HWLOC QUIET IMPORTED_TARGET hwloc>=2.4) # 2.4: CPU kinds
   if(HWLOC_FOUND)
     set(UP_HAVE_HWLOC ON)
   endif()

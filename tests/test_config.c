@@ -11,7 +11,8 @@
 static const char *vars[] = {"UP_SHARDS", "UP_SHARD_MIN_WORKERS", "UP_SHARD_MAX_WORKERS",
                              "UP_MAX_WORKERS", "UP_QUEUE_CAPACITY", "UP_DEQUE_CAPACITY",
                              "UP_IDLE_TIMEOUT", "UP_SPAWN_DELAY", "UP_SPIN", "UP_SUBMIT_HELP",
-                             "UP_BIND", "UP_SHARD_MAX_CORES", "UP_STACK_SIZE", "UP_PRINT_CONFIG"};
+                             "UP_BIND", "UP_SHARD_MAX_CORES", "UP_STACK_SIZE", "UP_PRINT_CONFIG",
+                             "UP_SHARD_CHOICE"};
 
 static void clear_env(void)
 {
@@ -53,6 +54,7 @@ int main(void)
     CHECK_EQ(cfg.queue_capacity, 1024);
     CHECK_EQ(cfg.idle_timeout_ns, 1000000000ull);
     CHECK_EQ(cfg.submit_help, 2);
+    CHECK_EQ(cfg.shard_choice, UP_SHARD_LOCAL);
     CHECK_EQ(up_config_validate(&cfg), UP_OK);
 
     /* Every variable is applied. */
@@ -69,6 +71,7 @@ int main(void)
     setenv("UP_BIND", "shard", 1);
     setenv("UP_SHARD_MAX_CORES", "8", 1);
     setenv("UP_STACK_SIZE", "256k", 1);
+    setenv("UP_SHARD_CHOICE", "random", 1);
     CHECK_EQ(up_config_init(&cfg), UP_OK);
     CHECK_EQ(cfg.shards, 3);
     CHECK_EQ(cfg.shard_min_workers, 2);
@@ -83,6 +86,7 @@ int main(void)
     CHECK_EQ(cfg.bind, UP_BIND_SHARD);
     CHECK_EQ(cfg.shard_max_cores, 8);
     CHECK_EQ(cfg.stack_size, 256 * 1024);
+    CHECK_EQ(cfg.shard_choice, UP_SHARD_RANDOM);
     up_pool *p;
     CHECK_EQ(up_pool_create(&p, NULL), UP_OK);
     CHECK_EQ(up_pool_shards(p), 3);
@@ -110,6 +114,7 @@ int main(void)
     expect_env_error("UP_BIND", "socket");
     expect_env_error("UP_STACK_SIZE", "1k");
     expect_env_error("UP_PRINT_CONFIG", "loud");
+    expect_env_error("UP_SHARD_CHOICE", "nearest");
     /* Two bad variables: the first is reported, both are printed. */
     setenv("UP_SPIN", "x", 1);
     setenv("UP_SHARDS", "y", 1);
@@ -134,6 +139,9 @@ int main(void)
     c.bind = (up_bind)7;
     expect_cfg_error(c, "bind");
     c = base;
+    c.shard_choice = (up_shard_choice)2;
+    expect_cfg_error(c, "shard_choice");
+    c = base;
     c.shards = 4;
     c.shard_min_workers = 2;
     c.max_workers = 3;
@@ -153,9 +161,13 @@ int main(void)
     up_bind b;
     CHECK(up__parse_bind("core", &b) == 0 && b == UP_BIND_CORE);
     CHECK(up__parse_bind("Core", &b) == -1);
+    up_shard_choice sc;
+    CHECK(up__parse_shard_choice("random", &sc) == 0 && sc == UP_SHARD_RANDOM);
+    CHECK(up__parse_shard_choice("local", &sc) == 0 && sc == UP_SHARD_LOCAL);
+    CHECK(up__parse_shard_choice("", &sc) == -1);
 
     CHECK(strcmp(up_strerror(UP_EOVERLOAD), "unknown error") != 0);
     CHECK(strcmp(up_strerror(12345), "unknown error") == 0);
-    printf("config: defaults, 13 variables, 17 malformed values and 5 bad fields checked\n");
+    printf("config: defaults, 14 variables, 18 malformed values and 6 bad fields checked\n");
     return 0;
 }

@@ -213,6 +213,17 @@ int up__parse_bind(const char *s, up_bind *out)
     return 0;
 }
 
+int up__parse_shard_choice(const char *s, up_shard_choice *out)
+{
+    if (!strcmp(s, "local"))
+        *out = UP_SHARD_LOCAL;
+    else if (!strcmp(s, "random"))
+        *out = UP_SHARD_RANDOM;
+    else
+        return -1;
+    return 0;
+}
+
 static int apply_env_option(up_config *cfg, const option *o, const char *val)
 {
     uint64_t v = 0;
@@ -252,7 +263,18 @@ static void defaults(up_config *cfg)
     cfg->submit_help = 2;
     cfg->bind = UP_BIND_NONE;
     cfg->shard_max_cores = 0;
+    cfg->shard_choice = UP_SHARD_LOCAL;
     cfg->stack_size = 0;
+}
+
+/* A malformed variable: printed now, and the first one kept for
+ * up_last_error(). */
+static void env_failed(int *rc, char *first, size_t size)
+{
+    fprintf(stderr, "ultrapool: %s\n", errbuf);
+    if (*rc == UP_OK)
+        memcpy(first, errbuf, size);
+    *rc = UP_EINVAL;
 }
 
 int up_config_init(up_config *cfg)
@@ -266,31 +288,24 @@ int up_config_init(up_config *cfg)
     char first[sizeof errbuf] = "";
     for (size_t i = 0; i < NOPTIONS; i++) {
         const char *val = getenv(options[i].env);
-        if (!val)
-            continue;
-        if (apply_env_option(cfg, &options[i], val) != UP_OK) {
-            fprintf(stderr, "ultrapool: %s\n", errbuf);
-            if (rc == UP_OK)
-                memcpy(first, errbuf, sizeof first);
-            rc = UP_EINVAL;
-        }
+        if (val && apply_env_option(cfg, &options[i], val) != UP_OK)
+            env_failed(&rc, first, sizeof first);
     }
     const char *bind = getenv("UP_BIND");
     if (bind && up__parse_bind(bind, &cfg->bind) != 0) {
         up__set_error("UP_BIND=\"%s\": not none, shard or core", bind);
-        fprintf(stderr, "ultrapool: %s\n", errbuf);
-        if (rc == UP_OK)
-            memcpy(first, errbuf, sizeof first);
-        rc = UP_EINVAL;
+        env_failed(&rc, first, sizeof first);
+    }
+    const char *choice = getenv("UP_SHARD_CHOICE");
+    if (choice && up__parse_shard_choice(choice, &cfg->shard_choice) != 0) {
+        up__set_error("UP_SHARD_CHOICE=\"%s\": not local or random", choice);
+        env_failed(&rc, first, sizeof first);
     }
     const char *print = getenv("UP_PRINT_CONFIG");
     uint64_t dummy;
     if (print && parse_bool(print, &dummy) != 0) {
         up__set_error("UP_PRINT_CONFIG=\"%s\": not 0 or 1", print);
-        fprintf(stderr, "ultrapool: %s\n", errbuf);
-        if (rc == UP_OK)
-            memcpy(first, errbuf, sizeof first);
-        rc = UP_EINVAL;
+        env_failed(&rc, first, sizeof first);
     }
     if (rc != UP_OK)
         memcpy(errbuf, first, sizeof errbuf); /* report the first problem */
@@ -319,6 +334,11 @@ int up_config_validate(const up_config *cfg)
         up__set_error("bind (%d) is not UP_BIND_NONE, UP_BIND_SHARD or UP_BIND_CORE", (int)cfg->bind);
         return UP_EINVAL;
     }
+    if ((unsigned)cfg->shard_choice > UP_SHARD_RANDOM) {
+        up__set_error("shard_choice (%d) is not UP_SHARD_LOCAL or UP_SHARD_RANDOM",
+                      (int)cfg->shard_choice);
+        return UP_EINVAL;
+    }
     return UP_OK;
 }
 
@@ -342,16 +362,12 @@ void up__print_config(const up_config *cfg, const up__plan *plan, FILE *f)
     fprintf(f, "  spin                %u\n", cfg->spin);
     fprintf(f, "  submit_help         %d\n", cfg->submit_help);
     fprintf(f, "  bind                %s\n", bind_name(cfg->bind));
-    fprintf(f, "  shard_max_cores     %u%s\n", cfg->shard_max_cores,
-            cfg->shard_max_cores ? "" : " (default)");
+    if (cfg->shard_max_cores)
+        fprintf(f, "  shard_max_cores     %u\n", cfg->shard_max_cores);
+    else
+        fprintf(f, "  shard_max_cores     0 (default %u)\n", UP__SHARD_MAX_CORES_DEFAULT);
+    fprintf(f, "  shard_choice        %s\n",
+            cfg->shard_choice == UP_SHARD_RANDOM ? "random" : "local");
     fprintf(f, "  stack_size          %zu%s\n", cfg->stack_size, cfg->stack_size ? "" : " (system)");
-    for (unsigned s = 0; s < plan->nshards; s++) {
-        const up__shard_plan *sp = &plan->shards[s];
-        fprintf(f, "  shard %-3u cpus", s);
-        for (unsigned i = 0; i < sp->ncpus; i++)
-            fprintf(f, "%s%d", i ? "," : " ", sp->cpus[i]);
-        if (sp->ncpus == 0)
-            fprintf(f, " -");
-        fprintf(f, "\n");
-    }
+    up__plan_print(plan, cfg, f);
 }

@@ -48,10 +48,27 @@ static int current_cpu(void)
     return tls_cpu;
 }
 
+/* A random shard per submit: the Go pool's policy, kept for comparison
+ * (cfg.shard_choice). A per-thread xorshift, so choosing costs no shared
+ * line. */
+static _Thread_local uint32_t tls_random;
+
+static unsigned random_shard(const up_pool *p)
+{
+    uint32_t x = tls_random ? tls_random : thread_hash();
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    tls_random = x;
+    return (unsigned)(((uint64_t)x * p->nshards) >> 32);
+}
+
 static unsigned home_shard(const up_pool *p)
 {
     if (p->nshards == 1)
         return 0;
+    if (p->cfg.shard_choice == UP_SHARD_RANDOM)
+        return random_shard(p);
     if (!p->spread_by_thread) {
         int cpu = current_cpu();
         if (cpu >= 0 && cpu < p->plan.ncpu_slots) {

@@ -1,11 +1,13 @@
 /* The shard plan without hwloc: one shard per CPU the process may use (the
- * affinity mask on Linux, the online count elsewhere), or cfg->shards shards
- * splitting those CPUs evenly. Nothing is known of caches, so no shard
- * spans more than one CPU by default. */
-#include "topo.h"
-
+ * affinity mask on Linux, the online count elsewhere; under likwid-pin the
+ * CPUs of LIKWID_PIN), or cfg->shards shards splitting those CPUs evenly.
+ * Nothing is known of caches, so no shard spans more than one CPU by
+ * default. */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "pool_internal.h"
 
 #if defined(__linux__)
 #include <pthread.h>
@@ -48,8 +50,19 @@ static int allowed_cpus(int **out, int *slots)
 
 int up__plan_build(up__plan *plan, const up_config *cfg)
 {
+    memset(plan, 0, sizeof *plan);
     int *cpus = NULL, slots = 0;
-    int n = allowed_cpus(&cpus, &slots);
+    /* likwid-pin pins the main thread to the first CPU of its list and
+     * each new thread to the next: the list is what the program may use. */
+    int n = up__likwid_pin_cpus(&cpus);
+    if (n > 0) {
+        plan->pinned_externally = 1;
+        for (int i = 0; i < n; i++)
+            if (cpus[i] + 1 > slots)
+                slots = cpus[i] + 1;
+    } else if (n == 0) {
+        n = allowed_cpus(&cpus, &slots);
+    }
     if (n < 0)
         return UP_ENOMEM;
     unsigned nshards = cfg->shards ? cfg->shards : (unsigned)n;
@@ -61,7 +74,7 @@ int up__plan_build(up__plan *plan, const up_config *cfg)
     }
     free(cpus);
     up__plan_ring_order(plan);
-    plan->source = "fallback";
+    plan->source = plan->pinned_externally ? "fallback, likwid-pin" : "fallback";
 #if defined(__linux__)
     plan->bind_supported = 1;
 #else
@@ -70,9 +83,18 @@ int up__plan_build(up__plan *plan, const up_config *cfg)
     return UP_OK;
 }
 
+int up__plan_build_from(up__plan *plan, const up_config *cfg, up__topo_from from, const char *arg)
+{
+    if (from == UP__TOPO_SYSTEM)
+        return up__plan_build(plan, cfg);
+    memset(plan, 0, sizeof *plan);
+    up__set_error("cannot load the topology \"%s\": ultrapool was built without hwloc", arg);
+    return UP_EINVAL;
+}
+
 int up__plan_bind_self(const up__plan *plan, unsigned shard, up_bind how, unsigned worker)
 {
-    if (how == UP_BIND_NONE)
+    if (how == UP_BIND_NONE || plan->pinned_externally)
         return 0;
     const up__shard_plan *sp = &plan->shards[shard];
     if (!plan->bind_supported || sp->ncpus == 0)

@@ -45,8 +45,13 @@ const char *up_last_error(void);
 typedef enum up_bind {
     UP_BIND_NONE = 0, /* workers float; the OS places them       */
     UP_BIND_SHARD,    /* workers bound to their shard's cpus     */
-    UP_BIND_CORE      /* each worker bound to one core of its shard */
+    UP_BIND_CORE      /* each worker bound to one CPU of its shard, distinct cores first */
 } up_bind;
+
+typedef enum up_shard_choice {
+    UP_SHARD_LOCAL = 0, /* the shard of the CPU the submitter runs on */
+    UP_SHARD_RANDOM     /* a random shard per submit (the Go pool's policy), for comparison */
+} up_shard_choice;
 
 /* Called once in every worker thread, after it starts and before it exits.
  * What start returns becomes the worker's local state (up_worker_local()).
@@ -68,7 +73,8 @@ typedef struct up_config {
     int submit_help;            /* a waiting submitter facing a full queue: 0 sleeps,
                                    1 runs queued tasks, 2 runs queued ones then its own */
     up_bind bind;               /* worker binding                           */
-    unsigned shard_max_cores;   /* 0: default; cores per shard at most      */
+    unsigned shard_max_cores;   /* 0: default (8); cores per shard at most  */
+    up_shard_choice shard_choice; /* where an outside submit goes first     */
     size_t stack_size;          /* worker stack bytes, 0: system default    */
     up_worker_start_fn on_worker_start;
     up_worker_stop_fn on_worker_stop;
