@@ -76,6 +76,14 @@ static inline uint64_t test_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Burns about n loop iterations of CPU (a compiler barrier per iteration
+ * keeps the loop from being optimized away). */
+static inline void test_spin(unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        __asm__ __volatile__("" ::: "memory");
+}
+
 /* Polls cond every millisecond for up to ms milliseconds. */
 #define WAIT_UNTIL(cond, ms)                                                                       \
     do {                                                                                           \

@@ -32,9 +32,7 @@ static void work(void *p)
 {
     node *n = p;
     n->start = atomic_fetch_add(&ticket, 1);
-    volatile int x = 0;
-    for (int i = 0; i < n->spin; i++)
-        x += i;
+    test_spin((unsigned)n->spin);
     n->end = atomic_fetch_add(&ticket, 1);
 }
 

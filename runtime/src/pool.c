@@ -132,8 +132,8 @@ int up_pool_create(up_pool **out, const up_config *cfg_in)
     }
     p->shards = aligned_alloc(UP_CACHE_LINE, p->nshards * sizeof(up__shard));
     if (!p->shards) {
-        free_pool(p, 0);
         up__set_error("out of memory for %u shards", p->nshards);
+        free_pool(p, 0);
         return UP_ENOMEM;
     }
     memset(p->shards, 0, p->nshards * sizeof(up__shard));
@@ -173,10 +173,15 @@ void up_pool_stop(up_pool *p)
     if (!p)
         return;
     int expected = 0;
-    if (!up__cas_strong_seqcst(&p->stopping, &expected, 1))
+    if (!up__cas_strong_seqcst(&p->stop_requested, &expected, 1))
         return;
+    /* Close first, then say stopping: a worker that sees stopping and
+     * empty queues knows they stay empty, so it may exit. The other order
+     * lets workers exit while a submit slips in before the close (the
+     * model in pool_stop.pml finds that interleaving). */
     for (unsigned i = 0; i < p->nshards; i++)
         up__mpmc_close(&p->shards[i].q);
+    up__store_seqcst(&p->stopping, 1);
     up__wake_all(p);
     for (unsigned i = 0; i < p->nshards; i++)
         up__event_notify_all(&p->shards[i].space);
@@ -308,6 +313,42 @@ int up_pool_destroy(up_pool *p)
     return UP_OK;
 }
 
+/* Adds one shard's counters into out. */
+static void add_shard(up_pool *p, up__shard *s, up_stats *out)
+{
+    out->inlined += up__load_relaxed(&s->direct);
+    out->submitted += up__mpmc_accepted(&s->q) + up__load_relaxed(&s->direct);
+    out->helped += up__load_relaxed(&s->helped);
+    out->executed += up__load_relaxed(&s->helped);
+    unsigned used = up__load_acquire(&s->slots_used);
+    for (unsigned k = 0; k < used; k++) {
+        up__worker *w = up__load_acquire((_Atomic(up__worker *) *)&s->slots[k]);
+        if (!w)
+            continue;
+        out->executed += up__load_relaxed(&w->executed);
+        out->steals += up__load_relaxed(&w->steals);
+        out->parks += up__load_relaxed(&w->parks);
+        out->submitted += up__load_relaxed(&w->pushed);
+    }
+    out->workers += up__load_relaxed(&s->nworkers);
+    (void)p;
+}
+
+static void add_pool(up_pool *p, up_stats *out)
+{
+    out->overloads = up__load_relaxed(&p->overloads);
+    out->spawned = up__load_relaxed(&p->spawned);
+    out->retired = up__load_relaxed(&p->retired);
+    out->wakes = up__load_relaxed(&p->wakes);
+    out->spawn_failed = up__load_relaxed(&p->spawn_failed);
+    out->bind_failed = up__load_relaxed(&p->bind_failed);
+    out->workers_peak = up__load_relaxed(&p->workers_peak);
+    out->shards = p->nshards;
+    uint64_t idle = up__load_relaxed(&p->idle);
+    out->parked = UP__IDLE_PARKED(idle);
+    out->searching = UP__IDLE_SPINNING(idle);
+}
+
 void up_pool_stats(const up_pool *cp, up_stats *out)
 {
     if (!out)
@@ -316,35 +357,23 @@ void up_pool_stats(const up_pool *cp, up_stats *out)
     if (!cp)
         return;
     up_pool *p = (up_pool *)cp; /* counters are atomics; reading them is const in spirit */
-    for (unsigned i = 0; i < p->nshards; i++) {
-        up__shard *s = &p->shards[i];
-        out->inlined += up__load_relaxed(&s->direct);
-        out->submitted += up__mpmc_accepted(&s->q) + up__load_relaxed(&s->direct);
-        out->helped += up__load_relaxed(&s->helped);
-        unsigned used = up__load_acquire(&s->slots_used);
-        for (unsigned k = 0; k < used; k++) {
-            up__worker *w = up__load_acquire((_Atomic(up__worker *) *)&s->slots[k]);
-            if (!w)
-                continue;
-            out->executed += up__load_relaxed(&w->executed);
-            out->steals += up__load_relaxed(&w->steals);
-            out->parks += up__load_relaxed(&w->parks);
-            out->submitted += up__load_relaxed(&w->pushed);
-        }
-    }
-    out->executed += out->helped;
-    out->overloads = up__load_relaxed(&p->overloads);
-    out->spawned = up__load_relaxed(&p->spawned);
-    out->retired = up__load_relaxed(&p->retired);
-    out->wakes = up__load_relaxed(&p->wakes);
-    out->spawn_failed = up__load_relaxed(&p->spawn_failed);
-    out->bind_failed = up__load_relaxed(&p->bind_failed);
+    for (unsigned i = 0; i < p->nshards; i++)
+        add_shard(p, &p->shards[i], out);
+    add_pool(p, out);
     out->workers = up__load_relaxed(&p->workers);
-    out->workers_peak = up__load_relaxed(&p->workers_peak);
-    out->shards = p->nshards;
-    uint64_t idle = up__load_relaxed(&p->idle);
-    out->parked = UP__IDLE_PARKED(idle);
-    out->searching = UP__IDLE_SPINNING(idle);
+}
+
+int up_pool_shard_stats(const up_pool *cp, unsigned shard, up_stats *out)
+{
+    if (!out || !cp || shard >= cp->nshards) {
+        up__set_error("shard_stats: %s", !out ? "out is NULL" : !cp ? "pool is NULL" : "no such shard");
+        return UP_EINVAL;
+    }
+    memset(out, 0, sizeof *out);
+    up_pool *p = (up_pool *)cp;
+    add_shard(p, &p->shards[shard], out);
+    add_pool(p, out);
+    return UP_OK;
 }
 
 unsigned up_pool_shards(const up_pool *p) { return p ? p->nshards : 0; }

@@ -83,7 +83,8 @@ struct up_pool {
     int spread_by_thread; /* (ro) some shard has no CPU: pick shards per thread */
 
     UP_ALIGNED_LINE _Atomic uint64_t idle; /* (atomic) see UP__IDLE_* */
-    UP_ALIGNED_LINE _Atomic int stopping;  /* (atomic) */
+    UP_ALIGNED_LINE _Atomic int stopping;  /* (atomic) set once every queue is closed */
+    _Atomic int stop_requested;            /* (atomic) the first stop call owns the stop */
     _Atomic int monitor_parked;            /* (atomic) 1 while the monitor sleeps untimed */
     UP_ALIGNED_LINE _Atomic unsigned workers;  /* (atomic) reserved workers, all shards */
     _Atomic unsigned workers_peak;

@@ -210,6 +210,14 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
         }
     }
     unsigned home = w && w->pool == p ? w->shard : home_shard(p);
+    /* No worker at all (a floor of zero, all retired, or none could ever
+     * start): start one first, and refuse the task if that fails, rather
+     * than accept work nobody will run. */
+    if (up__load_relaxed(&p->workers) == 0 && !up__load_relaxed(&p->stopping) &&
+        up__spawn(p, &p->shards[home], 1) != UP_OK && up__load_acquire(&p->workers) == 0) {
+        up__set_error("submit: no worker thread could be started");
+        return UP_EAGAIN;
+    }
     /* Tasks of a pool with a start hook run only on its workers: they
      * expect their worker's state (up_worker_local()). */
     int may_help =

@@ -269,27 +269,55 @@ static int park(up__worker *w)
     return PARK_AWAKE;
 }
 
-/* Gives up the searcher count, takes a last look, then gives up the
- * worker's reservation if the shard stays at or above its floor. */
+/* Takes back a reservation given up a moment ago, if the caps allow. */
+static int reserve_again(up_pool *p, up__shard *s)
+{
+    unsigned n = up__load_relaxed(&s->nworkers);
+    do {
+        if (n >= p->cfg.shard_max_workers)
+            return 0;
+    } while (!up__cas_weak_seqcst(&s->nworkers, &n, n + 1));
+    unsigned g = up__load_relaxed(&p->workers);
+    do {
+        if (p->cfg.max_workers && g >= p->cfg.max_workers) {
+            up__fetch_sub_seqcst(&s->nworkers, 1);
+            return 0;
+        }
+    } while (!up__cas_weak_seqcst(&p->workers, &g, g + 1));
+    return 1;
+}
+
+/* Retirement. The worker gives up its searcher count and its reservation
+ * first, and only then takes its last look at the queues. A submitter
+ * publishes, then reads the idle word and, finding nobody to wake, the
+ * worker count to decide whether to spawn. So either the submitter sees
+ * the reduced count and can start a worker, or this worker's last look
+ * sees the task and it takes its reservation back (or, if the caps no
+ * longer allow it, whoever holds the slot now will look). Looking before
+ * giving up the reservation would let a submit slip between the look and
+ * the give-up, find the shard "full" and strand its task. */
 static int try_retire(up__worker *w)
 {
     up_pool *p = w->pool;
     up__shard *s = &p->shards[w->shard];
     unsigned min = p->cfg.shard_min_workers;
-    if (up__load_relaxed(&s->nworkers) <= min)
+    if (up__load_relaxed(&s->nworkers) <= min || work_visible(p))
         return 0;
     up__fetch_sub_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
-    if (!work_visible(p)) {
-        unsigned n = up__load_relaxed(&s->nworkers);
-        while (n > min)
-            if (up__cas_weak_acq_rel(&s->nworkers, &n, n - 1)) {
-                up__fetch_sub_acq_rel(&p->workers, 1);
-                up__fetch_add_relaxed(&p->retired, 1);
-                return 1;
-            }
+    unsigned n = up__load_relaxed(&s->nworkers);
+    do {
+        if (n <= min) {
+            up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+            return 0;
+        }
+    } while (!up__cas_weak_seqcst(&s->nworkers, &n, n - 1));
+    up__fetch_sub_seqcst(&p->workers, 1);
+    if (work_visible(p) && reserve_again(p, s)) {
+        up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+        return 0;
     }
-    up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
-    return 0;
+    up__fetch_add_relaxed(&p->retired, 1);
+    return 1;
 }
 
 /* A searcher that found a task stops searching. If it was the last one

@@ -125,6 +125,9 @@ typedef struct up_stats { /* a snapshot; counters since create */
 } up_stats;
 
 void up_pool_stats(const up_pool *p, up_stats *out);
+/* The same for one shard (steals: taken from other shards by its workers;
+ * workers_peak is the pool's). UP_EINVAL for a bad pool or shard. */
+int up_pool_shard_stats(const up_pool *p, unsigned shard, up_stats *out);
 unsigned up_pool_shards(const up_pool *p);
 /* Prints the effective configuration (what UP_PRINT_CONFIG=1 shows). */
 void up_pool_print_config(const up_pool *p, void *file /* FILE * */);
@@ -146,14 +149,19 @@ up_pool *up_current_pool(void);
  *   int name_submit(up_pool *, T value);       never blocks
  *   int name_submit_wait(up_pool *, T value);  blocks while full
  * where handler is void handler(T *value). T is stored inline in the slot. */
+#if defined(__GNUC__) || defined(__clang__)
+#define UP_MAYBE_UNUSED __attribute__((unused))
+#else
+#define UP_MAYBE_UNUSED
+#endif
 #define UP_TYPED(name, T, handler)                                                                 \
     _Static_assert(sizeof(T) <= UP_PAYLOAD_MAX, #T " does not fit in a queue slot");              \
     static inline void name##_trampoline_(void *p_) { handler((T *)p_); }                          \
-    static inline int name##_submit(up_pool *pool_, T value_)                                      \
+    UP_MAYBE_UNUSED static inline int name##_submit(up_pool *pool_, T value_)                      \
     {                                                                                              \
         return up_submit_copy(pool_, name##_trampoline_, &value_, sizeof value_);                 \
     }                                                                                              \
-    static inline int name##_submit_wait(up_pool *pool_, T value_)                                 \
+    UP_MAYBE_UNUSED static inline int name##_submit_wait(up_pool *pool_, T value_)                 \
     {                                                                                              \
         return up_submit_copy_wait(pool_, name##_trampoline_, &value_, sizeof value_);            \
     }

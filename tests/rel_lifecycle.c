@@ -1,0 +1,105 @@
+/* Reliability 5: a random mix of lifecycle calls from many threads on a
+ * few shared pools (submit in every form, stats, stop, stop-and-wait,
+ * stop with a timeout, destroy and re-create) under a watchdog: if the run
+ * does not finish in time the watchdog aborts it, so a hang fails. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include <ultrapool/pool.h>
+
+#include "check.h"
+
+#define POOLS 3
+
+typedef struct slot {
+    pthread_rwlock_t use; /* writers replace the pool, readers use it */
+    up_pool *p;
+} slot;
+
+static slot slots[POOLS];
+static _Atomic uint64_t ops, ran;
+static _Atomic int finished;
+
+static void task(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&ran, 1);
+}
+
+static void *watchdog(void *arg)
+{
+    unsigned secs = (unsigned)(uintptr_t)arg;
+    for (unsigned i = 0; i < secs * 10 && !atomic_load(&finished); i++)
+        test_sleep_ms(100);
+    if (!atomic_load(&finished)) {
+        fprintf(stderr, "watchdog: no progress after %u s: hang\n", secs);
+        abort();
+    }
+    return NULL;
+}
+
+static void *mixer(void *arg)
+{
+    uint64_t seed = (uint64_t)(uintptr_t)arg;
+    int n = (int)test_size("UP_TEST_LIFECYCLE_OPS", 3000);
+    for (int i = 0; i < n; i++) {
+        slot *s = &slots[test_rand(&seed) % POOLS];
+        unsigned op = (unsigned)(test_rand(&seed) % 100);
+        if (op < 3) {
+            /* Replace the pool: exclusive use. */
+            pthread_rwlock_wrlock(&s->use);
+            CHECK_EQ(up_pool_destroy(s->p), UP_OK);
+            CHECK_EQ(up_pool_create(&s->p, NULL), UP_OK);
+            pthread_rwlock_unlock(&s->use);
+            continue;
+        }
+        pthread_rwlock_rdlock(&s->use);
+        int rc = UP_OK;
+        if (op < 60)
+            rc = up_submit(s->p, task, NULL);
+        else if (op < 80)
+            rc = up_submit_timeout(s->p, task, NULL, 100000);
+        else if (op < 85)
+            up_pool_stop(s->p);
+        else if (op < 88)
+            rc = up_pool_stop_timeout(s->p, 1000000);
+        else if (op < 90)
+            rc = up_pool_stop_and_wait(s->p);
+        else {
+            up_stats st;
+            up_pool_stats(s->p, &st);
+            CHECK(st.executed <= st.submitted);
+        }
+        CHECK(rc == UP_OK || rc == UP_ESTOPPED || rc == UP_EOVERLOAD || rc == UP_ETIMEDOUT);
+        pthread_rwlock_unlock(&s->use);
+        atomic_fetch_add(&ops, 1);
+    }
+    return NULL;
+}
+
+int main(void)
+{
+    uint64_t seed = test_seed();
+    for (int i = 0; i < POOLS; i++) {
+        pthread_rwlock_init(&slots[i].use, NULL);
+        CHECK_EQ(up_pool_create(&slots[i].p, NULL), UP_OK);
+    }
+    unsigned limit = (unsigned)test_size("UP_TEST_WATCHDOG_S", 120);
+    pthread_t wd;
+    pthread_create(&wd, NULL, watchdog, (void *)(uintptr_t)limit);
+    pthread_t th[12];
+    for (int i = 0; i < 12; i++)
+        pthread_create(&th[i], NULL, mixer, (void *)(uintptr_t)(seed + (uint64_t)i * 1000003u));
+    for (int i = 0; i < 12; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < POOLS; i++)
+        CHECK_EQ(up_pool_destroy(slots[i].p), UP_OK);
+    atomic_store(&finished, 1);
+    pthread_join(wd, NULL);
+    printf("figure: %llu lifecycle operations from 12 threads on %d pools, %llu tasks ran, "
+           "hangs 0 (watchdog %u s)\n",
+           (unsigned long long)atomic_load(&ops), POOLS, (unsigned long long)atomic_load(&ran),
+           limit);
+    return 0;
+}
