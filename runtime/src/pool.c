@@ -401,6 +401,12 @@ void up_pool_print_config(const up_pool *p, void *file)
         up__print_config(&p->cfg, &p->plan, file ? (FILE *)file : stderr);
 }
 
-void *up_worker_local(void) { return up__tls_worker ? up__tls_worker->local : NULL; }
+/* Only a task of the worker's own pool sees the worker's state: a worker of
+ * one pool may run another pool's task while it waits on that pool. */
+void *up_worker_local(void)
+{
+    up__worker *w = up__tls_worker;
+    return w && w->pool == up__tls_running ? w->local : NULL;
+}
 
 up_pool *up_current_pool(void) { return up__tls_running; }

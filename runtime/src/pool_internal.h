@@ -112,6 +112,9 @@ void up__wake_all(up_pool *p);
 int up__take_from_shard(up_pool *p, up__shard *s, up__task *out);
 void up__free_worker(up__worker *w);
 void up__join_exited(up_pool *p);
+int up__help_once(up_pool *p);
+/* submit.c */
+unsigned up__home_shard(const up_pool *p);
 /* monitor.c */
 int up__monitor_start(up_pool *p);
 void up__monitor_poke(up_pool *p);

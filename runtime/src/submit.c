@@ -80,6 +80,8 @@ static unsigned home_shard(const up_pool *p)
     return (thread_hash() >> 8) % p->nshards;
 }
 
+unsigned up__home_shard(const up_pool *p) { return home_shard(p); }
+
 /* After a task became visible in shard s (or in a deque of a worker of s):
  * make sure somebody will look. */
 static void after_publish(up_pool *p, up__shard *s)
@@ -232,7 +234,10 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
         up__set_error("submit: no worker thread could be started");
         return UP_EAGAIN;
     }
-    int may_help = mode == MODE_WAIT && p->cfg.submit_help && !(w && w->pool == p);
+    /* Tasks of a pool with a start hook run only on its workers: they
+     * expect their worker's state (up_worker_local()). */
+    int may_help =
+        mode == MODE_WAIT && p->cfg.submit_help && !(w && w->pool == p) && !p->cfg.on_worker_start;
     for (;;) {
         /* Home first. A helping submitter that finds it full runs a batch
          * of its queued tasks (oldest first), everything on this CPU's

@@ -110,6 +110,47 @@ static int find_work(up__worker *w, up__task *out)
     return 0;
 }
 
+/* Runs one queued task of pool p on the calling thread, for a thread that
+ * waits for tasks of p to finish (a group's waiter) and would otherwise
+ * idle its CPU or, being a worker of p, wait for tasks only it could run.
+ * A worker of p looks as when idle: its own deque (newest first), then the
+ * shards nearest first. Any other thread takes from the shard queues from
+ * its home shard on, then from the workers' deques. A thread that is not
+ * one of p's workers runs nothing when p has a start hook: such tasks
+ * expect their worker's state (up_worker_local()).
+ * Returns 1 when it ran a task. The task counts as executed after it
+ * returns, which is what a waiting stop compares against. */
+int up__help_once(up_pool *p)
+{
+    up__worker *w = up__tls_worker;
+    up__task t;
+    if (w && w->pool == p) {
+        if (!find_work(w, &t))
+            return 0;
+        up__run_task(p, &t);
+        count(&w->executed);
+        return 1;
+    }
+    if (p->cfg.on_worker_start)
+        return 0;
+    unsigned home = up__home_shard(p);
+    const unsigned *order = &p->plan.order[home * p->nshards];
+    for (unsigned k = 0; k < p->nshards; k++) {
+        up__shard *s = &p->shards[order[k]];
+        if (!up__take_from_shard(p, s, &t) && !steal_from_deques(s, NULL, &t))
+            continue;
+        up__run_task(p, &t);
+        up__fetch_add_seqcst(&s->helped, 1);
+        if (up__load_relaxed(&p->stopping)) {
+            pthread_mutex_lock(&p->mu);
+            pthread_cond_broadcast(&p->cv);
+            pthread_mutex_unlock(&p->mu);
+        }
+        return 1;
+    }
+    return 0;
+}
+
 /* Is any task queued or pushed anywhere in the pool? Sequentially
  * consistent loads: this is the "last look" of the idle protocol. */
 static int work_visible(up_pool *p)

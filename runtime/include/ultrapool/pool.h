@@ -54,7 +54,9 @@ typedef enum up_shard_choice {
 } up_shard_choice;
 
 /* Called once in every worker thread, after it starts and before it exits.
- * What start returns becomes the worker's local state (up_worker_local()). */
+ * What start returns becomes the worker's local state (up_worker_local()).
+ * The tasks of a pool with a start hook run only on its workers (blocked
+ * submitters and group waiters do not run them), so each finds its state. */
 typedef void *(*up_worker_start_fn)(void *ctx, unsigned shard, unsigned worker);
 typedef void (*up_worker_stop_fn)(void *ctx, void *local);
 
@@ -137,7 +139,8 @@ void up_pool_print_config(const up_pool *p, void *file /* FILE * */);
 unsigned up_pool_reserve(up_pool *p, unsigned n);
 
 /* Inside a task: the local state of the running worker (what the start
- * hook returned), NULL outside a worker. */
+ * hook returned); NULL outside a worker, and for a task of another pool
+ * that the worker runs while it waits on that pool. */
 void *up_worker_local(void);
 /* Inside a task: the pool running it, NULL elsewhere. */
 up_pool *up_current_pool(void);
