@@ -1,0 +1,414 @@
+/* The ultrapool variant of the kernels: the same decompositions as the
+ * #pragma omp variant, written with <ultrapool/parallel.h> calls. Task
+ * arguments live on the creating task's stack (children finish before
+ * their parent does). */
+#include <stdio.h>
+
+#include <ultrapool/parallel.h>
+
+#include "par_up.h"
+
+const char par_runtime[] = "ultrapool";
+
+up_pool *par_up_pool;
+unsigned par_up_threads = 1;
+static unsigned par_up_team;
+
+int par_setup(unsigned threads)
+{
+    par_up_threads = threads ? threads : 1;
+    int rc = up_pool_create(&par_up_pool, NULL);
+    if (rc != UP_OK) {
+        fprintf(stderr, "ultrapool: up_pool_create: %s\n", up_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+void par_teardown(void)
+{
+    if (par_up_pool) {
+        up_pool_stop_and_wait(par_up_pool);
+        up_pool_destroy(par_up_pool);
+        par_up_pool = NULL;
+    }
+}
+
+void par_up_region(up_region_fn fn, void *ctx)
+{
+    int rc = up_parallel(par_up_pool, par_up_threads, fn, ctx);
+    if (rc != UP_OK) {
+        fprintf(stderr, "ultrapool: up_parallel: %s\n", up_strerror(rc));
+        abort();
+    }
+}
+
+unsigned par_team_size(void) { return par_up_team; }
+
+void par_up_note_team(void)
+{
+    if (up_master())
+        par_up_team = up_num_threads();
+}
+
+/* ---- fib: every call a task ----------------------------------------- */
+
+typedef struct fib_arg {
+    int n;
+    uint64_t r;
+} fib_arg;
+
+static void fib_task(void *p)
+{
+    fib_arg *f = p;
+    if (f->n < 2) {
+        f->r = (uint64_t)f->n;
+        return;
+    }
+    fib_arg x = {f->n - 1, 0}, y = {f->n - 2, 0};
+    up_task(fib_task, &x, NULL);
+    up_task(fib_task, &y, NULL);
+    up_taskwait();
+    f->r = x.r + y.r;
+}
+
+static void fib_region(void *ctx)
+{
+    par_up_note_team();
+    if (up_single()) {
+        up_task(fib_task, ctx, NULL);
+        up_taskwait();
+    }
+}
+
+uint64_t par_fib(int n)
+{
+    fib_arg root = {n, 0};
+    par_up_region(fib_region, &root);
+    return root.r;
+}
+
+/* ---- nqueens --------------------------------------------------------- */
+
+typedef struct nq_arg {
+    up_k_nq_state s;
+    uint64_t count;
+} nq_arg;
+
+static void nq_task(void *p)
+{
+    nq_arg *a = p;
+    if (a->s.row >= PAR_NQ_TASK_ROWS || a->s.row == a->s.n) {
+        a->count = up_k_nqueens_from(&a->s);
+        return;
+    }
+    nq_arg child[UP_K_NQ_MAX];
+    int k = 0;
+    for (uint32_t free = up_k_nq_free(&a->s); free; free &= free - 1, k++) {
+        child[k].s = up_k_nq_place(&a->s, free & -free);
+        up_task(nq_task, &child[k], NULL);
+    }
+    up_taskwait();
+    uint64_t sum = 0;
+    for (int i = 0; i < k; i++)
+        sum += child[i].count;
+    a->count = sum;
+}
+
+static void nq_region(void *ctx)
+{
+    par_up_note_team();
+    if (up_single())
+        nq_task(ctx);
+}
+
+uint64_t par_nqueens(int n)
+{
+    if (n < 1 || n > UP_K_NQ_MAX)
+        return 0;
+    nq_arg root = {up_k_nq_start(n), 0};
+    par_up_region(nq_region, &root);
+    return root.count;
+}
+
+/* ---- merge sort ------------------------------------------------------ */
+
+typedef struct merge_arg {
+    const int32_t *x, *y;
+    size_t nx, ny;
+    int32_t *out;
+} merge_arg;
+
+static void merge_task(void *p)
+{
+    merge_arg *a = p;
+    const int32_t *x = a->x, *y = a->y;
+    size_t nx = a->nx, ny = a->ny;
+    if (nx + ny <= PAR_MERGE_CUTOFF) {
+        up_k_merge(x, nx, y, ny, a->out);
+        return;
+    }
+    if (nx < ny) {
+        const int32_t *t = x;
+        x = y;
+        y = t;
+        size_t tn = nx;
+        nx = ny;
+        ny = tn;
+    }
+    size_t mx = nx / 2, my = up_k_lower_bound(y, ny, x[mx]);
+    merge_arg lo = {x, y, mx, my, a->out};
+    merge_arg hi = {x + mx, y + my, nx - mx, ny - my, a->out + mx + my};
+    up_task(merge_task, &lo, NULL);
+    up_task(merge_task, &hi, NULL);
+    up_taskwait();
+}
+
+typedef struct sort_arg {
+    int32_t *a, *tmp;
+    size_t n;
+    int into_tmp;
+} sort_arg;
+
+static void sort_task(void *p)
+{
+    sort_arg *s = p;
+    if (s->n <= PAR_MSORT_CUTOFF) {
+        up_k_msort_into(s->a, s->tmp, s->n, s->into_tmp);
+        return;
+    }
+    size_t h = s->n / 2;
+    sort_arg lo = {s->a, s->tmp, h, !s->into_tmp};
+    sort_arg hi = {s->a + h, s->tmp + h, s->n - h, !s->into_tmp};
+    up_task(sort_task, &lo, NULL);
+    up_task(sort_task, &hi, NULL);
+    up_taskwait();
+    const int32_t *src = s->into_tmp ? s->a : s->tmp;
+    merge_arg m = {src, src + h, h, s->n - h, s->into_tmp ? s->tmp : s->a};
+    merge_task(&m);
+}
+
+static void sort_region(void *ctx)
+{
+    par_up_note_team();
+    if (up_single())
+        sort_task(ctx);
+}
+
+void par_msort(int32_t *a, int32_t *tmp, size_t n)
+{
+    sort_arg root = {a, tmp, n, 0};
+    par_up_region(sort_region, &root);
+}
+
+/* ---- sparse LU ------------------------------------------------------- */
+
+typedef struct slu_op {
+    const double *x, *y; /* fwd/bdiv: the diagonal block; bmod: col, row */
+    double *z;           /* the block written */
+    int bs;
+} slu_op;
+
+static void fwd_task(void *p)
+{
+    slu_op *o = p;
+    up_k_slu_fwd(o->x, o->z, o->bs);
+}
+
+static void bdiv_task(void *p)
+{
+    slu_op *o = p;
+    up_k_slu_bdiv(o->x, o->z, o->bs);
+}
+
+static void bmod_task(void *p)
+{
+    slu_op *o = p;
+    up_k_slu_bmod(o->x, o->y, o->z, o->bs);
+}
+
+typedef struct slu_ctx {
+    up_k_slu *m;
+    slu_op *ops; /* room for one step's tasks: 2 nb + nb^2 */
+    int failed;
+} slu_ctx;
+
+static void slu_single(slu_ctx *c)
+{
+    up_k_slu *m = c->m;
+    int nb = m->nb, bs = m->bs;
+    for (int k = 0; k < nb; k++) {
+        slu_op *op = c->ops;
+        double *diag = *up_k_slu_at(m, k, k);
+        up_k_slu_lu0(diag, bs);
+        for (int j = k + 1; j < nb; j++)
+            if (*up_k_slu_at(m, k, j)) {
+                *op = (slu_op){diag, NULL, *up_k_slu_at(m, k, j), bs};
+                up_task(fwd_task, op++, NULL);
+            }
+        for (int i = k + 1; i < nb; i++)
+            if (*up_k_slu_at(m, i, k)) {
+                *op = (slu_op){diag, NULL, *up_k_slu_at(m, i, k), bs};
+                up_task(bdiv_task, op++, NULL);
+            }
+        up_taskwait();
+        op = c->ops;
+        for (int i = k + 1; i < nb; i++) {
+            const double *col = *up_k_slu_at(m, i, k);
+            if (!col)
+                continue;
+            for (int j = k + 1; j < nb; j++) {
+                const double *row = *up_k_slu_at(m, k, j);
+                if (!row)
+                    continue;
+                /* Fill-in is made here, by the creating thread. */
+                double *inner = up_k_slu_fill_in(m, i, j);
+                if (!inner) {
+                    c->failed = 1;
+                    continue;
+                }
+                *op = (slu_op){col, row, inner, bs};
+                up_task(bmod_task, op++, NULL);
+            }
+        }
+        up_taskwait();
+        if (c->failed)
+            return;
+    }
+}
+
+static void slu_region(void *ctx)
+{
+    par_up_note_team();
+    if (up_single())
+        slu_single(ctx);
+}
+
+int par_sparselu(up_k_slu *m)
+{
+    slu_ctx c = {m, malloc(((size_t)m->nb * m->nb + 2 * (size_t)m->nb) * sizeof(slu_op)), 0};
+    if (!c.ops)
+        return -1;
+    par_up_region(slu_region, &c);
+    free(c.ops);
+    return c.failed ? -1 : 0;
+}
+
+/* ---- Strassen -------------------------------------------------------- */
+
+typedef struct str_arg {
+    up_k_mat a, b, c;
+    size_t n;
+    int rc;
+} str_arg;
+
+static void strassen_task(void *p)
+{
+    str_arg *s = p;
+    size_t n = s->n;
+    if (n < PAR_STRASSEN_TASK_MIN || n <= PAR_STRASSEN_LEAF || n % 2) {
+        s->rc = up_k_strassen(s->a, s->b, s->c, n, PAR_STRASSEN_LEAF);
+        return;
+    }
+    up_k_strassen_level lv;
+    if (up_k_strassen_split(&lv, s->a, s->b, n)) {
+        s->rc = -1;
+        return;
+    }
+    str_arg sub[7];
+    for (int i = 0; i < 7; i++) {
+        sub[i] = (str_arg){lv.left[i], lv.right[i], lv.m[i], n / 2, 0};
+        up_task(strassen_task, &sub[i], NULL);
+    }
+    up_taskwait();
+    up_k_strassen_join(&lv, s->c);
+    s->rc = 0;
+    for (int i = 0; i < 7; i++)
+        s->rc |= sub[i].rc;
+}
+
+static void strassen_region(void *ctx)
+{
+    par_up_note_team();
+    if (up_single())
+        strassen_task(ctx);
+}
+
+int par_strassen(up_k_mat a, up_k_mat b, up_k_mat c, size_t n)
+{
+    str_arg root = {a, b, c, n, 0};
+    par_up_region(strassen_region, &root);
+    return root.rc;
+}
+
+/* ---- Jacobi with dependencies ---------------------------------------- */
+
+/* The arguments of a block's task depend only on the sweep's parity, so
+ * one array per parity serves every sweep. */
+typedef struct jac_arg {
+    const up_k_jacobi *j;
+    const double *src;
+    double *dst;
+    size_t bi, bj;
+} jac_arg;
+
+typedef struct jac_ctx {
+    up_k_jacobi *j;
+    int sweeps;
+    jac_arg *args; /* [2][nb][nb] */
+} jac_ctx;
+
+static void jac_task(void *p)
+{
+    jac_arg *a = p;
+    up_k_jacobi_block(a->j, a->src, a->dst, a->bi, a->bj);
+}
+
+static void jac_single(jac_ctx *c)
+{
+    const up_k_jacobi *j = c->j;
+    size_t nb = j->nb;
+    for (int s = 0; s < c->sweeps; s++) {
+        const double *src = j->grid[s % 2];
+        double *dst = j->grid[(s + 1) % 2];
+        for (size_t bi = 0; bi < nb; bi++)
+            for (size_t bj = 0; bj < nb; bj++) {
+                up_dep d[6];
+                size_t n = 0;
+                d[n++] = (up_dep){up_k_jacobi_block_addr(j, dst, bi, bj), UP_DEP_OUT};
+                d[n++] = (up_dep){up_k_jacobi_block_addr(j, src, bi, bj), UP_DEP_IN};
+                if (bi > 0)
+                    d[n++] = (up_dep){up_k_jacobi_block_addr(j, src, bi - 1, bj), UP_DEP_IN};
+                if (bi + 1 < nb)
+                    d[n++] = (up_dep){up_k_jacobi_block_addr(j, src, bi + 1, bj), UP_DEP_IN};
+                if (bj > 0)
+                    d[n++] = (up_dep){up_k_jacobi_block_addr(j, src, bi, bj - 1), UP_DEP_IN};
+                if (bj + 1 < nb)
+                    d[n++] = (up_dep){up_k_jacobi_block_addr(j, src, bi, bj + 1), UP_DEP_IN};
+                up_task_deps(jac_task, &c->args[((size_t)(s % 2) * nb + bi) * nb + bj], d, n, NULL);
+            }
+    }
+}
+
+static void jac_region(void *ctx)
+{
+    par_up_note_team();
+    if (up_single())
+        jac_single(ctx);
+}
+
+int par_jacobi(up_k_jacobi *j, int sweeps)
+{
+    size_t nb = j->nb;
+    jac_ctx c = {j, sweeps, malloc(2 * nb * nb * sizeof(jac_arg))};
+    if (!c.args)
+        return -1;
+    for (int par = 0; par < 2; par++)
+        for (size_t bi = 0; bi < nb; bi++)
+            for (size_t bj = 0; bj < nb; bj++)
+                c.args[((size_t)par * nb + bi) * nb + bj] =
+                    (jac_arg){j, j->grid[par], j->grid[1 - par], bi, bj};
+    par_up_region(jac_region, &c);
+    free(c.args);
+    return 0;
+}
