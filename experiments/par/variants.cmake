@@ -45,8 +45,11 @@ set(UP_PAR_VARIANTS ${variants} CACHE INTERNAL "")
 
 # The other OpenMP runtime needs the other compiler, and a compiler is
 # fixed per CMake tree: a second project (omp-peer/) built with it, whose
-# programs land in UP_PAR_BIN beside the others. Skipped when that
-# compiler cannot build an OpenMP program.
+# programs land in UP_PAR_BIN beside the others. It links this tree's
+# kernel library, so every runtime runs the same machine code for the
+# kernels and only the task code differs (clang's code for merge sort is
+# much faster than GCC's here, which would otherwise show as a runtime
+# difference). Skipped when that compiler cannot build an OpenMP program.
 set(peer "")
 if(omp_main STREQUAL "gomp")
   find_program(UP_PEER_CC NAMES clang clang-18 clang-17 clang-16 clang-15 clang-14)
@@ -81,6 +84,8 @@ if(peer)
                -DUP_PEER_NAME=${peer}
                -DUP_WERROR=${UP_WERROR}
                -DUP_OUTPUT_DIR=${UP_PAR_BIN}
+               -DUP_KERNELS_LIB=$<TARGET_FILE:up_par_kernels>
+    DEPENDS up_par_kernels
     BUILD_ALWAYS ON
     INSTALL_COMMAND ""
     BUILD_BYPRODUCTS ${UP_PAR_BIN}/par_child_${peer} ${UP_PAR_BIN}/test_par_kernels_${peer})
