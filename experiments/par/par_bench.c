@@ -148,6 +148,21 @@ void pb_progress(const char *fmt, ...)
     fflush(stderr);
 }
 
+void pb_round(const pb_opts *o, const char *what, int round, int rounds, int ncells)
+{
+    char load[128] = "unknown";
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fgets(load, sizeof load, f))
+            load[strcspn(load, "\n")] = 0;
+        fclose(f);
+    }
+    pb_progress("%s: round %d/%d, %d cells (load average %s)\n", what, round + 1, rounds, ncells,
+                load);
+    if (o->raw)
+        fprintf(o->raw, "# %s round %d/%d, load average %s\n", what, round + 1, rounds, load);
+}
+
 static int usage(const char *msg)
 {
     fprintf(stderr,
@@ -168,7 +183,7 @@ static int exists(const pb_opts *o, const char *runtime)
 int main(int argc, char **argv)
 {
     static char bindir[1024];
-    pb_opts o = {.rounds = 5, .metg_rounds = 3, .seed = 0, .width_factor = 4, .metg_target_s = 0.1};
+    pb_opts o = {.rounds = 5, .metg_rounds = 3, .seed = 0, .width_factor = 4, .metg_target_s = 0.05};
     const char *mode = "all", *runtimes = "gomp,libomp,ultrapool", *threads = "1,2";
     snprintf(bindir, sizeof bindir, "%s", argv[0]);
     char *slash = strrchr(bindir, '/');

@@ -46,6 +46,9 @@ double pb_median(double *v, size_t n);             /* sorts v; NAN when n is 0 *
 uint64_t pb_rand(uint64_t *state);
 void pb_shuffle(int *v, int n, uint64_t *state);
 void pb_progress(const char *fmt, ...); /* to stderr */
+/* Notes the start of a round on stderr and in the raw log, with the load
+ * average where the system tells it (the machine is shared). */
+void pb_round(const pb_opts *o, const char *what, int round, int rounds, int ncells);
 
 int pb_table(const pb_opts *o); /* kernels x runtimes x threads; fib ns per task */
 int pb_epcc(const pb_opts *o);  /* task, taskwait, dependency, taskloop overheads */

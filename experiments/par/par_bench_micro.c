@@ -28,7 +28,7 @@ typedef struct mcell {
     unsigned threads;
     int test;    /* EPCC: index in epcc_tests */
     int pattern; /* Task Bench */
-    double gran; /* Task Bench: nominal task duration (ns) */
+    double gran; /* Task Bench: task duration (ns), from the sequential cell */
     uint64_t iters;
     long width, steps;
     double v[64]; /* per round: EPCC overhead ns; Task Bench efficiency */
@@ -45,7 +45,7 @@ static int run_rounds(const pb_opts *o, mcell *cells, int ncells, int rounds, co
         for (int i = 0; i < ncells; i++)
             order[i] = i;
         pb_shuffle(order, ncells, &rng);
-        pb_progress("%s: round %d/%d, %d cells\n", what, round + 1, rounds, ncells);
+        pb_round(o, what, round, rounds, ncells);
         for (int i = 0; i < ncells; i++)
             run(o, &cells[order[i]], round);
     }
@@ -142,7 +142,11 @@ int pb_epcc(const pb_opts *o)
 
 /* ---- Task Bench METG ------------------------------------------------- */
 
-static double tb_ns_per_iter;
+/* Every (pattern, granularity) also runs on the sequential child with the
+ * same graph: the task duration is that run's time / tasks (the body, its
+ * dependency reads and the loop around it: the physical limit), and
+ * efficiency = (sequential time / threads) / parallel time
+ *            = (tasks x task duration / threads) / wall time. */
 
 static void run_tb_cell(const pb_opts *o, mcell *c, int round)
 {
@@ -163,22 +167,28 @@ static void run_tb_cell(const pb_opts *o, mcell *c, int round)
         c->small_team++;
     if (!out.ok || isnan(ns) || pb_field(&out, "run ", "verified") != 1)
         c->failed++;
-    else if (c->n < 64) {
-        double tasks = (double)c->width * (double)c->steps;
-        c->wall[c->n] = ns;
-        c->v[c->n++] = (tasks * (double)c->iters * tb_ns_per_iter / c->threads) / ns;
-    }
+    else if (c->n < 64)
+        c->wall[c->n++] = ns;
     pb_output_free(&out);
 }
 
-static double cell_eff(mcell *c) { return pb_median(c->v, (size_t)c->n); }
+static int is_seq(const mcell *c) { return strcmp(c->runtime, "seq") == 0; }
+
+/* The sequential cell of the same graph. */
+static mcell *baseline(mcell *cells, int ncells, const mcell *c)
+{
+    for (int i = 0; i < ncells; i++)
+        if (is_seq(&cells[i]) && cells[i].pattern == c->pattern && cells[i].iters == c->iters)
+            return &cells[i];
+    return NULL;
+}
 
 int pb_metg(const pb_opts *o)
 {
-    tb_ns_per_iter = calibrate(o);
-    if (isnan(tb_ns_per_iter))
+    double ns_per_iter = calibrate(o);
+    if (isnan(ns_per_iter))
         return 1;
-    /* Granularities from 1 ms down by sqrt(2) to below 250 ns (every
+    /* Body durations from 1 ms down by sqrt(2) to below 250 ns (every
      * other one with --quick). */
     double grans[40];
     int ngrans = 0;
@@ -192,52 +202,68 @@ int pb_metg(const pb_opts *o)
     for (int i = 0; i < o->nthreads; i++)
         if (o->threads[i] == 2)
             threads = 2;
-    const long max_tasks = o->quick ? 20000 : 400000;
-    int ncells = 0;
-    mcell *cells = calloc((size_t)(o->nruntimes * UP_K_TB_NPATTERNS * ngrans), sizeof *cells);
-    for (int r = 0; r < o->nruntimes; r++)
+    const long max_tasks = o->quick ? 20000 : 200000;
+    const long width = (long)threads * o->width_factor;
+    int ncells = 0, nrt = o->nruntimes + 1;
+    mcell *cells = calloc((size_t)(nrt * UP_K_TB_NPATTERNS * ngrans), sizeof *cells);
+    for (int r = 0; r < nrt; r++)
         for (int p = 0; p < UP_K_TB_NPATTERNS; p++)
             for (int g = 0; g < ngrans; g++) {
                 mcell *c = &cells[ncells++];
-                *c = (mcell){
-                    .runtime = o->runtimes[r], .threads = threads, .pattern = p, .gran = grans[g]};
-                c->iters = (uint64_t)(grans[g] / tb_ns_per_iter + 0.5);
+                *c = (mcell){.runtime = r < o->nruntimes ? o->runtimes[r] : "seq",
+                             .threads = r < o->nruntimes ? threads : 1,
+                             .pattern = p,
+                             .width = width};
+                c->iters = (uint64_t)(grans[g] / ns_per_iter + 0.5);
                 if (c->iters < 1)
                     c->iters = 1;
-                c->width = (long)threads * o->width_factor;
-                /* Enough steps for the run to last about metg_target_s if
-                 * it were perfectly efficient, within bounds. */
+                /* Enough steps for a perfectly efficient run on the
+                 * threads to last about metg_target_s, within bounds. */
                 double ideal_tasks = o->metg_target_s * 1e9 * threads / grans[g];
-                long steps = (long)ceil(ideal_tasks / (double)c->width);
-                if (steps * c->width > max_tasks)
-                    steps = max_tasks / c->width;
+                long steps = (long)ceil(ideal_tasks / (double)width);
+                if (steps * width > max_tasks)
+                    steps = max_tasks / width;
                 c->steps = steps < 4 ? 4 : steps;
             }
     int problems = run_rounds(o, cells, ncells, o->metg_rounds, "metg", run_tb_cell);
+
+    /* Task durations from the sequential cells, then efficiencies. */
+    for (int i = 0; i < ncells; i++) {
+        mcell *c = &cells[i];
+        if (is_seq(c))
+            continue;
+        mcell *b = baseline(cells, ncells, c);
+        double seq_ns = NAN;
+        if (b && b->n) {
+            double tmp[64];
+            memcpy(tmp, b->wall, sizeof tmp);
+            seq_ns = pb_median(tmp, (size_t)b->n);
+        }
+        c->gran = seq_ns / ((double)c->width * (double)c->steps);
+        for (int r = 0; r < c->n; r++)
+            c->v[r] = (seq_ns / c->threads) / c->wall[r];
+    }
 
     FILE *csv = pb_open(o, "metg.csv"), *med = pb_open(o, "metg_median.csv"),
          *md = pb_open(o, "metg.md");
     if (!csv || !med || !md)
         return 1;
-    fprintf(csv,
-            "runtime,pattern,threads,width,steps,iters,granularity_ns,round,wall_ns,efficiency\n");
+    fprintf(csv, "runtime,pattern,threads,width,steps,iters,task_ns,round,wall_ns,efficiency\n");
     fprintf(med, "runtime,pattern,threads,granularity_us,efficiency\n");
     for (int i = 0; i < ncells; i++) {
         mcell *c = &cells[i];
         for (int r = 0; r < c->n; r++)
             fprintf(csv, "%s,%s,%u,%ld,%ld,%llu,%.1f,%d,%.0f,%.4f\n", c->runtime,
                     up_k_tb_pattern_name(c->pattern), c->threads, c->width, c->steps,
-                    (unsigned long long)c->iters, (double)c->iters * tb_ns_per_iter, r, c->wall[r],
-                    c->v[r]);
+                    (unsigned long long)c->iters, is_seq(c) ? NAN : c->gran, r, c->wall[r],
+                    is_seq(c) ? NAN : c->v[r]);
     }
     fprintf(md,
-            "Task Bench-style sweep, %u threads, width %u (threads x %d), body calibrated at %.3f "
-            "ns per "
-            "iteration; efficiency = (tasks x task duration / threads) / wall time, median of %d "
-            "rounds. METG(50%%) = the smallest task duration of the sweep (steps of sqrt(2)) "
-            "with efficiency >= 50%%.\n\n",
-            threads, threads * (unsigned)o->width_factor, o->width_factor, tb_ns_per_iter,
-            o->metg_rounds);
+            "Task Bench-style sweep, %u threads, width %ld (threads x %d); task duration = the "
+            "sequential run of the same graph / tasks; efficiency = (tasks x task duration / "
+            "threads) / wall time, median of %d rounds. METG(50%%) = the smallest task duration "
+            "of the sweep (steps of sqrt(2)) with efficiency >= 50%%.\n\n",
+            threads, width, o->width_factor, o->metg_rounds);
     fprintf(md, "| pattern |");
     for (int r = 0; r < o->nruntimes; r++)
         fprintf(md, " %s METG(50%%) |", o->runtimes[r]);
@@ -254,11 +280,11 @@ int pb_metg(const pb_opts *o)
                 mcell *c = &cells[i];
                 if (c->pattern != p || strcmp(c->runtime, o->runtimes[r]))
                     continue;
-                double g = (double)c->iters * tb_ns_per_iter, eff = cell_eff(c);
+                double eff = pb_median(c->v, (size_t)c->n);
                 fprintf(med, "%s,%s,%u,%.4f,%.4f\n", c->runtime, up_k_tb_pattern_name(p),
-                        c->threads, g / 1000, eff);
-                if (eff >= 0.5 && (isnan(metg) || g < metg))
-                    metg = g;
+                        c->threads, c->gran / 1000, eff);
+                if (eff >= 0.5 && (isnan(metg) || c->gran < metg))
+                    metg = c->gran;
             }
             fprintf(med, "\n\n"); /* a gnuplot data block per runtime and pattern */
             if (isnan(metg))

@@ -119,13 +119,10 @@ int pb_table(const pb_opts *o)
         for (int i = 0; i < ncells; i++)
             order[i] = i;
         pb_shuffle(order, ncells, &rng);
-        pb_progress("table: round %d/%d, %d cells\n", round + 1, o->rounds, ncells);
+        pb_round(o, "table", round, o->rounds, ncells);
         for (int i = 0; i < ncells; i++)
             run_cell(o, &cells[order[i]], round);
     }
-    for (int i = 0; i < ncells; i++)
-        cells[i].median = pb_median(cells[i].ns, (size_t)cells[i].n);
-
     FILE *csv = pb_open(o, "table.csv"), *md = pb_open(o, "table.md");
     if (!csv || !md)
         return 1;
@@ -137,6 +134,9 @@ int pb_table(const pb_opts *o)
                              : kernels[cells[i].kernel].label,
                     cells[i].runtime, cells[i].threads, r, cells[i].ns[r]);
     fclose(csv);
+    /* After the CSV, which keeps the rounds' order: this sorts ns[]. */
+    for (int i = 0; i < ncells; i++)
+        cells[i].median = pb_median(cells[i].ns, (size_t)cells[i].n);
 
     fprintf(md,
             "Median of %d rounds; ms (speedup over sequential). Last column: the better "
@@ -177,6 +177,21 @@ int pb_table(const pb_opts *o)
         fprintf(md, "\n\\* a run of this cell failed its check, or its team had fewer threads "
                     "than asked (see raw.log).\n");
     fclose(md);
+
+    /* The spread of every cell over the rounds. */
+    FILE *sp = pb_open(o, "table_spread.md");
+    if (!sp)
+        return 1;
+    fprintf(sp, "| kernel | runtime | threads | min ms | median ms | max ms | rounds |\n"
+                "|---|---|---:|---:|---:|---:|---:|\n");
+    for (int i = 0; i < ncells; i++) {
+        const cell *c = &cells[i];
+        /* ns[] is sorted by the median. */
+        fprintf(sp, "| %s | %s | %u | %.1f | %.1f | %.1f | %d |\n", kernels[c->kernel].name,
+                c->runtime, c->threads, c->n ? c->ns[0] / 1e6 : NAN, cell_ms(c),
+                c->n ? c->ns[c->n - 1] / 1e6 : NAN, c->n);
+    }
+    fclose(sp);
 
     /* Fib: ns per task = time x threads / tasks. */
     FILE *fib = pb_open(o, "fib.md");
