@@ -13,7 +13,7 @@ void par_omp_note_team(void);
  * previous step, padded to the pattern's fixed count by repeating the
  * first one (OpenMP needs the clauses written out; a repeated "in" adds
  * no order). The trivial pattern has no dependencies at all. */
-void par_taskbench(const up_k_tb *g)
+int par_taskbench(const up_k_tb *g)
 {
     int width = g->width, steps = g->steps;
     up_k_tb_pattern pat = g->pattern;
@@ -49,6 +49,7 @@ void par_taskbench(const up_k_tb *g)
                 }
             }
     }
+    return 0;
 }
 
 /* ---- EPCC-style overheads -------------------------------------------- */

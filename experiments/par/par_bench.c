@@ -183,7 +183,8 @@ static int exists(const pb_opts *o, const char *runtime)
 int main(int argc, char **argv)
 {
     static char bindir[1024];
-    pb_opts o = {.rounds = 5, .metg_rounds = 3, .seed = 0, .width_factor = 4, .metg_target_s = 0.05};
+    pb_opts o = {
+        .rounds = 5, .metg_rounds = 3, .seed = 0, .width_factor = 4, .metg_target_s = 0.05};
     const char *mode = "all", *runtimes = "gomp,libomp,ultrapool", *threads = "1,2";
     snprintf(bindir, sizeof bindir, "%s", argv[0]);
     char *slash = strrchr(bindir, '/');

@@ -134,7 +134,7 @@ int par_case_run(par_case *c, uint64_t *ns)
         rc = par_jacobi(&c->jac, (int)c->p.steps);
         break;
     case PAR_K_TASKBENCH:
-        par_taskbench(&c->tb);
+        rc = par_taskbench(&c->tb);
         break;
     default:
         rc = -1;

@@ -56,8 +56,9 @@ int par_strassen(up_k_mat a, up_k_mat b, up_k_mat c, size_t n);
  * 0, or -1 when out of memory. */
 int par_jacobi(up_k_jacobi *j, int sweeps);
 
-/* Every point of the graph as a task with the pattern's dependencies. */
-void par_taskbench(const up_k_tb *g);
+/* Every point of the graph as a task with the pattern's dependencies;
+ * 0, or -1 when the runtime refused a task. */
+int par_taskbench(const up_k_tb *g);
 
 /* EPCC-style overhead tests (each thread's work is innerreps delays of
  * delay_iters iterations of up_k_tb_compute()):

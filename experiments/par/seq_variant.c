@@ -33,7 +33,11 @@ int par_jacobi(up_k_jacobi *j, int sweeps)
     return 0;
 }
 
-void par_taskbench(const up_k_tb *g) { up_k_tb_run_seq(g); }
+int par_taskbench(const up_k_tb *g)
+{
+    up_k_tb_run_seq(g);
+    return 0;
+}
 
 int par_epcc(par_epcc_test test, unsigned innerreps, uint64_t delay_iters)
 {

@@ -4,33 +4,43 @@
 
 /* ---- Task Bench ------------------------------------------------------ */
 
-/* A point's task gets the address of its cell; the graph it belongs to is
- * the one being run (one run at a time in a process). */
-static const up_k_tb *tb_graph;
+/* A point's task carries its graph and coordinates (firstprivate). */
+typedef struct tb_point {
+    const up_k_tb *g;
+    int step, x;
+} tb_point;
 
 static void tb_task(void *p)
 {
-    const up_k_tb *g = tb_graph;
-    long cell = (uint64_t *)p - g->grid;
-    up_k_tb_run_point(g, (int)(cell / g->width), (int)(cell % g->width));
+    const tb_point *pt = p;
+    up_k_tb_run_point(pt->g, pt->step, pt->x);
 }
 
-static void tb_single(const up_k_tb *g)
+typedef struct tb_ctx {
+    const up_k_tb *g;
+    int failed;
+} tb_ctx;
+
+static void tb_single(tb_ctx *c)
 {
+    const up_k_tb *g = c->g;
     for (int t = 0; t < g->steps; t++)
         for (int x = 0; x < g->width; x++) {
-            uint64_t *out = up_k_tb_cell(g, t, x);
-            if (g->pattern == UP_K_TB_TRIVIAL) {
-                up_task(tb_task, out, NULL);
-                continue;
+            tb_point pt = {g, t, x};
+            int rc;
+            if (g->pattern == UP_K_TB_TRIVIAL) { /* no dependencies at all */
+                rc = up_task_copy(tb_task, &pt, sizeof pt, NULL);
+            } else {
+                int d[UP_K_TB_MAX_DEPS];
+                int nd = up_k_tb_deps(g, t, x, d);
+                up_dep deps[UP_K_TB_MAX_DEPS + 1];
+                deps[0] = (up_dep){up_k_tb_cell(g, t, x), UP_DEP_OUT};
+                for (int i = 0; i < nd; i++)
+                    deps[1 + i] = (up_dep){up_k_tb_cell(g, t - 1, d[i]), UP_DEP_IN};
+                rc = up_task_deps_copy(tb_task, &pt, sizeof pt, deps, (size_t)nd + 1, NULL);
             }
-            int d[UP_K_TB_MAX_DEPS];
-            int n = up_k_tb_deps(g, t, x, d);
-            up_dep deps[UP_K_TB_MAX_DEPS + 1];
-            deps[0] = (up_dep){out, UP_DEP_OUT};
-            for (int i = 0; i < n; i++)
-                deps[1 + i] = (up_dep){up_k_tb_cell(g, t - 1, d[i]), UP_DEP_IN};
-            up_task_deps(tb_task, out, deps, (size_t)n + 1, NULL);
+            if (rc != UP_OK)
+                c->failed = 1;
         }
 }
 
@@ -41,10 +51,11 @@ static void tb_region(void *ctx)
         tb_single(ctx);
 }
 
-void par_taskbench(const up_k_tb *g)
+int par_taskbench(const up_k_tb *g)
 {
-    tb_graph = g;
-    par_up_region(tb_region, (void *)g);
+    tb_ctx c = {g, 0};
+    par_up_region(tb_region, &c);
+    return c.failed ? -1 : 0;
 }
 
 /* ---- EPCC-style overheads -------------------------------------------- */

@@ -1,7 +1,8 @@
 /* The ultrapool variant of the kernels: the same decompositions as the
  * #pragma omp variant, written with <ultrapool/parallel.h> calls. Task
  * arguments live on the creating task's stack (children finish before
- * their parent does). */
+ * their parent does), except where a producer loop creates the tasks
+ * (Jacobi): there they are copied into the task, like firstprivate. */
 #include <stdio.h>
 
 #include <ultrapool/parallel.h>
@@ -343,8 +344,7 @@ int par_strassen(up_k_mat a, up_k_mat b, up_k_mat c, size_t n)
 
 /* ---- Jacobi with dependencies ---------------------------------------- */
 
-/* The arguments of a block's task depend only on the sweep's parity, so
- * one array per parity serves every sweep. */
+/* A block's task carries its arguments in the task (firstprivate). */
 typedef struct jac_arg {
     const up_k_jacobi *j;
     const double *src;
@@ -355,7 +355,7 @@ typedef struct jac_arg {
 typedef struct jac_ctx {
     up_k_jacobi *j;
     int sweeps;
-    jac_arg *args; /* [2][nb][nb] */
+    int failed;
 } jac_ctx;
 
 static void jac_task(void *p)
@@ -385,7 +385,9 @@ static void jac_single(jac_ctx *c)
                     d[n++] = (up_dep){up_k_jacobi_block_addr(j, src, bi, bj - 1), UP_DEP_IN};
                 if (bj + 1 < nb)
                     d[n++] = (up_dep){up_k_jacobi_block_addr(j, src, bi, bj + 1), UP_DEP_IN};
-                up_task_deps(jac_task, &c->args[((size_t)(s % 2) * nb + bi) * nb + bj], d, n, NULL);
+                jac_arg a = {j, src, dst, bi, bj};
+                if (up_task_deps_copy(jac_task, &a, sizeof a, d, n, NULL) != UP_OK)
+                    c->failed = 1;
             }
     }
 }
@@ -399,16 +401,7 @@ static void jac_region(void *ctx)
 
 int par_jacobi(up_k_jacobi *j, int sweeps)
 {
-    size_t nb = j->nb;
-    jac_ctx c = {j, sweeps, malloc(2 * nb * nb * sizeof(jac_arg))};
-    if (!c.args)
-        return -1;
-    for (int par = 0; par < 2; par++)
-        for (size_t bi = 0; bi < nb; bi++)
-            for (size_t bj = 0; bj < nb; bj++)
-                c.args[((size_t)par * nb + bi) * nb + bj] =
-                    (jac_arg){j, j->grid[par], j->grid[1 - par], bi, bj};
+    jac_ctx c = {j, sweeps, 0};
     par_up_region(jac_region, &c);
-    free(c.args);
-    return 0;
+    return c.failed ? -1 : 0;
 }
