@@ -47,6 +47,20 @@ size_t up_k_lower_bound(const int32_t *x, size_t n, int32_t v)
     return lo;
 }
 
+void up_k_merge_split(const up_k_merge_job *job, up_k_merge_job *lo, up_k_merge_job *hi)
+{
+    up_k_merge_job j = *job;
+    if (j.nx < j.ny) {
+        j.x = job->y;
+        j.y = job->x;
+        j.nx = job->ny;
+        j.ny = job->nx;
+    }
+    size_t mx = j.nx / 2, my = up_k_lower_bound(j.y, j.ny, j.x[mx]);
+    *lo = (up_k_merge_job){j.x, j.y, mx, my, j.out};
+    *hi = (up_k_merge_job){j.x + mx, j.y + my, j.nx - mx, j.ny - my, j.out + mx + my};
+}
+
 void up_k_msort_into(int32_t *a, int32_t *tmp, size_t n, int into_tmp)
 {
     if (n <= INSERTION_MAX) {

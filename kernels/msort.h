@@ -25,6 +25,18 @@ void up_k_merge(const int32_t *x, size_t nx, const int32_t *y, size_t ny, int32_
 /* The first index i in sorted x[0, n) with x[i] >= v (n if none). */
 size_t up_k_lower_bound(const int32_t *x, size_t n, int32_t v);
 
+/* A merge of the sorted runs x[0, nx) and y[0, ny) into out. */
+typedef struct up_k_merge_job {
+    const int32_t *x, *y;
+    size_t nx, ny;
+    int32_t *out;
+} up_k_merge_job;
+/* Splits a merge into two independent ones: the larger run is cut at its
+ * middle element v, the other where v would go (up_k_lower_bound), and
+ * hi writes right after lo. Both are smaller than job when its larger run
+ * has at least two elements. */
+void up_k_merge_split(const up_k_merge_job *job, up_k_merge_job *lo, up_k_merge_job *hi);
+
 /* What a permutation keeps: the count and two order-independent sums of
  * mixed values. Two arrays with different multisets give equal
  * signatures with probability about 2^-128 (for inputs not built to

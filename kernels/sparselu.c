@@ -129,32 +129,71 @@ void up_k_slu_bmod(const double *col, const double *row, double *inner, int bs)
         }
 }
 
-int up_k_slu_factor(up_k_slu *m)
+void up_k_slu_run_op(const up_k_slu_op *op)
+{
+    switch (op->kind) {
+    case UP_K_SLU_FWD:
+        up_k_slu_fwd(op->a, op->c, op->bs);
+        break;
+    case UP_K_SLU_BDIV:
+        up_k_slu_bdiv(op->a, op->c, op->bs);
+        break;
+    case UP_K_SLU_BMOD:
+        up_k_slu_bmod(op->a, op->b, op->c, op->bs);
+        break;
+    }
+}
+
+void up_k_slu_panel(up_k_slu *m, int k, up_k_slu_op_fn fn, void *ctx)
 {
     int nb = m->nb, bs = m->bs;
-    for (int k = 0; k < nb; k++) {
-        double *diag = *up_k_slu_at(m, k, k);
-        up_k_slu_lu0(diag, bs);
-        for (int j = k + 1; j < nb; j++)
-            if (*up_k_slu_at(m, k, j))
-                up_k_slu_fwd(diag, *up_k_slu_at(m, k, j), bs);
-        for (int i = k + 1; i < nb; i++)
-            if (*up_k_slu_at(m, i, k))
-                up_k_slu_bdiv(diag, *up_k_slu_at(m, i, k), bs);
-        for (int i = k + 1; i < nb; i++) {
-            const double *col = *up_k_slu_at(m, i, k);
-            if (!col)
-                continue;
-            for (int j = k + 1; j < nb; j++) {
-                const double *row = *up_k_slu_at(m, k, j);
-                if (!row)
-                    continue;
-                double *inner = up_k_slu_fill_in(m, i, j);
-                if (!inner)
-                    return -1;
-                up_k_slu_bmod(col, row, inner, bs);
-            }
+    double *diag = *up_k_slu_at(m, k, k);
+    up_k_slu_lu0(diag, bs);
+    for (int j = k + 1; j < nb; j++)
+        if (*up_k_slu_at(m, k, j)) {
+            up_k_slu_op op = {UP_K_SLU_FWD, bs, diag, NULL, *up_k_slu_at(m, k, j)};
+            fn(&op, ctx);
         }
+    for (int i = k + 1; i < nb; i++)
+        if (*up_k_slu_at(m, i, k)) {
+            up_k_slu_op op = {UP_K_SLU_BDIV, bs, diag, NULL, *up_k_slu_at(m, i, k)};
+            fn(&op, ctx);
+        }
+}
+
+int up_k_slu_updates(up_k_slu *m, int k, up_k_slu_op_fn fn, void *ctx)
+{
+    int nb = m->nb, bs = m->bs;
+    for (int i = k + 1; i < nb; i++) {
+        const double *col = *up_k_slu_at(m, i, k);
+        if (!col)
+            continue;
+        for (int j = k + 1; j < nb; j++) {
+            const double *row = *up_k_slu_at(m, k, j);
+            if (!row)
+                continue;
+            double *inner = up_k_slu_fill_in(m, i, j);
+            if (!inner)
+                return -1;
+            up_k_slu_op op = {UP_K_SLU_BMOD, bs, col, row, inner};
+            fn(&op, ctx);
+        }
+    }
+    return 0;
+}
+
+static void run_now(const up_k_slu_op *op, void *ctx)
+{
+    (void)ctx;
+    up_k_slu_run_op(op);
+}
+
+int up_k_slu_factor(up_k_slu *m)
+{
+    for (int k = 0; k < m->nb; k++) {
+        up_k_slu_panel(m, k, run_now, NULL);
+        if (up_k_slu_updates(m, k, run_now, NULL))
+            return -1;
     }
     return 0;
 }

@@ -41,8 +41,31 @@ void up_k_slu_bdiv(const double *diag, double *col, int bs); /* col = col U^-1 *
 /* inner -= col * row */
 void up_k_slu_bmod(const double *col, const double *row, double *inner, int bs);
 
-/* The sequential factorisation. 0, or -1 when a fill-in block could not
- * be allocated. */
+/* One block operation of an elimination step: fwd (a: the diagonal
+ * block, c: a block of row k), bdiv (a: the diagonal block, c: a block of
+ * column k) or bmod (c -= a b). Small enough to copy into a task. */
+typedef enum up_k_slu_kind { UP_K_SLU_FWD, UP_K_SLU_BDIV, UP_K_SLU_BMOD } up_k_slu_kind;
+typedef struct up_k_slu_op {
+    up_k_slu_kind kind;
+    int bs;
+    const double *a, *b;
+    double *c;
+} up_k_slu_op;
+void up_k_slu_run_op(const up_k_slu_op *op);
+typedef void (*up_k_slu_op_fn)(const up_k_slu_op *op, void *ctx);
+
+/* Step k, for a caller that decides how each operation runs (at once, or
+ * as a task): up_k_slu_panel() factors the diagonal block, then hands fn
+ * every fwd and bdiv of the step; up_k_slu_updates(), called once those
+ * are done, hands fn every bmod, after making its fill-in block (so block
+ * pointers change only on the calling thread). The operations handed
+ * over by one call are independent of each other. up_k_slu_updates()
+ * returns 0, or -1 when a fill-in block could not be allocated. */
+void up_k_slu_panel(up_k_slu *m, int k, up_k_slu_op_fn fn, void *ctx);
+int up_k_slu_updates(up_k_slu *m, int k, up_k_slu_op_fn fn, void *ctx);
+
+/* The sequential factorisation: every step's operations run at once.
+ * 0, or -1 when a fill-in block could not be allocated. */
 int up_k_slu_factor(up_k_slu *m);
 
 /* ||a - ref||_F / ||ref||_F, absent blocks counting as zeros. */

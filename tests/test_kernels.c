@@ -121,6 +121,38 @@ static void test_msort(uint64_t seed)
     CHECK(memcmp(out, want, sizeof out) == 0);
     CHECK_EQ(up_k_lower_bound(x, 4, 3), 1);
     CHECK_EQ(up_k_lower_bound(x, 4, 9), 4);
+
+    /* A split merge, both halves merged on their own, equals the whole
+     * merge; both halves are smaller; either run may be the larger. */
+    uint64_t s = seed;
+    for (int trial = 0; trial < 200; trial++) {
+        size_t nx = 2 + up_k_rand(&s) % 300, ny = up_k_rand(&s) % 300;
+        if (trial % 2) {
+            size_t t = nx;
+            nx = ny + 2;
+            ny = t;
+        }
+        int32_t *a = malloc((nx + ny) * 4), *whole = malloc((nx + ny) * 4),
+                *parts = malloc((nx + ny) * 4);
+        CHECK(a && whole && parts);
+        for (size_t i = 0; i < nx + ny; i++)
+            a[i] = (int32_t)(up_k_rand(&s) % 50); /* many equal keys */
+        int32_t *tmp = malloc((nx + ny) * 4);
+        up_k_msort(a, tmp, nx);
+        up_k_msort(a + nx, tmp, ny);
+        up_k_merge(a, nx, a + nx, ny, whole);
+        up_k_merge_job job = {a, a + nx, nx, ny, parts}, lo, hi;
+        up_k_merge_split(&job, &lo, &hi);
+        CHECK(lo.nx + lo.ny < nx + ny && hi.nx + hi.ny < nx + ny);
+        CHECK_EQ(lo.nx + lo.ny + hi.nx + hi.ny, nx + ny);
+        up_k_merge(lo.x, lo.nx, lo.y, lo.ny, lo.out);
+        up_k_merge(hi.x, hi.nx, hi.y, hi.ny, hi.out);
+        CHECK(memcmp(whole, parts, (nx + ny) * 4) == 0);
+        free(a);
+        free(whole);
+        free(parts);
+        free(tmp);
+    }
 }
 
 static void test_sparselu(uint64_t seed)

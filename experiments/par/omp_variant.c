@@ -97,25 +97,18 @@ uint64_t par_nqueens(int n)
 
 /* ---- merge sort ------------------------------------------------------ */
 
-static void merge_task(const int32_t *x, size_t nx, const int32_t *y, size_t ny, int32_t *out)
+static void merge_task(up_k_merge_job job)
 {
-    if (nx + ny <= PAR_MERGE_CUTOFF) {
-        up_k_merge(x, nx, y, ny, out);
+    if (job.nx + job.ny <= PAR_MERGE_CUTOFF) {
+        up_k_merge(job.x, job.nx, job.y, job.ny, job.out);
         return;
     }
-    if (nx < ny) {
-        const int32_t *t = x;
-        x = y;
-        y = t;
-        size_t tn = nx;
-        nx = ny;
-        ny = tn;
-    }
-    size_t mx = nx / 2, my = up_k_lower_bound(y, ny, x[mx]);
-#pragma omp task firstprivate(x, y, out, mx, my)
-    merge_task(x, mx, y, my, out);
-#pragma omp task firstprivate(x, y, out, mx, my, nx, ny)
-    merge_task(x + mx, nx - mx, y + my, ny - my, out + mx + my);
+    up_k_merge_job lo, hi;
+    up_k_merge_split(&job, &lo, &hi);
+#pragma omp task firstprivate(lo)
+    merge_task(lo);
+#pragma omp task firstprivate(hi)
+    merge_task(hi);
 #pragma omp taskwait
 }
 
@@ -132,7 +125,7 @@ static void sort_task(int32_t *a, int32_t *tmp, size_t n, int into_tmp)
     sort_task(a + h, tmp + h, n - h, !into_tmp);
 #pragma omp taskwait
     const int32_t *src = into_tmp ? a : tmp;
-    merge_task(src, h, src + h, n - h, into_tmp ? tmp : a);
+    merge_task((up_k_merge_job){src, src + h, h, n - h, into_tmp ? tmp : a});
 }
 
 void par_msort(int32_t *a, int32_t *tmp, size_t n)
@@ -147,50 +140,25 @@ void par_msort(int32_t *a, int32_t *tmp, size_t n)
 
 /* ---- sparse LU ------------------------------------------------------- */
 
+static void slu_spawn(const up_k_slu_op *op, void *ctx)
+{
+    (void)ctx;
+    up_k_slu_op o = *op;
+#pragma omp task firstprivate(o)
+    up_k_slu_run_op(&o);
+}
+
 int par_sparselu(up_k_slu *m)
 {
-    int nb = m->nb, bs = m->bs, failed = 0;
+    int failed = 0;
 #pragma omp parallel num_threads(par_omp_threads)
 #pragma omp single
     {
         par_omp_note_team();
-        for (int k = 0; k < nb && !failed; k++) {
-            double *diag = *up_k_slu_at(m, k, k);
-            up_k_slu_lu0(diag, bs);
-            for (int j = k + 1; j < nb; j++) {
-                double *row = *up_k_slu_at(m, k, j);
-                if (row) {
-#pragma omp task firstprivate(diag, row, bs)
-                    up_k_slu_fwd(diag, row, bs);
-                }
-            }
-            for (int i = k + 1; i < nb; i++) {
-                double *col = *up_k_slu_at(m, i, k);
-                if (col) {
-#pragma omp task firstprivate(diag, col, bs)
-                    up_k_slu_bdiv(diag, col, bs);
-                }
-            }
+        for (int k = 0; k < m->nb && !failed; k++) {
+            up_k_slu_panel(m, k, slu_spawn, NULL);
 #pragma omp taskwait
-            for (int i = k + 1; i < nb; i++) {
-                const double *col = *up_k_slu_at(m, i, k);
-                if (!col)
-                    continue;
-                for (int j = k + 1; j < nb; j++) {
-                    const double *row = *up_k_slu_at(m, k, j);
-                    if (!row)
-                        continue;
-                    /* Fill-in is allocated here, by the creating thread, so
-                     * no two tasks race on a block pointer. */
-                    double *inner = up_k_slu_fill_in(m, i, j);
-                    if (!inner) {
-                        failed = 1;
-                        continue;
-                    }
-#pragma omp task firstprivate(col, row, inner, bs)
-                    up_k_slu_bmod(col, row, inner, bs);
-                }
-            }
+            failed = up_k_slu_updates(m, k, slu_spawn, NULL);
 #pragma omp taskwait
         }
     }

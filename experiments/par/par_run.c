@@ -7,22 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const kernel_names[] = {"fib",      "nqueens", "msort",    "sparselu",
-                                           "strassen", "jacobi",  "taskbench"};
-
-const char *par_kernel_name(par_kernel k)
-{
-    return k >= 0 && k < PAR_K_NKERNELS ? kernel_names[k] : "?";
-}
-
-int par_kernel_parse(const char *name)
-{
-    for (int k = 0; k < PAR_K_NKERNELS; k++)
-        if (strcmp(name, kernel_names[k]) == 0)
-            return k;
-    return -1;
-}
-
 static uint64_t now_ns(void)
 {
     struct timespec ts;

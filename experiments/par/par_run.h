@@ -7,22 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "par_variant.h"
-
-typedef enum par_kernel {
-    PAR_K_FIB,
-    PAR_K_NQUEENS,
-    PAR_K_MSORT,
-    PAR_K_SPARSELU,
-    PAR_K_STRASSEN,
-    PAR_K_JACOBI,
-    PAR_K_TASKBENCH,
-    PAR_K_NKERNELS
-} par_kernel;
-
-const char *par_kernel_name(par_kernel k);
-/* The kernel with that name, or -1. */
-int par_kernel_parse(const char *name);
+#include "par_common.h"
 
 typedef struct par_params {
     par_kernel kernel;

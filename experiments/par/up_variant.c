@@ -134,32 +134,15 @@ uint64_t par_nqueens(int n)
 
 /* ---- merge sort ------------------------------------------------------ */
 
-typedef struct merge_arg {
-    const int32_t *x, *y;
-    size_t nx, ny;
-    int32_t *out;
-} merge_arg;
-
 static void merge_task(void *p)
 {
-    merge_arg *a = p;
-    const int32_t *x = a->x, *y = a->y;
-    size_t nx = a->nx, ny = a->ny;
-    if (nx + ny <= PAR_MERGE_CUTOFF) {
-        up_k_merge(x, nx, y, ny, a->out);
+    const up_k_merge_job *job = p;
+    if (job->nx + job->ny <= PAR_MERGE_CUTOFF) {
+        up_k_merge(job->x, job->nx, job->y, job->ny, job->out);
         return;
     }
-    if (nx < ny) {
-        const int32_t *t = x;
-        x = y;
-        y = t;
-        size_t tn = nx;
-        nx = ny;
-        ny = tn;
-    }
-    size_t mx = nx / 2, my = up_k_lower_bound(y, ny, x[mx]);
-    merge_arg lo = {x, y, mx, my, a->out};
-    merge_arg hi = {x + mx, y + my, nx - mx, ny - my, a->out + mx + my};
+    up_k_merge_job lo, hi;
+    up_k_merge_split(job, &lo, &hi);
     up_task(merge_task, &lo, NULL);
     up_task(merge_task, &hi, NULL);
     up_taskwait();
@@ -185,7 +168,7 @@ static void sort_task(void *p)
     up_task(sort_task, &hi, NULL);
     up_taskwait();
     const int32_t *src = s->into_tmp ? s->a : s->tmp;
-    merge_arg m = {src, src + h, h, s->n - h, s->into_tmp ? s->tmp : s->a};
+    up_k_merge_job m = {src, src + h, h, s->n - h, s->into_tmp ? s->tmp : s->a};
     merge_task(&m);
 }
 
@@ -204,94 +187,38 @@ void par_msort(int32_t *a, int32_t *tmp, size_t n)
 
 /* ---- sparse LU ------------------------------------------------------- */
 
-typedef struct slu_op {
-    const double *x, *y; /* fwd/bdiv: the diagonal block; bmod: col, row */
-    double *z;           /* the block written */
-    int bs;
-} slu_op;
+static void slu_task(void *p) { up_k_slu_run_op(p); }
 
-static void fwd_task(void *p)
+static void slu_spawn(const up_k_slu_op *op, void *ctx)
 {
-    slu_op *o = p;
-    up_k_slu_fwd(o->x, o->z, o->bs);
-}
-
-static void bdiv_task(void *p)
-{
-    slu_op *o = p;
-    up_k_slu_bdiv(o->x, o->z, o->bs);
-}
-
-static void bmod_task(void *p)
-{
-    slu_op *o = p;
-    up_k_slu_bmod(o->x, o->y, o->z, o->bs);
+    if (up_task_copy(slu_task, op, sizeof *op, NULL) != UP_OK)
+        *(int *)ctx = 1;
 }
 
 typedef struct slu_ctx {
     up_k_slu *m;
-    slu_op *ops; /* room for one step's tasks: 2 nb + nb^2 */
     int failed;
 } slu_ctx;
 
-static void slu_single(slu_ctx *c)
-{
-    up_k_slu *m = c->m;
-    int nb = m->nb, bs = m->bs;
-    for (int k = 0; k < nb; k++) {
-        slu_op *op = c->ops;
-        double *diag = *up_k_slu_at(m, k, k);
-        up_k_slu_lu0(diag, bs);
-        for (int j = k + 1; j < nb; j++)
-            if (*up_k_slu_at(m, k, j)) {
-                *op = (slu_op){diag, NULL, *up_k_slu_at(m, k, j), bs};
-                up_task(fwd_task, op++, NULL);
-            }
-        for (int i = k + 1; i < nb; i++)
-            if (*up_k_slu_at(m, i, k)) {
-                *op = (slu_op){diag, NULL, *up_k_slu_at(m, i, k), bs};
-                up_task(bdiv_task, op++, NULL);
-            }
-        up_taskwait();
-        op = c->ops;
-        for (int i = k + 1; i < nb; i++) {
-            const double *col = *up_k_slu_at(m, i, k);
-            if (!col)
-                continue;
-            for (int j = k + 1; j < nb; j++) {
-                const double *row = *up_k_slu_at(m, k, j);
-                if (!row)
-                    continue;
-                /* Fill-in is made here, by the creating thread. */
-                double *inner = up_k_slu_fill_in(m, i, j);
-                if (!inner) {
-                    c->failed = 1;
-                    continue;
-                }
-                *op = (slu_op){col, row, inner, bs};
-                up_task(bmod_task, op++, NULL);
-            }
-        }
-        up_taskwait();
-        if (c->failed)
-            return;
-    }
-}
-
 static void slu_region(void *ctx)
 {
+    slu_ctx *c = ctx;
     par_up_note_team();
-    if (up_single())
-        slu_single(ctx);
+    if (!up_single())
+        return;
+    for (int k = 0; k < c->m->nb && !c->failed; k++) {
+        up_k_slu_panel(c->m, k, slu_spawn, &c->failed);
+        up_taskwait();
+        if (up_k_slu_updates(c->m, k, slu_spawn, &c->failed))
+            c->failed = 1;
+        up_taskwait();
+    }
 }
 
 int par_sparselu(up_k_slu *m)
 {
-    slu_ctx c = {m, malloc(((size_t)m->nb * m->nb + 2 * (size_t)m->nb) * sizeof(slu_op)), 0};
-    if (!c.ops)
-        return -1;
+    slu_ctx c = {m, 0};
     par_up_region(slu_region, &c);
-    free(c.ops);
     return c.failed ? -1 : 0;
 }
 
