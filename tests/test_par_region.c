@@ -262,6 +262,22 @@ int main(void)
         CHECK_EQ(up_submit_wait(pool, region_from_task, NULL), UP_OK);
     WAIT_UNTIL(atomic_load(&from_task_done) == 4, 30000);
     CHECK_EQ(atomic_load(&from_task_done), 4);
+    /* All or nothing: exactly 2 members (a pool of 2 shards gathers them),
+     * and a team larger than the pool's caps allow is refused whole. */
+    basics eb;
+    memset(&eb, 0, sizeof eb);
+    CHECK_EQ(up_parallel_exact(pool, 2, basics_region, &eb), UP_OK);
+    CHECK_EQ(eb.size, 2);
+    up_config small;
+    up_config_init(&small);
+    small.shards = 1;
+    small.shard_max_workers = 1;
+    up_pool *one;
+    CHECK_EQ(up_pool_create(&one, &small), UP_OK);
+    memset(&eb, 0, sizeof eb);
+    CHECK_EQ(up_parallel_exact(one, 3, basics_region, &eb), UP_EAGAIN);
+    CHECK_EQ(eb.size, 0); /* nothing ran */
+    CHECK_EQ(up_pool_destroy(one), UP_OK);
     /* Bad input. */
     CHECK_EQ(up_parallel(NULL, 2, basics_region, NULL), UP_EINVAL);
     CHECK_EQ(up_parallel(pool, 2, NULL, NULL), UP_EINVAL);

@@ -177,7 +177,7 @@ static void group_body(void *p)
 static void cancelling_leaf(void *p)
 {
     long i = (long)(intptr_t)p;
-    if (i == 5)
+    if (i == 999) /* the newest: its creator takes it first (newest first) */
         up_cancel_taskgroup();
     if (up_cancelled())
         atomic_fetch_add(&group_skipped_seen, 1);
@@ -186,7 +186,7 @@ static void cancelling_leaf(void *p)
 static void cancelling_body(void *p)
 {
     (void)p;
-    for (long i = 0; i < 100000; i++)
+    for (long i = 0; i < 1000; i++)
         up_task(cancelling_leaf, (void *)(intptr_t)i, NULL);
 }
 static int group_rc, cancel_rc;
@@ -256,8 +256,8 @@ int main(void)
     CHECK_EQ(group_rc, UP_OK);
     CHECK_EQ(ran_after_group, 20 * 50);
     CHECK_EQ(cancel_rc, UP_ECANCELED);
-    /* Tasks not started when task 5 cancelled were skipped. */
-    CHECK(atomic_load(&group_ran) < 100000);
+    /* Tasks not started when task 999 cancelled were skipped: most of them. */
+    CHECK(atomic_load(&group_ran) < 500);
 
     CHECK_EQ(up_parallel(pool, 2, taskloop_region, NULL), UP_OK);
     for (int i = 0; i < 100003; i++)
@@ -269,7 +269,7 @@ int main(void)
     CHECK_EQ(up_taskgroup(NULL, NULL), UP_EINVAL);
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
     printf("tasks: fib(%d) at 1, 2, 4 threads, nqueens 4..9, all-member creation, options, "
-           "taskgroups (%ld of 100000 ran after cancel), taskloops\n",
+           "taskgroups (%ld of 1000 ran around a cancel), taskloops\n",
            n, (long)atomic_load(&group_ran));
     return 0;
 }

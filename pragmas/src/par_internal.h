@@ -84,6 +84,7 @@ struct par_team {
     _Atomic uint32_t state;
     _Atomic unsigned size; /* (atomic) final team size, set when closed */
     _Atomic int running;   /* (atomic) 1 once members may start */
+    _Atomic int abandoned; /* (atomic) set before running: members leave at once */
     _Atomic unsigned left; /* (atomic) members done with the region */
     par_member *members;   /* (ro) requested slots */
     _Alignas(PAR_LINE) _Atomic unsigned bar_count;

@@ -298,8 +298,8 @@ static int create(up_task_fn fn, const par_task *proto, const up_task_opts *opts
     t.fn = fn;
     t.parent = f;
     t.node = NULL;
-    int deferred = th->c.size > 1 && th->c.dq && !f->final &&
-                   !(opts && (opts->undeferred || opts->final));
+    int deferred =
+        th->c.size > 1 && th->c.dq && !f->final && !(opts && (opts->undeferred || opts->final));
     if (deps && ndeps) {
         /* Counted first: once registered, a predecessor may push and run it. */
         f->spawned++;
@@ -384,6 +384,21 @@ int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
     par_task t;
     t.size = 0;
     t.words[0] = (uint64_t)(uintptr_t)arg;
+    return create(fn, &t, opts, deps, ndeps);
+}
+
+int up_task_deps_copy(up_task_fn fn, const void *payload, size_t size, const up_dep *deps,
+                      size_t ndeps, const up_task_opts *opts)
+{
+    if (!payload || size == 0 || size > UP_TASK_PAYLOAD || (ndeps && !deps))
+        return UP_EINVAL;
+    for (size_t i = 0; i < ndeps; i++)
+        if ((unsigned)deps[i].kind > UP_DEP_MUTEXINOUTSET)
+            return UP_EINVAL;
+    par_task t;
+    memset(t.words, 0, sizeof t.words);
+    memcpy(t.words, payload, size);
+    t.size = size;
     return create(fn, &t, opts, deps, ndeps);
 }
 

@@ -100,14 +100,15 @@ static void member_task(void *arg)
             unsigned spins = 0;
             while (!atomic_load_explicit(&t->running, memory_order_acquire))
                 par_relax(&spins);
-            run_member(th, t, st);
+            if (!atomic_load_explicit(&t->abandoned, memory_order_relaxed))
+                run_member(th, t, st);
             break;
         }
     }
     drop_ref(t);
 }
 
-int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx)
+static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, int exact)
 {
     if (!pool || !fn || nthreads > PAR_MAX_TEAM)
         return UP_EINVAL;
@@ -169,11 +170,28 @@ int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx)
         par_relax(&spins);
     uint32_t st = atomic_fetch_or_explicit(&t->state, CLOSED, memory_order_acq_rel);
     atomic_store_explicit(&t->size, st & ~CLOSED, memory_order_relaxed);
+    if (exact && (st & ~CLOSED) < nthreads) {
+        /* All or nothing: release the members that came, run nothing. */
+        atomic_store_explicit(&t->abandoned, 1, memory_order_relaxed);
+        atomic_store_explicit(&t->running, 1, memory_order_release);
+        drop_ref(t);
+        return UP_EAGAIN;
+    }
     atomic_store_explicit(&t->running, 1, memory_order_release);
 
     run_member(th, t, 0);
     drop_ref(t);
     return UP_OK;
+}
+
+int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx)
+{
+    return parallel(pool, nthreads, fn, ctx, 0);
+}
+
+int up_parallel_exact(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx)
+{
+    return parallel(pool, nthreads, fn, ctx, 1);
 }
 
 unsigned up_thread_num(void)

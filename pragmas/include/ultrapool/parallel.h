@@ -56,6 +56,11 @@ typedef void (*up_region_fn)(void *ctx);
  * thread, so it cannot deadlock. Returns UP_OK, UP_EINVAL, UP_ESTOPPED. */
 int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx);
 
+/* Like up_parallel, but all or nothing: when fewer than nthreads members
+ * can be gathered in time, runs nothing and returns UP_EAGAIN. For code
+ * that partitions its data by up_thread_num(). */
+int up_parallel_exact(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx);
+
 unsigned up_thread_num(void);  /* 0 .. up_num_threads() - 1; 0 outside */
 unsigned up_num_threads(void); /* 1 outside a region */
 unsigned up_level(void);       /* nesting depth of active regions */
@@ -152,6 +157,9 @@ typedef struct up_dep {
 } up_dep;
 int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
                  const up_task_opts *opts);
+/* The same with size (<= UP_TASK_PAYLOAD) bytes copied into the task. */
+int up_task_deps_copy(up_task_fn fn, const void *payload, size_t size, const up_dep *deps,
+                      size_t ndeps, const up_task_opts *opts);
 
 typedef struct up_taskloop_opts {
     int64_t grainsize; /* iterations per task (0: from num_tasks) */

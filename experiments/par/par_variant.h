@@ -1,0 +1,91 @@
+/* One runtime's versions of the kernels. The sequential, OpenMP and
+ * ultrapool variants each define every function below under the same
+ * names; an executable links exactly one of them (libgomp and libomp
+ * cannot share a process), so the benchmark child and the kernel test are
+ * each built once per runtime from the same source.
+ *
+ * The cutoffs are shared: every variant makes tasks at the same places,
+ * so the comparison is between runtimes, not between decompositions.
+ * Fib has none on purpose: every call is a task. */
+#ifndef UP_PAR_VARIANT_H
+#define UP_PAR_VARIANT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fib.h"
+#include "jacobi.h"
+#include "msort.h"
+#include "nqueens.h"
+#include "sparselu.h"
+#include "strassen.h"
+#include "taskbench.h"
+
+/* nqueens: a task per queen placed on rows [0, PAR_NQ_TASK_ROWS); the
+ * rest of each branch is counted sequentially. */
+#define PAR_NQ_TASK_ROWS 3
+/* merge sort: runs of at most this many elements sort sequentially, and
+ * merges of at most PAR_MERGE_CUTOFF elements merge sequentially. */
+#define PAR_MSORT_CUTOFF 4096
+#define PAR_MERGE_CUTOFF 8192
+/* Strassen: classical product at n <= PAR_STRASSEN_LEAF; levels with
+ * n >= PAR_STRASSEN_TASK_MIN run their seven products as tasks. */
+#define PAR_STRASSEN_LEAF     64
+#define PAR_STRASSEN_TASK_MIN 256
+
+/* "seq", "gomp", "libomp" or "ultrapool". */
+extern const char par_runtime[];
+
+/* Before the first kernel: the thread count every parallel region uses.
+ * 0, or -1 (with a message on stderr). */
+int par_setup(unsigned threads);
+void par_teardown(void);
+/* Threads the last parallel region really had (a runtime may give fewer
+ * than asked for; the benchmark reports it). */
+unsigned par_team_size(void);
+
+uint64_t par_fib(int n);
+uint64_t par_nqueens(int n);
+/* Sorts a[0, n) in place with scratch tmp[0, n). */
+void par_msort(int32_t *a, int32_t *tmp, size_t n);
+/* Factors m in place; 0, or -1 when a fill-in block could not be made. */
+int par_sparselu(up_k_slu *m);
+/* c = a b (n x n); 0, or -1 when out of memory. */
+int par_strassen(up_k_mat a, up_k_mat b, up_k_mat c, size_t n);
+/* sweeps Jacobi sweeps over j, blocks as tasks with dependencies;
+ * 0, or -1 when out of memory. */
+int par_jacobi(up_k_jacobi *j, int sweeps);
+
+/* Every point of the graph as a task with the pattern's dependencies;
+ * 0, or -1 when the runtime refused a task. */
+int par_taskbench(const up_k_tb *g);
+
+/* EPCC-style overhead tests (each thread's work is innerreps delays of
+ * delay_iters iterations of up_k_tb_compute()):
+ *   reference      each thread runs its delays in a parallel region
+ *   parallel_task  each thread creates innerreps tasks of one delay
+ *   master_task    the master creates innerreps x threads such tasks
+ *   taskwait       each thread creates a task and waits for it, innerreps times
+ *   depend         each thread creates a chain of innerreps tasks, each
+ *                  inout on the same address (so they run one by one)
+ *   taskloop       one thread runs a taskloop of innerreps x threads
+ *                  iterations with grainsize 1
+ * overhead per repetition = (test time - reference time) / innerreps. */
+typedef enum par_epcc_test {
+    PAR_EPCC_REFERENCE,
+    PAR_EPCC_PARALLEL_TASK,
+    PAR_EPCC_MASTER_TASK,
+    PAR_EPCC_TASKWAIT,
+    PAR_EPCC_DEPEND,
+    PAR_EPCC_TASKLOOP,
+    PAR_EPCC_NTESTS
+} par_epcc_test;
+/* Runs one test once; 0, or -1 when this runtime has no such test. */
+int par_epcc(par_epcc_test test, unsigned innerreps, uint64_t delay_iters);
+
+/* The delay of the EPCC tests: its result goes to a thread-local sink so
+ * the compiler cannot drop it. */
+extern _Thread_local uint64_t par_sink;
+static inline void par_delay(uint64_t iters) { par_sink ^= up_k_tb_compute(iters); }
+
+#endif

@@ -1,0 +1,119 @@
+#include "strassen.h"
+
+#include <stdlib.h>
+
+#include "kutil.h"
+
+void up_k_matmul(up_k_mat a, up_k_mat b, up_k_mat c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double *ci = c.p + i * c.ld;
+        for (size_t j = 0; j < n; j++)
+            ci[j] = 0;
+        for (size_t k = 0; k < n; k++) {
+            double aik = a.p[i * a.ld + k];
+            const double *bk = b.p + k * b.ld;
+            for (size_t j = 0; j < n; j++)
+                ci[j] += aik * bk[j];
+        }
+    }
+}
+
+static up_k_mat quad(up_k_mat m, size_t h, int qi, int qj)
+{
+    up_k_mat q = {m.p + (size_t)qi * h * m.ld + (size_t)qj * h, m.ld};
+    return q;
+}
+
+/* out = x + sign * y, h x h. */
+static void add(up_k_mat x, up_k_mat y, double sign, up_k_mat out, size_t h)
+{
+    for (size_t i = 0; i < h; i++)
+        for (size_t j = 0; j < h; j++)
+            out.p[i * out.ld + j] = x.p[i * x.ld + j] + sign * y.p[i * y.ld + j];
+}
+
+int up_k_strassen_split(up_k_strassen_level *lv, up_k_mat a, up_k_mat b, size_t n)
+{
+    size_t h = n / 2, hh = h * h;
+    /* Seven products and ten operand sums. */
+    lv->mem = malloc(17 * hh * sizeof(double));
+    if (!lv->mem)
+        return -1;
+    lv->n = n;
+    for (int i = 0; i < 7; i++)
+        lv->m[i] = (up_k_mat){lv->mem + (size_t)i * hh, h};
+    up_k_mat t[10];
+    for (int i = 0; i < 10; i++)
+        t[i] = (up_k_mat){lv->mem + (size_t)(7 + i) * hh, h};
+    up_k_mat a11 = quad(a, h, 0, 0), a12 = quad(a, h, 0, 1), a21 = quad(a, h, 1, 0),
+             a22 = quad(a, h, 1, 1);
+    up_k_mat b11 = quad(b, h, 0, 0), b12 = quad(b, h, 0, 1), b21 = quad(b, h, 1, 0),
+             b22 = quad(b, h, 1, 1);
+    /* m0 = (a11 + a22)(b11 + b22)   m1 = (a21 + a22) b11
+     * m2 = a11 (b12 - b22)          m3 = a22 (b21 - b11)
+     * m4 = (a11 + a12) b22          m5 = (a21 - a11)(b11 + b12)
+     * m6 = (a12 - a22)(b21 + b22) */
+    add(a11, a22, 1, t[0], h);
+    add(b11, b22, 1, t[1], h);
+    add(a21, a22, 1, t[2], h);
+    add(b12, b22, -1, t[3], h);
+    add(b21, b11, -1, t[4], h);
+    add(a11, a12, 1, t[5], h);
+    add(a21, a11, -1, t[6], h);
+    add(b11, b12, 1, t[7], h);
+    add(a12, a22, -1, t[8], h);
+    add(b21, b22, 1, t[9], h);
+    up_k_mat left[7] = {t[0], t[2], a11, a22, t[5], t[6], t[8]};
+    up_k_mat right[7] = {t[1], b11, t[3], t[4], b22, t[7], t[9]};
+    for (int i = 0; i < 7; i++) {
+        lv->left[i] = left[i];
+        lv->right[i] = right[i];
+    }
+    return 0;
+}
+
+void up_k_strassen_join(up_k_strassen_level *lv, up_k_mat c)
+{
+    size_t h = lv->n / 2;
+    const up_k_mat *m = lv->m;
+    up_k_mat c11 = quad(c, h, 0, 0), c12 = quad(c, h, 0, 1), c21 = quad(c, h, 1, 0),
+             c22 = quad(c, h, 1, 1);
+    /* c11 = m0 + m3 - m4 + m6   c12 = m2 + m4
+     * c21 = m1 + m3             c22 = m0 - m1 + m2 + m5 */
+    for (size_t i = 0; i < h; i++)
+        for (size_t j = 0; j < h; j++) {
+            size_t e = i * h + j;
+            double m0 = m[0].p[e], m1 = m[1].p[e], m2 = m[2].p[e], m3 = m[3].p[e];
+            double m4 = m[4].p[e], m5 = m[5].p[e], m6 = m[6].p[e];
+            c11.p[i * c.ld + j] = m0 + m3 - m4 + m6;
+            c12.p[i * c.ld + j] = m2 + m4;
+            c21.p[i * c.ld + j] = m1 + m3;
+            c22.p[i * c.ld + j] = m0 - m1 + m2 + m5;
+        }
+    free(lv->mem);
+    lv->mem = NULL;
+}
+
+int up_k_strassen(up_k_mat a, up_k_mat b, up_k_mat c, size_t n, size_t leaf)
+{
+    if (n <= leaf || n % 2) {
+        up_k_matmul(a, b, c, n);
+        return 0;
+    }
+    up_k_strassen_level lv;
+    if (up_k_strassen_split(&lv, a, b, n))
+        return -1;
+    int rc = 0;
+    for (int i = 0; i < 7; i++)
+        rc |= up_k_strassen(lv.left[i], lv.right[i], lv.m[i], n / 2, leaf);
+    up_k_strassen_join(&lv, c);
+    return rc;
+}
+
+void up_k_matrix_fill(double *m, size_t n, uint64_t seed)
+{
+    uint64_t s = seed;
+    for (size_t i = 0; i < n * n; i++)
+        m[i] = up_k_rand_unit(&s);
+}

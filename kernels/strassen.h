@@ -1,0 +1,46 @@
+/* Matrix product C = A B of n x n doubles by Strassen's method: seven
+ * half-size products instead of eight, combined with additions, down to
+ * a leaf size where the classical product takes over.
+ *
+ * One level is split into three parts so parallel versions can run the
+ * seven products as tasks: up_k_strassen_split() forms the operands of
+ * the products, the products are computed (recursively), and
+ * up_k_strassen_join() combines them into C. Matrices are row-major with
+ * a leading dimension, so quadrants are views, not copies. */
+#ifndef UP_KERNEL_STRASSEN_H
+#define UP_KERNEL_STRASSEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A view of a square matrix: element (i, j) at p[i * ld + j]. */
+typedef struct up_k_mat {
+    double *p;
+    size_t ld;
+} up_k_mat;
+
+/* C = A B by the classical triple loop. */
+void up_k_matmul(up_k_mat a, up_k_mat b, up_k_mat c, size_t n);
+
+/* One level of Strassen on n x n (n even): product i is
+ * m[i] = left[i] * right[i], each n/2 x n/2. */
+typedef struct up_k_strassen_level {
+    size_t n;
+    up_k_mat left[7], right[7], m[7];
+    double *mem; /* the products and the operand sums */
+} up_k_strassen_level;
+
+/* Allocates the level's buffers and forms the operand sums.
+ * 0, or -1 when out of memory. */
+int up_k_strassen_split(up_k_strassen_level *lv, up_k_mat a, up_k_mat b, size_t n);
+/* C from the seven products; frees the level's buffers. */
+void up_k_strassen_join(up_k_strassen_level *lv, up_k_mat c);
+
+/* C = A B, recursing while n > leaf and n is even. 0, or -1 when out of
+ * memory. */
+int up_k_strassen(up_k_mat a, up_k_mat b, up_k_mat c, size_t n, size_t leaf);
+
+/* n x n values in [-1, 1) from the seed, into a contiguous buffer. */
+void up_k_matrix_fill(double *m, size_t n, uint64_t seed);
+
+#endif
