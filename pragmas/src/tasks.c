@@ -14,6 +14,9 @@
 #include "sdeque.h"
 
 #define DEQUE_CAPACITY 8192
+#define PAR_SPIN_PAUSES 64 /* pause steps before a waiter starts yielding */
+
+
 
 __attribute__((tls_model("initial-exec"))) _Thread_local par_thread *par_tls;
 static pthread_key_t thread_key;
@@ -62,7 +65,7 @@ struct par_sdeque *par_level_deque(par_thread *th, unsigned level)
 void par_relax(unsigned *spins)
 {
     unsigned s = ++*spins;
-    if (s < 64) {
+    if (s < PAR_SPIN_PAUSES) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #elif defined(__aarch64__)
@@ -196,9 +199,16 @@ void par_wait_children(par_thread *th, par_frame *f)
     par_task t;
     for (;;) {
         /* The common case: the children are still in this thread's deque,
-         * newest on top. */
-        while (dq && dq->bottom > f->mark && par_sdeque_pop(dq, &t))
+         * newest on top. Before each one, hand the older ones to a hungry
+         * member: draining a private part of long tasks first would keep
+         * it idle for all of them (nqueens' leaves, sparse LU's updates). */
+        while (dq && dq->bottom > f->mark) {
+            if (team && atomic_load_explicit(&team->hungry, memory_order_relaxed))
+                par_sdeque_publish(dq);
+            if (!par_sdeque_pop(dq, &t))
+                break;
             par_run_task(th, &t);
+        }
         if (children_done(f))
             break;
         /* Others may be waiting for work while this thread holds private
