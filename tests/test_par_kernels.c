@@ -87,15 +87,17 @@ int main(void)
         check_case(&p, threads);
         p = (par_params){.kernel = PAR_K_JACOBI, .n = 8, .block = 8, .steps = 3, .seed = seed};
         check_case(&p, threads);
-        for (int pat = 0; pat < UP_K_TB_NPATTERNS; pat++) {
-            p = (par_params){.kernel = PAR_K_TASKBENCH,
-                             .n = 2 * (long)threads + 3,
-                             .steps = at_least(test_size("UP_TEST_PAR_TB_STEPS", 40), 4),
-                             .pattern = pat,
-                             .iters = 50,
-                             .seed = seed};
-            check_case(&p, threads);
-        }
+        for (int pat = 0; pat < UP_K_TB_NPATTERNS; pat++)
+            for (int loop = 0; loop <= 1; loop++) { /* tasks, then the loop form */
+                p = (par_params){.kernel = PAR_K_TASKBENCH,
+                                 .n = 2 * (long)threads + 3,
+                                 .steps = at_least(test_size("UP_TEST_PAR_TB_STEPS", 40), 4),
+                                 .pattern = pat,
+                                 .loop = loop,
+                                 .iters = 50,
+                                 .seed = seed};
+                check_case(&p, threads);
+            }
         for (int t = 0; t < PAR_EPCC_NTESTS; t++) {
             int rc = par_epcc((par_epcc_test)t, 50, 20);
             /* The sequential variant has the reference only. */

@@ -52,6 +52,21 @@ int par_taskbench(const up_k_tb *g)
     return 0;
 }
 
+int par_taskbench_loop(const up_k_tb *g)
+{
+    int width = g->width, steps = g->steps;
+#pragma omp parallel num_threads(par_omp_threads)
+    {
+        par_omp_note_team();
+        for (int t = 0; t < steps; t++) {
+#pragma omp for schedule(static)
+            for (int x = 0; x < width; x++)
+                up_k_tb_run_point(g, t, x);
+        }
+    }
+    return 0;
+}
+
 /* ---- EPCC-style overheads -------------------------------------------- */
 
 int par_epcc(par_epcc_test test, unsigned innerreps, uint64_t delay_iters)

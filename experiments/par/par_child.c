@@ -5,8 +5,9 @@
  * in a process of its own.
  *
  * usage: par_child_<runtime> --kernel K [--threads T] [--n N] [--block B]
- *            [--steps S] [--pattern P] [--iters I] [--reps R] [--warmup W]
- *            [--seed S]
+ *            [--steps S] [--pattern P] [--loop 0|1] [--iters I] [--reps R]
+ *            [--warmup W] [--seed S]
+ * (--loop 1: the Task Bench graph in its loop form, par_taskbench_loop)
  *        par_child_<runtime> --epcc TEST [--threads T] [--innerreps R]
  *            [--iters DELAY] [--reps OUTER]
  *        par_child_<runtime> --calibrate
@@ -116,6 +117,10 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--pattern") == 0) {
             if ((p.pattern = up_k_tb_pattern_parse(v)) < 0)
                 return usage("unknown pattern");
+        } else if (strcmp(a, "--loop") == 0) {
+            if (strcmp(v, "0") && strcmp(v, "1"))
+                return usage("--loop takes 0 or 1");
+            p.loop = v[0] == '1';
         } else if (strcmp(a, "--threads") == 0)
             threads = (unsigned)strtoul(v, NULL, 10);
         else if (strcmp(a, "--n") == 0)
@@ -169,10 +174,10 @@ int main(int argc, char **argv)
         if (r < 0 && ok)
             continue;
         printf("run runtime=%s kernel=%s threads=%u team=%u n=%ld block=%ld steps=%ld "
-               "pattern=%s iters=%" PRIu64 " ns=%" PRIu64 " tasks=%" PRIu64
+               "pattern=%s loop=%d iters=%" PRIu64 " ns=%" PRIu64 " tasks=%" PRIu64
                " rel_error=%.3g verified=%d\n",
                par_runtime, par_kernel_name(p.kernel), threads, par_team_size(), p.n, p.block,
-               p.steps, p.kernel == PAR_K_TASKBENCH ? up_k_tb_pattern_name(p.pattern) : "-",
+               p.steps, p.kernel == PAR_K_TASKBENCH ? up_k_tb_pattern_name(p.pattern) : "-", p.loop,
                p.iters, ns, par_case_tasks(&c), rel, ok);
         fflush(stdout);
     }

@@ -118,7 +118,7 @@ int par_case_run(par_case *c, uint64_t *ns)
         rc = par_jacobi(&c->jac, (int)c->p.steps);
         break;
     case PAR_K_TASKBENCH:
-        rc = par_taskbench(&c->tb);
+        rc = c->p.loop ? par_taskbench_loop(&c->tb) : par_taskbench(&c->tb);
         break;
     default:
         rc = -1;

@@ -16,6 +16,7 @@ typedef struct par_params {
     long block;     /* sparselu, jacobi: block side */
     long steps;     /* jacobi: sweeps; taskbench: time steps */
     int pattern;    /* taskbench */
+    int loop;       /* taskbench: 1 for the loop form (par_taskbench_loop) */
     uint64_t iters; /* taskbench: body iterations per task */
     uint64_t seed;
 } par_params;

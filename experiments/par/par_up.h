@@ -2,6 +2,7 @@
 #ifndef UP_PAR_UP_H
 #define UP_PAR_UP_H
 
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include <ultrapool/parallel.h>

@@ -59,6 +59,10 @@ int par_jacobi(up_k_jacobi *j, int sweeps);
 /* Every point of the graph as a task with the pattern's dependencies;
  * 0, or -1 when the runtime refused a task. */
 int par_taskbench(const up_k_tb *g);
+/* The same graph as Task Bench's loop-based implementations run it: each
+ * time step a worksharing loop over the points (static schedule), whose
+ * closing barrier orders the steps; no tasks. 0, or -1 on a refusal. */
+int par_taskbench_loop(const up_k_tb *g);
 
 /* EPCC-style overhead tests (each thread's work is innerreps delays of
  * delay_iters iterations of up_k_tb_compute()):

@@ -39,6 +39,12 @@ int par_taskbench(const up_k_tb *g)
     return 0;
 }
 
+int par_taskbench_loop(const up_k_tb *g)
+{
+    up_k_tb_run_seq(g);
+    return 0;
+}
+
 int par_epcc(par_epcc_test test, unsigned innerreps, uint64_t delay_iters)
 {
     if (test != PAR_EPCC_REFERENCE)

@@ -58,6 +58,42 @@ int par_taskbench(const up_k_tb *g)
     return c.failed ? -1 : 0;
 }
 
+/* The loop form: a step's points shared statically, the loop's barrier
+ * between steps. Each member walks the steps with a context of its own. */
+typedef struct tb_loop_step {
+    const up_k_tb *g;
+    int step;
+} tb_loop_step;
+
+static void tb_loop_points(int64_t lo, int64_t hi, void *p)
+{
+    const tb_loop_step *s = p;
+    for (int64_t x = lo; x < hi; x++)
+        up_k_tb_run_point(s->g, s->step, (int)x);
+}
+
+typedef struct tb_loop_ctx {
+    const up_k_tb *g;
+    _Atomic int failed;
+} tb_loop_ctx;
+
+static void tb_loop_region(void *p)
+{
+    tb_loop_ctx *c = p;
+    par_up_note_team();
+    tb_loop_step s = {c->g, 0};
+    for (s.step = 0; s.step < c->g->steps; s.step++)
+        if (up_for(0, c->g->width, NULL, tb_loop_points, &s) != UP_OK)
+            atomic_store(&c->failed, 1);
+}
+
+int par_taskbench_loop(const up_k_tb *g)
+{
+    tb_loop_ctx c = {g, 0};
+    par_up_region(tb_loop_region, &c);
+    return atomic_load(&c.failed) ? -1 : 0;
+}
+
 /* ---- EPCC-style overheads -------------------------------------------- */
 
 typedef struct epcc_ctx {
