@@ -151,6 +151,14 @@ static void stop_streams(stream *st, pthread_t *th)
         CHECK_EQ(pthread_join(th[i], NULL), 0);
 }
 
+/* A round ends with nothing held and nobody waiting. */
+static void destroy_idle(up_sem *s)
+{
+    CHECK_EQ(up_sem_held(s), 0);
+    CHECK_EQ(up_sem_waiting(s), 0);
+    CHECK_EQ(up_sem_destroy(s), UP_OK);
+}
+
 /* ---- A: first come, first served --------------------------------------- */
 
 static struct {
@@ -193,9 +201,7 @@ static void fifo_round(uint64_t *rng)
     sleep_us(test_rand(rng) % 500); /* the small ones run again */
     stop_streams(&st, th);
 
-    CHECK_EQ(up_sem_held(s), 0);
-    CHECK_EQ(up_sem_waiting(s), 0);
-    CHECK_EQ(up_sem_destroy(s), UP_OK);
+    destroy_idle(s);
     fifo.rounds++;
     fifo.held_back += atomic_load(&st.refused);
 }
@@ -226,9 +232,7 @@ static void starve_round(uint64_t *rng)
     CHECK_EQ(up_sem_release(s, cap), UP_OK);
     stop_streams(&st, th);
 
-    CHECK_EQ(up_sem_held(s), 0);
-    CHECK_EQ(up_sem_waiting(s), 0);
-    CHECK_EQ(up_sem_destroy(s), UP_OK);
+    destroy_idle(s);
     starve.rounds++;
     starve.stream_acquired += atomic_load(&st.acquired);
 }
@@ -369,9 +373,7 @@ static void over_under_stream(uint64_t *rng, uint64_t attempts)
             sched_yield();
     }
     stop_streams(&st, th);
-    CHECK_EQ(up_sem_held(s), 0);
-    CHECK_EQ(up_sem_waiting(s), 0);
-    CHECK_EQ(up_sem_destroy(s), UP_OK);
+    destroy_idle(s);
 }
 
 int main(void)
