@@ -287,7 +287,7 @@ int pb_metg(const pb_opts *o)
             "Task Bench-style sweep, %u threads, width %ld (threads x %d); task duration = the "
             "sequential run of the same graph / tasks; efficiency = (tasks x task duration / "
             "threads) / wall time, median of %d rounds. METG(50%%) = the smallest task duration "
-            "of the sweep (steps of sqrt(2)) with efficiency >= 50%%. The patterns run as tasks with "
+            "of the sweep (steps of sqrt(2)) reached before the efficiency first falls below 50%%. The patterns run as tasks with "
             "dependencies; stencil-loop is the stencil as a worksharing loop per time step "
             "(static schedule, the loop's barrier between steps), no tasks.\n\n",
             threads, width, o->width_factor, o->metg_rounds);
@@ -303,7 +303,11 @@ int pb_metg(const pb_opts *o)
         int p = tb_all[sr].pattern, loop = tb_all[sr].loop;
         fprintf(md, "| %s |", series_name(p, loop));
         for (int r = 0; r < o->nruntimes; r++) {
+            /* The cells come from the largest duration down; METG is the
+             * last one before the efficiency first falls below 50% (a
+             * lucky cell further down does not count). */
             double metg = NAN;
+            int fell = 0;
             for (int i = 0; i < ncells; i++) {
                 mcell *c = &cells[i];
                 if (c->pattern != p || c->loop != loop || strcmp(c->runtime, o->runtimes[r]))
@@ -311,7 +315,9 @@ int pb_metg(const pb_opts *o)
                 double eff = pb_median(c->v, (size_t)c->n);
                 fprintf(med, "%s,%s,%u,%.4f,%.4f\n", c->runtime, series_name(p, loop),
                         c->threads, c->gran / 1000, eff);
-                if (eff >= 0.5 && (isnan(metg) || c->gran < metg))
+                if (eff < 0.5 || isnan(eff))
+                    fell = 1;
+                else if (!fell)
                     metg = c->gran;
             }
             fprintf(med, "\n\n"); /* a gnuplot data block per runtime and pattern */

@@ -7,7 +7,8 @@
  * queued at the last look are still not all taken and either the process
  * left CPU time unused over that interval (workers are blocked, not busy)
  * or the shard's head has not moved at all (possibly a deadlock of tasks
- * waiting on queued tasks), it adds workers. When nothing is queued the
+ * waiting on queued tasks), it adds workers; so it does when the queue
+ * was not empty at either look and CPU time went unused. When nothing is queued the
  * monitor sleeps until a submitter or the last searching worker pokes it,
  * so an idle pool costs no wake-ups. */
 #include <signal.h>
@@ -45,6 +46,10 @@ static int look_at_shard(up_pool *p, up__shard *s, int cpu_idle)
     int backlog = tail != head;
     int persisted = backlog && head < s->mon_tail;
     int stalled = backlog && head == s->mon_head;
+    /* A queue that is never empty when we look, while CPU time goes
+     * unused, also means blocked workers, even when each queued task is
+     * taken before the next look (1 ms sleeps under a group's limit). */
+    int standing = backlog && s->mon_tail != s->mon_head;
     s->mon_head = head;
     s->mon_tail = tail;
     if (!backlog)
@@ -60,7 +65,7 @@ static int look_at_shard(up_pool *p, up__shard *s, int cpu_idle)
         up__wake_one(p, s->index);
         return 1;
     }
-    if (persisted && (cpu_idle || stalled)) {
+    if ((persisted && (cpu_idle || stalled)) || (standing && cpu_idle)) {
         uint64_t want = tail - head;
         if (!cpu_idle || want < 1)
             want = 1;
