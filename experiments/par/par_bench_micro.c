@@ -287,7 +287,8 @@ int pb_metg(const pb_opts *o)
             "Task Bench-style sweep, %u threads, width %ld (threads x %d); task duration = the "
             "sequential run of the same graph / tasks; efficiency = (tasks x task duration / "
             "threads) / wall time, median of %d rounds. METG(50%%) = the smallest task duration "
-            "of the sweep (steps of sqrt(2)) reached before the efficiency first falls below 50%%. The patterns run as tasks with "
+            "of the sweep (steps of sqrt(2)) reached before the efficiency first falls below 50%%. "
+            "The patterns run as tasks with "
             "dependencies; stencil-loop is the stencil as a worksharing loop per time step "
             "(static schedule, the loop's barrier between steps), no tasks.\n\n",
             threads, width, o->width_factor, o->metg_rounds);
@@ -313,8 +314,8 @@ int pb_metg(const pb_opts *o)
                 if (c->pattern != p || c->loop != loop || strcmp(c->runtime, o->runtimes[r]))
                     continue;
                 double eff = pb_median(c->v, (size_t)c->n);
-                fprintf(med, "%s,%s,%u,%.4f,%.4f\n", c->runtime, series_name(p, loop),
-                        c->threads, c->gran / 1000, eff);
+                fprintf(med, "%s,%s,%u,%.4f,%.4f\n", c->runtime, series_name(p, loop), c->threads,
+                        c->gran / 1000, eff);
                 if (eff < 0.5 || isnan(eff))
                     fell = 1;
                 else if (!fell)

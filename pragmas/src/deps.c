@@ -6,13 +6,26 @@
  * OpenMP allows (the tasks of a set run one at a time, in creation order).
  *
  * A dependent task has a node: its task record, a count of unfinished
- * predecessors (one extra held during creation), and a list of successors
- * behind a small spinlock that also guards its completed flag. Adding an
- * edge and completing a node take that lock, so an edge is either added
- * before completion (and released by it) or not added at all. Nodes and
- * edges come from per-thread free lists and go back when the creating
- * frame's children are all done; nothing else can touch them then, since
- * a node completes before its task reports to the parent. */
+ * predecessors (one extra held during creation), and a lock-free list of
+ * successors that completion closes.
+ *
+ * Invariant of the successor list: succ is NULL or a chain of edges while
+ * the node runs, and SUCC_CLOSED from its completion on; it never leaves
+ * SUCC_CLOSED. The creating thread pushes an edge with a CAS that expects
+ * an open list, after counting the edge in the successor's npred; the
+ * completing thread swaps the whole list for SUCC_CLOSED and releases every
+ * edge it took. So each edge is either in the list that completion takes
+ * (and released exactly once) or its push saw SUCC_CLOSED, and the creator
+ * takes its count back.
+ *
+ * Nodes and tables (with their edge blocks) come from per-thread free
+ * lists and go back when the creating frame's children are all done;
+ * nothing else can touch them then, since a node completes before its task
+ * reports to the parent. They go back to a process-wide stash, once per
+ * frame under a mutex, and a thread whose list is empty takes the whole
+ * stash: the thread that creates a region's tasks changes from one region
+ * to the next (whoever wins up_single), and without the stash each change
+ * would allocate and fault in every node again. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,10 +41,10 @@ struct par_node {
     par_node *arena_next;
     par_task task;
     _Atomic int npred;
-    _Atomic int lock;
-    int completed;  /* (lock) */
-    par_edge *succ; /* (lock) */
+    par_edge *_Atomic succ; /* (atomic) see the invariant above */
 };
+
+#define SUCC_CLOSED ((par_edge *)(uintptr_t)1)
 
 typedef struct dep_entry {
     const void *addr;
@@ -55,22 +68,19 @@ struct par_deptable {
     edge_block *spare;
 };
 
-static void lock(par_node *n)
-{
-    unsigned spins = 0;
-    int expected = 0;
-    while (!atomic_compare_exchange_weak_explicit(&n->lock, &expected, 1, memory_order_acquire,
-                                                  memory_order_relaxed)) {
-        expected = 0;
-        par_relax(&spins);
-    }
-}
-
-static void unlock(par_node *n) { atomic_store_explicit(&n->lock, 0, memory_order_release); }
+static pthread_mutex_t stash_lock = PTHREAD_MUTEX_INITIALIZER;
+static par_node *stash_nodes;      /* (stash_lock) chained by next_free */
+static par_deptable *stash_tables; /* (stash_lock) chained by next_free */
 
 static par_deptable *table_get(par_thread *th)
 {
     par_deptable *t = th->free_tables;
+    if (!t) {
+        pthread_mutex_lock(&stash_lock);
+        t = th->free_tables = stash_tables;
+        stash_tables = NULL;
+        pthread_mutex_unlock(&stash_lock);
+    }
     if (t) {
         th->free_tables = t->next_free;
         return t;
@@ -149,17 +159,23 @@ static int add_edge(par_deptable *t, par_node *pred, par_node *succ)
 {
     if (!pred || pred == succ)
         return 0;
-    lock(pred);
-    if (!pred->completed) {
-        par_edge *e = edge_new(t, succ, pred->succ);
-        if (!e) {
-            unlock(pred);
-            return -1;
+    par_edge *old = atomic_load_explicit(&pred->succ, memory_order_acquire);
+    if (old == SUCC_CLOSED)
+        return 0;
+    par_edge *e = edge_new(t, succ, old);
+    if (!e)
+        return -1;
+    /* Counted before it is visible: pred's completion may release it at
+     * once. succ's creation guard keeps the count above zero meanwhile. */
+    atomic_fetch_add_explicit(&succ->npred, 1, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&pred->succ, &old, e, memory_order_release,
+                                                  memory_order_acquire)) {
+        if (old == SUCC_CLOSED) { /* completed meanwhile: no edge */
+            atomic_fetch_sub_explicit(&succ->npred, 1, memory_order_relaxed);
+            return 0;
         }
-        pred->succ = e;
-        atomic_fetch_add_explicit(&succ->npred, 1, memory_order_relaxed);
+        e->next = old;
     }
-    unlock(pred);
     return 0;
 }
 
@@ -171,15 +187,19 @@ int par_deps_create(par_thread *th, par_task *task, const up_dep *deps, size_t n
     if (!f->deps && !(f->deps = table_get(th)))
         return UP_ENOMEM;
     par_deptable *t = f->deps;
+    if (!th->free_nodes) {
+        pthread_mutex_lock(&stash_lock);
+        th->free_nodes = stash_nodes;
+        stash_nodes = NULL;
+        pthread_mutex_unlock(&stash_lock);
+    }
     par_node *n = th->free_nodes;
     if (n)
         th->free_nodes = n->next_free;
     else if (!(n = malloc(sizeof *n)))
         return UP_ENOMEM;
     atomic_init(&n->npred, 1);
-    atomic_init(&n->lock, 0);
-    n->completed = 0;
-    n->succ = NULL;
+    atomic_init(&n->succ, NULL);
     n->arena_next = t->nodes;
     t->nodes = n;
     task->node = n;
@@ -207,9 +227,7 @@ fail:
     /* The task is not created. Its node may already be a predecessor of
      * later tasks: mark it complete so they never wait for it, and keep its
      * creation guard so its own predecessors never run it. */
-    lock(n);
-    n->completed = 1;
-    unlock(n);
+    atomic_store_explicit(&n->succ, SUCC_CLOSED, memory_order_release);
     return UP_ENOMEM;
 }
 
@@ -235,11 +253,7 @@ void par_deps_thread_exit(par_thread *th)
 
 void par_deps_complete(par_thread *th, par_node *n)
 {
-    lock(n);
-    n->completed = 1;
-    par_edge *e = n->succ;
-    n->succ = NULL;
-    unlock(n);
+    par_edge *e = atomic_exchange_explicit(&n->succ, SUCC_CLOSED, memory_order_acq_rel);
     for (; e; e = e->next) {
         par_node *s = e->node;
         if (atomic_fetch_sub_explicit(&s->npred, 1, memory_order_acq_rel) == 1)
@@ -249,13 +263,17 @@ void par_deps_complete(par_thread *th, par_node *n)
 
 void par_deps_free(par_thread *th, par_frame *f)
 {
+    (void)th;
     par_deptable *t = f->deps;
     f->deps = NULL;
+    par_node *head = NULL, *tail = NULL;
     while (t->nodes) {
         par_node *n = t->nodes;
         t->nodes = n->arena_next;
-        n->next_free = th->free_nodes;
-        th->free_nodes = n;
+        n->next_free = head;
+        head = n;
+        if (!tail)
+            tail = n;
     }
     while (t->blocks) {
         edge_block *b = t->blocks;
@@ -265,6 +283,12 @@ void par_deps_free(par_thread *th, par_frame *f)
     }
     memset(t->entries, 0, t->cap * sizeof *t->entries);
     t->used = 0;
-    t->next_free = th->free_tables;
-    th->free_tables = t;
+    pthread_mutex_lock(&stash_lock);
+    if (tail) {
+        tail->next_free = stash_nodes;
+        stash_nodes = head;
+    }
+    t->next_free = stash_tables;
+    stash_tables = t;
+    pthread_mutex_unlock(&stash_lock);
 }
