@@ -19,9 +19,9 @@ void bench_sleep_ns(uint64_t ns);
  * of the rest on first use. Threads beyond that share a small set of
  * counters that are only ever updated with atomic adds, so an owned
  * counter never sees two writers. */
-#define BENCH_OWNED 512
+#define BENCH_OWNED   512
 #define BENCH_STRIPES 1024
-#define BENCH_SHARED 64
+#define BENCH_SHARED  64
 typedef struct bench_done {
     struct {
         _Alignas(64) _Atomic uint64_t n;

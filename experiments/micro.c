@@ -263,8 +263,11 @@ int main(int argc, char **argv)
     unsigned *order = malloc(ncells * sizeof *order);
     uint64_t cell_tasks[64];
     for (unsigned c = 0; c < ncells; c++) {
-        run rr = {.peer = (int)cells[c][1], .workload = (int)cells[c][0],
-                  .submitters = cells[c][2], .up = {up[0], up[1], up[2]}, .tb = tb};
+        run rr = {.peer = (int)cells[c][1],
+                  .workload = (int)cells[c][0],
+                  .submitters = cells[c][2],
+                  .up = {up[0], up[1], up[2]},
+                  .tb = tb};
         uint64_t probe = 20000;
         rr.tasks = tasks ? tasks : probe;
         fprintf(stderr, "\rwarm-up %u/%u   ", c + 1, ncells);
@@ -285,9 +288,12 @@ int main(int argc, char **argv)
         bench_shuffle(order, ncells, &seed);
         for (unsigned k = 0; k < ncells; k++) {
             unsigned c = order[k];
-            run rr = {.peer = (int)cells[c][1], .workload = (int)cells[c][0],
-                      .submitters = cells[c][2], .tasks = cell_tasks[c],
-                      .up = {up[0], up[1], up[2]}, .tb = tb};
+            run rr = {.peer = (int)cells[c][1],
+                      .workload = (int)cells[c][0],
+                      .submitters = cells[c][2],
+                      .tasks = cell_tasks[c],
+                      .up = {up[0], up[1], up[2]},
+                      .tb = tb};
             fprintf(stderr, "\rround %u/%u  %-10s %-10s S=%-3u   ", r + 1, rounds,
                     workload_names[rr.workload], peer_names[rr.peer], rr.submitters);
             ns[c * rounds + r] = measure(&rr);
@@ -322,7 +328,8 @@ int main(int argc, char **argv)
     if (csv)
         fclose(csv);
 
-    printf("\n| workload | submitters | peer | ns/task (median) | efficiency | CPU use | vs textbook |\n");
+    printf("\n| workload | submitters | peer | ns/task (median) | efficiency | CPU use | vs "
+           "textbook |\n");
     printf("|---|---:|---|---:|---:|---:|---:|\n");
     for (int w = 0; w < NWORKLOADS; w++) {
         double loop = 0;
@@ -342,12 +349,12 @@ int main(int argc, char **argv)
                 printf("| %s | - | loop (1 thread) | %.1f | %.2f | %.0f%% | |\n", workload_names[w],
                        med[c], (double)1 / cores, 100 * med_use[c]);
             else if (tbm > 0 && cells[c][1] <= P_UP_SLEEP)
-                printf("| %s | %u | %s | %.1f | %.2f | %.0f%% | %.2fx faster |\n", workload_names[w],
-                       cells[c][2], peer_names[cells[c][1]], med[c], eff, 100 * med_use[c],
-                       tbm / med[c]);
+                printf("| %s | %u | %s | %.1f | %.2f | %.0f%% | %.2fx faster |\n",
+                       workload_names[w], cells[c][2], peer_names[cells[c][1]], med[c], eff,
+                       100 * med_use[c], tbm / med[c]);
             else
-                printf("| %s | %u | %s | %.1f | %.2f | %.0f%% | |\n", workload_names[w], cells[c][2],
-                       peer_names[cells[c][1]], med[c], eff, 100 * med_use[c]);
+                printf("| %s | %u | %s | %.1f | %.2f | %.0f%% | |\n", workload_names[w],
+                       cells[c][2], peer_names[cells[c][1]], med[c], eff, 100 * med_use[c]);
         }
     }
     printf("\n");

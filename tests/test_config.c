@@ -8,10 +8,20 @@
 #include "check.h"
 #include "config.h"
 
-static const char *vars[] = {"UP_SHARDS", "UP_SHARD_MIN_WORKERS", "UP_SHARD_MAX_WORKERS",
-                             "UP_MAX_WORKERS", "UP_QUEUE_CAPACITY", "UP_DEQUE_CAPACITY",
-                             "UP_IDLE_TIMEOUT", "UP_SPAWN_DELAY", "UP_SPIN", "UP_SUBMIT_HELP",
-                             "UP_BIND", "UP_SHARD_MAX_CORES", "UP_STACK_SIZE", "UP_PRINT_CONFIG",
+static const char *vars[] = {"UP_SHARDS",
+                             "UP_SHARD_MIN_WORKERS",
+                             "UP_SHARD_MAX_WORKERS",
+                             "UP_MAX_WORKERS",
+                             "UP_QUEUE_CAPACITY",
+                             "UP_DEQUE_CAPACITY",
+                             "UP_IDLE_TIMEOUT",
+                             "UP_SPAWN_DELAY",
+                             "UP_SPIN",
+                             "UP_SUBMIT_HELP",
+                             "UP_BIND",
+                             "UP_SHARD_MAX_CORES",
+                             "UP_STACK_SIZE",
+                             "UP_PRINT_CONFIG",
                              "UP_SHARD_CHOICE"};
 
 static void clear_env(void)

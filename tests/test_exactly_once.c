@@ -14,7 +14,10 @@ static uint64_t per;
 static up_pool *pool;
 static _Atomic uint64_t overloads;
 
-static void mark(void *arg) { atomic_fetch_add_explicit(&runs[(uintptr_t)arg], 1, memory_order_relaxed); }
+static void mark(void *arg)
+{
+    atomic_fetch_add_explicit(&runs[(uintptr_t)arg], 1, memory_order_relaxed);
+}
 
 static void *submitter(void *arg)
 {

@@ -120,8 +120,9 @@ int main(void)
     CHECK_EQ(atomic_load(&taken), total);
     for (uint64_t i = 0; i < total; i++)
         CHECK_EQ(seen[i], 1);
-    printf("mpmc: %" PRIu64 " items through %d producers and %d consumers (half batched), each taken once\n", total,
-           PRODUCERS, CONSUMERS);
+    printf("mpmc: %" PRIu64
+           " items through %d producers and %d consumers (half batched), each taken once\n",
+           total, PRODUCERS, CONSUMERS);
     up__mpmc_free(&shared);
     free((void *)seen);
     return 0;

@@ -80,11 +80,27 @@ static uint64_t burst(uint64_t n)
     uint64_t expect = 0;
     for (uint64_t i = 0; i < n; i++) {
         switch (i % 5) {
-        case 0: while (up_submit(pool, task, NULL) == UP_EOVERLOAD) ; expect += 1; break;
-        case 1: up_submit_wait(pool, task, NULL); expect += 1; break;
-        case 2: up_submit_copy_wait(pool, task, &i, sizeof i); expect += 1; break;
-        case 3: pl_submit_wait(pool, (payload){i, 1, i + 1}); expect += 1; break;
-        default: up_submit_wait(pool, parent, NULL); expect += 9; break;
+        case 0:
+            while (up_submit(pool, task, NULL) == UP_EOVERLOAD)
+                ;
+            expect += 1;
+            break;
+        case 1:
+            up_submit_wait(pool, task, NULL);
+            expect += 1;
+            break;
+        case 2:
+            up_submit_copy_wait(pool, task, &i, sizeof i);
+            expect += 1;
+            break;
+        case 3:
+            pl_submit_wait(pool, (payload){i, 1, i + 1});
+            expect += 1;
+            break;
+        default:
+            up_submit_wait(pool, parent, NULL);
+            expect += 9;
+            break;
         }
     }
     return expect;

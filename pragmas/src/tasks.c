@@ -13,10 +13,8 @@
 #include "par_internal.h"
 #include "sdeque.h"
 
-#define DEQUE_CAPACITY 8192
+#define DEQUE_CAPACITY  8192
 #define PAR_SPIN_PAUSES 64 /* pause steps before a waiter starts yielding */
-
-
 
 __attribute__((tls_model("initial-exec"))) _Thread_local par_thread *par_tls;
 static pthread_key_t thread_key;

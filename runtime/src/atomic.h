@@ -9,40 +9,40 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define UP_CACHE_LINE 64
+#define UP_CACHE_LINE   64
 #define UP_ALIGNED_LINE _Alignas(UP_CACHE_LINE)
 
 #define up__load_relaxed(p) atomic_load_explicit((p), memory_order_relaxed)
 #define up__load_acquire(p) atomic_load_explicit((p), memory_order_acquire)
-#define up__load_seqcst(p) atomic_load_explicit((p), memory_order_seq_cst)
+#define up__load_seqcst(p)  atomic_load_explicit((p), memory_order_seq_cst)
 
 #define up__store_relaxed(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
 #define up__store_release(p, v) atomic_store_explicit((p), (v), memory_order_release)
-#define up__store_seqcst(p, v) atomic_store_explicit((p), (v), memory_order_seq_cst)
+#define up__store_seqcst(p, v)  atomic_store_explicit((p), (v), memory_order_seq_cst)
 
 #define up__fetch_add_relaxed(p, v) atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
 #define up__fetch_add_acq_rel(p, v) atomic_fetch_add_explicit((p), (v), memory_order_acq_rel)
-#define up__fetch_add_seqcst(p, v) atomic_fetch_add_explicit((p), (v), memory_order_seq_cst)
+#define up__fetch_add_seqcst(p, v)  atomic_fetch_add_explicit((p), (v), memory_order_seq_cst)
 #define up__fetch_sub_relaxed(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_relaxed)
 #define up__fetch_sub_acq_rel(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_acq_rel)
-#define up__fetch_sub_seqcst(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_seq_cst)
-#define up__fetch_or_seqcst(p, v) atomic_fetch_or_explicit((p), (v), memory_order_seq_cst)
-#define up__exchange_acq_rel(p, v) atomic_exchange_explicit((p), (v), memory_order_acq_rel)
-#define up__fetch_or_acq_rel(p, v) atomic_fetch_or_explicit((p), (v), memory_order_acq_rel)
+#define up__fetch_sub_seqcst(p, v)  atomic_fetch_sub_explicit((p), (v), memory_order_seq_cst)
+#define up__fetch_or_seqcst(p, v)   atomic_fetch_or_explicit((p), (v), memory_order_seq_cst)
+#define up__exchange_acq_rel(p, v)  atomic_exchange_explicit((p), (v), memory_order_acq_rel)
+#define up__fetch_or_acq_rel(p, v)  atomic_fetch_or_explicit((p), (v), memory_order_acq_rel)
 #define up__fetch_and_acq_rel(p, v) atomic_fetch_and_explicit((p), (v), memory_order_acq_rel)
 
 /* Compare-and-swap; on failure *expected receives the current value. */
-#define up__cas_weak_relaxed(p, e, d)                                                             \
+#define up__cas_weak_relaxed(p, e, d)                                                              \
     atomic_compare_exchange_weak_explicit((p), (e), (d), memory_order_relaxed, memory_order_relaxed)
-#define up__cas_weak_acq_rel(p, e, d)                                                             \
+#define up__cas_weak_acq_rel(p, e, d)                                                              \
     atomic_compare_exchange_weak_explicit((p), (e), (d), memory_order_acq_rel, memory_order_acquire)
-#define up__cas_weak_seqcst(p, e, d)                                                              \
+#define up__cas_weak_seqcst(p, e, d)                                                               \
     atomic_compare_exchange_weak_explicit((p), (e), (d), memory_order_seq_cst, memory_order_seq_cst)
-#define up__cas_strong_seqcst(p, e, d)                                                            \
-    atomic_compare_exchange_strong_explicit((p), (e), (d), memory_order_seq_cst,                  \
+#define up__cas_strong_seqcst(p, e, d)                                                             \
+    atomic_compare_exchange_strong_explicit((p), (e), (d), memory_order_seq_cst,                   \
                                             memory_order_seq_cst)
-#define up__cas_strong_acq_rel(p, e, d)                                                           \
-    atomic_compare_exchange_strong_explicit((p), (e), (d), memory_order_acq_rel,                  \
+#define up__cas_strong_acq_rel(p, e, d)                                                            \
+    atomic_compare_exchange_strong_explicit((p), (e), (d), memory_order_acq_rel,                   \
                                             memory_order_acquire)
 
 #define up__fence_seqcst() atomic_thread_fence(memory_order_seq_cst)

@@ -13,7 +13,7 @@
 #include "pool_internal.h"
 
 #define KIB 1024ull
-#define MS 1000000ull
+#define MS  1000000ull
 #define SEC 1000000000ull
 
 static _Thread_local char errbuf[256];
@@ -31,16 +31,26 @@ const char *up_last_error(void) { return errbuf; }
 const char *up_strerror(int err)
 {
     switch (err) {
-    case UP_OK: return "success";
-    case UP_EINVAL: return "invalid argument";
-    case UP_ENOMEM: return "out of memory";
-    case UP_ESTOPPED: return "stopped";
-    case UP_EOVERLOAD: return "overloaded: every queue is full";
-    case UP_ETIMEDOUT: return "timed out";
-    case UP_ECANCELED: return "cancelled";
-    case UP_EAGAIN: return "resource temporarily unavailable";
-    case UP_EDEADLK: return "would deadlock: called from one of the pool's own tasks";
-    default: return "unknown error";
+    case UP_OK:
+        return "success";
+    case UP_EINVAL:
+        return "invalid argument";
+    case UP_ENOMEM:
+        return "out of memory";
+    case UP_ESTOPPED:
+        return "stopped";
+    case UP_EOVERLOAD:
+        return "overloaded: every queue is full";
+    case UP_ETIMEDOUT:
+        return "timed out";
+    case UP_ECANCELED:
+        return "cancelled";
+    case UP_EAGAIN:
+        return "resource temporarily unavailable";
+    case UP_EDEADLK:
+        return "would deadlock: called from one of the pool's own tasks";
+    default:
+        return "unknown error";
     }
 }
 
@@ -50,12 +60,14 @@ typedef struct option {
     size_t offset; /* into up_config */
     int kind;      /* 'u' unsigned, 'i' int, 'd' duration (uint64 ns), 'z' size_t bytes */
     uint64_t lo, hi;
-    int pow2;   /* must be a power of two */
+    int pow2;    /* must be a power of two */
     int zero_ok; /* 0 is allowed besides [lo, hi] (means "auto" or "none") */
 } option;
 
-#define OPT(env, field, kind, lo, hi, pow2, zero)                                                 \
-    { env, offsetof(up_config, field), kind, lo, hi, pow2, zero }
+#define OPT(env, field, kind, lo, hi, pow2, zero)                                                  \
+    {                                                                                              \
+        env, offsetof(up_config, field), kind, lo, hi, pow2, zero                                  \
+    }
 
 static const option options[] = {
     OPT("UP_SHARDS", shards, 'u', 1, 4096, 0, 1),
@@ -77,10 +89,14 @@ static uint64_t get_field(const up_config *cfg, const option *o)
 {
     const char *base = (const char *)cfg + o->offset;
     switch (o->kind) {
-    case 'd': return *(const uint64_t *)base;
-    case 'z': return *(const size_t *)base;
-    case 'i': return (uint64_t)(int64_t)*(const int *)base;
-    default: return *(const unsigned *)base;
+    case 'd':
+        return *(const uint64_t *)base;
+    case 'z':
+        return *(const size_t *)base;
+    case 'i':
+        return (uint64_t)(int64_t) * (const int *)base;
+    default:
+        return *(const unsigned *)base;
     }
 }
 
@@ -88,10 +104,18 @@ static void set_field(up_config *cfg, const option *o, uint64_t v)
 {
     char *base = (char *)cfg + o->offset;
     switch (o->kind) {
-    case 'd': *(uint64_t *)base = v; break;
-    case 'z': *(size_t *)base = (size_t)v; break;
-    case 'i': *(int *)base = (int)v; break;
-    default: *(unsigned *)base = (unsigned)v; break;
+    case 'd':
+        *(uint64_t *)base = v;
+        break;
+    case 'z':
+        *(size_t *)base = (size_t)v;
+        break;
+    case 'i':
+        *(int *)base = (int)v;
+        break;
+    default:
+        *(unsigned *)base = (unsigned)v;
+        break;
     }
 }
 
@@ -230,8 +254,14 @@ static int apply_env_option(up_config *cfg, const option *o, const char *val)
     int bad;
     const char *what;
     switch (o->kind) {
-    case 'd': bad = up__parse_duration(val, &v); what = "a duration such as 500ms, 2s, 100us"; break;
-    case 'z': bad = parse_size(val, &v); what = "a size in bytes such as 262144, 256k, 8M"; break;
+    case 'd':
+        bad = up__parse_duration(val, &v);
+        what = "a duration such as 500ms, 2s, 100us";
+        break;
+    case 'z':
+        bad = parse_size(val, &v);
+        what = "a size in bytes such as 262144, 256k, 8M";
+        break;
     default:
         bad = parse_digits(val, &v);
         bad = bad < 0 || val[bad] != '\0' || v > UINT32_MAX;
@@ -331,7 +361,8 @@ int up_config_validate(const up_config *cfg)
         return UP_EINVAL;
     }
     if ((unsigned)cfg->bind > UP_BIND_CORE) {
-        up__set_error("bind (%d) is not UP_BIND_NONE, UP_BIND_SHARD or UP_BIND_CORE", (int)cfg->bind);
+        up__set_error("bind (%d) is not UP_BIND_NONE, UP_BIND_SHARD or UP_BIND_CORE",
+                      (int)cfg->bind);
         return UP_EINVAL;
     }
     if ((unsigned)cfg->shard_choice > UP_SHARD_RANDOM) {
@@ -368,6 +399,7 @@ void up__print_config(const up_config *cfg, const up__plan *plan, FILE *f)
         fprintf(f, "  shard_max_cores     0 (default %u)\n", UP__SHARD_MAX_CORES_DEFAULT);
     fprintf(f, "  shard_choice        %s\n",
             cfg->shard_choice == UP_SHARD_RANDOM ? "random" : "local");
-    fprintf(f, "  stack_size          %zu%s\n", cfg->stack_size, cfg->stack_size ? "" : " (system)");
+    fprintf(f, "  stack_size          %zu%s\n", cfg->stack_size,
+            cfg->stack_size ? "" : " (system)");
     up__plan_print(plan, cfg, f);
 }

@@ -115,7 +115,7 @@ unsigned up__mpmc_pop_batch(up__mpmc *q, up__task *out, unsigned max)
         if (n == 0) {
             uint64_t seq = up__load_acquire(&q->slots[pos & q->mask].seq);
             if ((int64_t)(seq - (pos + 1)) < 0)
-                return 0; /* nothing published at head */
+                return 0;                     /* nothing published at head */
             pos = up__load_relaxed(&q->head); /* head moved on: retry */
             continue;
         }

@@ -147,7 +147,8 @@ int up_pool_create(up_pool **out, const up_config *cfg_in)
             p->spread_by_thread = 1;
     }
 
-    up__monitor_start(p); /* without it the pool still works; it just cannot grow for blocked tasks */
+    up__monitor_start(
+        p); /* without it the pool still works; it just cannot grow for blocked tasks */
     unsigned started = 0;
     int last = UP_OK;
     for (unsigned i = 0; i < p->nshards; i++)
@@ -276,7 +277,8 @@ static int stop_wait(up_pool *p, uint64_t timeout_ns)
         return UP_EINVAL;
     }
     if (inside_own_task(p)) {
-        up__set_error("stop: a waiting stop from one of the pool's own tasks would wait for itself");
+        up__set_error(
+            "stop: a waiting stop from one of the pool's own tasks would wait for itself");
         return UP_EDEADLK;
     }
     up_pool_stop(p);
@@ -366,7 +368,9 @@ void up_pool_stats(const up_pool *cp, up_stats *out)
 int up_pool_shard_stats(const up_pool *cp, unsigned shard, up_stats *out)
 {
     if (!out || !cp || shard >= cp->nshards) {
-        up__set_error("shard_stats: %s", !out ? "out is NULL" : !cp ? "pool is NULL" : "no such shard");
+        up__set_error("shard_stats: %s", !out  ? "out is NULL"
+                                         : !cp ? "pool is NULL"
+                                               : "no such shard");
         return UP_EINVAL;
     }
     memset(out, 0, sizeof *out);

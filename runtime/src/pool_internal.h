@@ -19,10 +19,10 @@
 /* The pool-wide idle word packs two counts so one load tells a submitter
  * whether anyone is looking for work: searching workers (spinning) in the
  * high half and parked workers in the low half. */
-#define UP__IDLE_SPIN_ONE (UINT64_C(1) << 32)
-#define UP__IDLE_PARK_ONE UINT64_C(1)
+#define UP__IDLE_SPIN_ONE    (UINT64_C(1) << 32)
+#define UP__IDLE_PARK_ONE    UINT64_C(1)
 #define UP__IDLE_SPINNING(v) ((uint32_t)((v) >> 32))
-#define UP__IDLE_PARKED(v) ((uint32_t)(v))
+#define UP__IDLE_PARKED(v)   ((uint32_t)(v))
 
 enum { UP__SLOT_FREE = 0, UP__SLOT_RUNNING = 1, UP__SLOT_EXITED = 2 };
 
@@ -60,8 +60,8 @@ struct up__shard {
     _Atomic unsigned slots_used;               /* (atomic) high-water mark of slots */
     pthread_mutex_t slot_lock;                 /* spawning and joining */
     pthread_mutex_t idle_lock;
-    up__worker *idle_top;                      /* (lock idle_lock) parked workers, LIFO */
-    _Atomic unsigned nparked;                  /* (written under idle_lock) length of that list */
+    up__worker *idle_top;     /* (lock idle_lock) parked workers, LIFO */
+    _Atomic unsigned nparked; /* (written under idle_lock) length of that list */
     /* Submitters blocked on a full queue: one of them sets space_armed
      * before sleeping, and the next consumer that sees it set clears it and
      * wakes them all (one system call per episode, not one per task). */
@@ -82,18 +82,18 @@ struct up_pool {
     up__shard *shards;
     int spread_by_thread; /* (ro) some shard has no CPU: pick shards per thread */
 
-    UP_ALIGNED_LINE _Atomic uint64_t idle; /* (atomic) see UP__IDLE_* */
-    UP_ALIGNED_LINE _Atomic int stopping;  /* (atomic) set once every queue is closed */
-    _Atomic int stop_requested;            /* (atomic) the first stop call owns the stop */
-    _Atomic int monitor_parked;            /* (atomic) 1 while the monitor sleeps untimed */
-    UP_ALIGNED_LINE _Atomic unsigned workers;  /* (atomic) reserved workers, all shards */
+    UP_ALIGNED_LINE _Atomic uint64_t idle;    /* (atomic) see UP__IDLE_* */
+    UP_ALIGNED_LINE _Atomic int stopping;     /* (atomic) set once every queue is closed */
+    _Atomic int stop_requested;               /* (atomic) the first stop call owns the stop */
+    _Atomic int monitor_parked;               /* (atomic) 1 while the monitor sleeps untimed */
+    UP_ALIGNED_LINE _Atomic unsigned workers; /* (atomic) reserved workers, all shards */
     _Atomic unsigned workers_peak;
     _Atomic uint64_t spawned, retired, overloads, spawn_failed, bind_failed, wakes;
 
-    pthread_mutex_t mu; /* protects live and the cv waits */
+    pthread_mutex_t mu;      /* protects live and the cv waits */
     pthread_mutex_t join_mu; /* serializes the final joins of concurrent stoppers */
     pthread_cond_t cv;
-    unsigned live;      /* (lock mu) worker threads inside worker_main */
+    unsigned live; /* (lock mu) worker threads inside worker_main */
 
     up__parker monitor_parker;
     pthread_t monitor;

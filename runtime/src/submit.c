@@ -128,7 +128,7 @@ static int push_from(up_pool *p, unsigned home, unsigned first, const up__task *
  * HELP_SHORT_NS, and falls back to one as soon as they do not. Tasks count
  * as executed only after they return, which is what a waiting stop
  * compares against the accepted count. */
-#define HELP_BATCH 32
+#define HELP_BATCH    32
 #define HELP_SHORT_NS 20000
 static _Thread_local unsigned tls_help_batch = 1;
 

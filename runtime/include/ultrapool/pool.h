@@ -61,21 +61,21 @@ typedef void *(*up_worker_start_fn)(void *ctx, unsigned shard, unsigned worker);
 typedef void (*up_worker_stop_fn)(void *ctx, void *local);
 
 typedef struct up_config {
-    unsigned shards;            /* 0: from the topology                     */
-    unsigned shard_min_workers; /* floor kept alive when idle               */
-    unsigned shard_max_workers; /* per-shard cap                            */
-    unsigned max_workers;       /* global cap, 0: none                      */
-    unsigned queue_capacity;    /* per-shard queue slots, a power of two    */
-    unsigned deque_capacity;    /* per-worker slots for nested submits      */
-    uint64_t idle_timeout_ns;   /* retirement above the floor               */
-    uint64_t spawn_delay_ns;    /* backlog without progress before a spawn  */
-    unsigned spin;              /* polls of an idle worker before it parks  */
-    int submit_help;            /* a waiting submitter facing a full queue: 0 sleeps,
-                                   1 runs queued tasks, 2 runs queued ones then its own */
-    up_bind bind;               /* worker binding                           */
-    unsigned shard_max_cores;   /* 0: default (8); cores per shard at most  */
+    unsigned shards;              /* 0: from the topology                     */
+    unsigned shard_min_workers;   /* floor kept alive when idle               */
+    unsigned shard_max_workers;   /* per-shard cap                            */
+    unsigned max_workers;         /* global cap, 0: none                      */
+    unsigned queue_capacity;      /* per-shard queue slots, a power of two    */
+    unsigned deque_capacity;      /* per-worker slots for nested submits      */
+    uint64_t idle_timeout_ns;     /* retirement above the floor               */
+    uint64_t spawn_delay_ns;      /* backlog without progress before a spawn  */
+    unsigned spin;                /* polls of an idle worker before it parks  */
+    int submit_help;              /* a waiting submitter facing a full queue: 0 sleeps,
+                                     1 runs queued tasks, 2 runs queued ones then its own */
+    up_bind bind;                 /* worker binding                           */
+    unsigned shard_max_cores;     /* 0: default (8); cores per shard at most  */
     up_shard_choice shard_choice; /* where an outside submit goes first     */
-    size_t stack_size;          /* worker stack bytes, 0: system default    */
+    size_t stack_size;            /* worker stack bytes, 0: system default    */
     up_worker_start_fn on_worker_start;
     up_worker_stop_fn on_worker_stop;
     void *hook_ctx;
@@ -155,15 +155,15 @@ up_pool *up_current_pool(void);
 #define UP_MAYBE_UNUSED
 #endif
 #define UP_TYPED(name, T, handler)                                                                 \
-    _Static_assert(sizeof(T) <= UP_PAYLOAD_MAX, #T " does not fit in a queue slot");              \
+    _Static_assert(sizeof(T) <= UP_PAYLOAD_MAX, #T " does not fit in a queue slot");               \
     static inline void name##_trampoline_(void *p_) { handler((T *)p_); }                          \
     UP_MAYBE_UNUSED static inline int name##_submit(up_pool *pool_, T value_)                      \
     {                                                                                              \
-        return up_submit_copy(pool_, name##_trampoline_, &value_, sizeof value_);                 \
+        return up_submit_copy(pool_, name##_trampoline_, &value_, sizeof value_);                  \
     }                                                                                              \
     UP_MAYBE_UNUSED static inline int name##_submit_wait(up_pool *pool_, T value_)                 \
     {                                                                                              \
-        return up_submit_copy_wait(pool_, name##_trampoline_, &value_, sizeof value_);            \
+        return up_submit_copy_wait(pool_, name##_trampoline_, &value_, sizeof value_);             \
     }
 
 #ifdef __cplusplus
