@@ -281,6 +281,23 @@ static int push_urgent(par_team *team, const par_task *t, int prio)
     return ok;
 }
 
+/* A task scheduling point after creating a dependent task (OpenMP allows
+ * one there). A thread that creates a dependency graph far ahead of its
+ * execution runs one ready task before it goes on. Otherwise it spends the
+ * region building a graph that the other members drain alone, and the
+ * graph's frontier falls out of its cache. */
+#define PAR_DEPS_AHEAD 128
+
+static void creation_point(par_thread *th, par_frame *f)
+{
+    uint64_t done = f->local_done + atomic_load_explicit(&f->remote_done, memory_order_relaxed);
+    if (f->spawned - done <= PAR_DEPS_AHEAD)
+        return;
+    par_task t;
+    if (par_find_task(th, &t, f->mark))
+        par_run_helping(th, &t);
+}
+
 /* The root frame of a thread outside any region: tasks run at once. */
 static _Thread_local par_frame outside_frame;
 
@@ -316,13 +333,15 @@ static int create(up_task_fn fn, const par_task *proto, const up_task_opts *opts
             f->spawned--;
             return rc;
         }
-        if (rc == 0)
-            return UP_OK; /* waits for its predecessors; they will push it */
-        if (!deferred) {
+        if (rc > 0 && !deferred) {
             par_run_task(th, &t);
             return UP_OK;
         }
-        par_push_ready(th, &t);
+        if (rc > 0)
+            par_push_ready(th, &t);
+        /* else it waits for its predecessors; they will push it */
+        if (deferred)
+            creation_point(th, f);
         return UP_OK;
     }
     if (!deferred) {
