@@ -400,14 +400,22 @@ int up_task_copy(up_task_fn fn, const void *payload, size_t size, const up_task_
     return create(fn, &t, opts, NULL, 0);
 }
 
+/* A dependency list a task may carry: present when counted, known kinds. */
+static int deps_valid(const up_dep *deps, size_t ndeps)
+{
+    if (ndeps && !deps)
+        return 0;
+    for (size_t i = 0; i < ndeps; i++)
+        if ((unsigned)deps[i].kind > UP_DEP_MUTEXINOUTSET)
+            return 0;
+    return 1;
+}
+
 int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
                  const up_task_opts *opts)
 {
-    if (ndeps && !deps)
+    if (!deps_valid(deps, ndeps))
         return UP_EINVAL;
-    for (size_t i = 0; i < ndeps; i++)
-        if ((unsigned)deps[i].kind > UP_DEP_MUTEXINOUTSET)
-            return UP_EINVAL;
     par_task t;
     t.size = 0;
     t.words[0] = (uint64_t)(uintptr_t)arg;
@@ -417,11 +425,8 @@ int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
 int up_task_deps_copy(up_task_fn fn, const void *payload, size_t size, const up_dep *deps,
                       size_t ndeps, const up_task_opts *opts)
 {
-    if (!payload || size == 0 || size > UP_TASK_PAYLOAD || (ndeps && !deps))
+    if (!payload || size == 0 || size > UP_TASK_PAYLOAD || !deps_valid(deps, ndeps))
         return UP_EINVAL;
-    for (size_t i = 0; i < ndeps; i++)
-        if ((unsigned)deps[i].kind > UP_DEP_MUTEXINOUTSET)
-            return UP_EINVAL;
     par_task t;
     memset(t.words, 0, sizeof t.words);
     memcpy(t.words, payload, size);
