@@ -11,12 +11,14 @@
  * that moves top from t to t + 1 (a thief's, or the owner's when it
  * reclaims the last public task), or by the owner's reclaim of t when it
  * lowered split to t and then saw top < t, in which case no thief can take
- * t: a thief reads top, then split, then CASes top; to take t it must read
- * top == t, which in the single total order of these sequentially
- * consistent operations comes after the owner's read of top < t, hence
- * after the owner's store of split = t, so the thief reads split <= t and
- * backs off. This is the Chase-Lev pop argument with split in the role of
- * bottom.
+ * t: a thief reads top, then split (both seq_cst), then CASes top; the
+ * owner stores split, a seq_cst fence, then reads top. To take t the thief
+ * must read top == t, written by a CAS the owner's read did not see, so in
+ * the total order the owner's fence precedes that CAS and hence the
+ * thief's read of split, which therefore sees split <= t: the thief backs
+ * off. This is the Chase-Lev pop argument with split in the role of bottom
+ * (runtime/src/deque.c spells it out); the fence and its ThreadSanitizer
+ * variant are the runtime's UP__SB_* orderings (atomic.h).
  *
  * Publishing stores split = bottom (sequentially consistent, so the slots
  * written before it are visible to a thief that reads the new split). A
@@ -27,6 +29,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "atomic.h" /* UP__SB_*: the runtime's store-buffering orderings */
 
 par_sdeque *par_sdeque_new(int64_t capacity)
 {
@@ -58,8 +62,9 @@ int par_sdeque_reclaim(par_sdeque *d, par_task *out)
     int64_t s = d->split_cache - 1;
     if (atomic_load_explicit(&d->top, memory_order_relaxed) > s)
         return 0;
-    atomic_store_explicit(&d->split, s, memory_order_seq_cst);
-    int64_t t = atomic_load_explicit(&d->top, memory_order_seq_cst);
+    atomic_store_explicit(&d->split, s, UP__SB_STORE);
+    up__fence_sb();
+    int64_t t = atomic_load_explicit(&d->top, UP__SB_LOAD);
     if (t < s) {
         d->split_cache = s;
         d->bottom = s;

@@ -45,7 +45,36 @@
     atomic_compare_exchange_strong_explicit((p), (e), (d), memory_order_acq_rel,                   \
                                             memory_order_acquire)
 
-#define up__fence_seqcst() atomic_thread_fence(memory_order_seq_cst)
+/* Store buffering (Dekker's step): a thread stores one word and must then
+ * see the other thread's store to a second word, or be seen by it. Two
+ * formulations are correct C11: seq_cst stores and loads, or a seq_cst
+ * fence between relaxed (or acquire) accesses. The fence is the one used:
+ * under qemu-user an AArch64 stlr;ldar pair runs on an x86-64 host as a
+ * store and a load that the host may reorder, while a fence becomes a full
+ * host fence (see deque.c). ThreadSanitizer does not model fences (GCC
+ * refuses to compile them under -fsanitize=thread), so its builds use the
+ * seq_cst accesses instead, which it does model.
+ *   atomic_store_explicit(p, v, UP__SB_STORE);
+ *   up__fence_sb();
+ *   x = atomic_load_explicit(q, UP__SB_LOAD);
+ * The other side of the pattern uses a seq_cst access (an RMW, or seq_cst
+ * loads), which pairs with the fence under the C11/C++20 rules. */
+#if defined(__SANITIZE_THREAD__)
+#define UP__TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UP__TSAN 1
+#endif
+#endif
+#if defined(UP__TSAN)
+#define UP__SB_STORE   memory_order_seq_cst
+#define UP__SB_LOAD    memory_order_seq_cst
+#define up__fence_sb() ((void)0)
+#else
+#define UP__SB_STORE   memory_order_relaxed
+#define UP__SB_LOAD    memory_order_relaxed
+#define up__fence_sb() atomic_thread_fence(memory_order_seq_cst)
+#endif
 
 /* A hint to the CPU that this thread is spinning. */
 static inline void up__cpu_relax(void)

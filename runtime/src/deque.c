@@ -10,13 +10,28 @@
  * thief can reach it because thieves only take the element at top and the
  * owner first lowers bottom to announce the take.
  *
- * Orderings. All operations on top and bottom are sequentially consistent.
- * The owner's pop stores bottom then loads top; a thief loads top then
- * bottom. In the single total order either the thief sees the lowered
- * bottom (and backs off or races the owner's CAS for the last task) or the
- * owner sees the thief's advanced top. This is the formulation of Le,
- * Pop, Cohen and Zappa Nardelli (PPoPP 2013) with the fences folded into the
- * operations, which ThreadSanitizer understands.
+ * Orderings. The owner's pop stores bottom, then a seq_cst fence, then
+ * loads top; a thief's loads of top and then bottom are seq_cst. Suppose
+ * the owner takes b without a CAS (it read top < b) and a thief also takes
+ * b: the thief read top == b, written by a seq_cst CAS that the owner's
+ * read of top did not see, so in the total order S the owner's fence comes
+ * before that CAS, which comes before the thief's loads; and the thief read
+ * the old bottom, not the owner's lowered one, so its load of bottom comes
+ * before the owner's fence. The cycle is impossible (C11/C++20 rules for
+ * seq_cst fences). This is the pop of Le, Pop, Cohen and Zappa Nardelli
+ * (PPoPP 2013); their thief's fence is replaced by seq_cst loads, which
+ * cost nothing extra on x86 and keep their order on AArch64 and in qemu.
+ *
+ * Why fences and not seq_cst loads and stores. Both are correct C11, and on
+ * real AArch64 hardware stlr followed by ldar keeps its order. Under
+ * qemu-user on an x86-64 host, though, test_deque saw a task taken twice in
+ * 4 of 130 runs with the seq_cst pair and in none of 381 runs with the
+ * fence. Our reading: the emulator turns stlr;ldar into a host store and
+ * load with no fence between them, which x86 may reorder, while a fence
+ * becomes a full host fence. ThreadSanitizer builds use the seq_cst
+ * accesses instead (atomic.h, UP__SB_*). The payload is published by the
+ * release store of bottom in push and read after the thief's acquire load
+ * of bottom.
  *
  * Slots are atomic words read relaxed: a thief copies the slot before its
  * CAS and discards the copy when the CAS fails. When the CAS succeeds the
@@ -72,15 +87,16 @@ int up__deque_push(up__deque *d, const up__task *t)
     if (b - top > d->mask)
         return UP__DEQUE_FULL;
     slot_write(&d->slots[b & d->mask], t);
-    up__store_seqcst(&d->bottom, b + 1);
+    up__store_release(&d->bottom, b + 1);
     return UP__DEQUE_OK;
 }
 
 int up__deque_pop(up__deque *d, up__task *out)
 {
     int64_t b = up__load_relaxed(&d->bottom) - 1;
-    up__store_seqcst(&d->bottom, b);
-    int64_t t = up__load_seqcst(&d->top);
+    atomic_store_explicit(&d->bottom, b, UP__SB_STORE);
+    up__fence_sb();
+    int64_t t = atomic_load_explicit(&d->top, UP__SB_LOAD);
     if (t > b) {
         /* Empty: restore bottom. */
         up__store_relaxed(&d->bottom, b + 1);
