@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "par_common.h"
 #include "par_run.h"
@@ -92,8 +95,26 @@ static int run_epcc(int test, unsigned threads, unsigned innerreps, uint64_t del
     return 0;
 }
 
+/* The same allocator settings for every runtime, so that a kernel's time
+ * is the kernel and its tasks, not page faults. With glibc's defaults,
+ * Strassen's 2 MB temporaries are mapped and unmapped on every call, and
+ * freed heap tops are trimmed back to the kernel and faulted in again:
+ * measured here, that doubled Strassen's time at 1 and 2 threads on every
+ * runtime, sequential included, and made the rounds bimodal. Memory freed
+ * stays with the process instead (as with jemalloc or tcmalloc, which
+ * HPC sites often preload). */
+static void allocator_settings(void)
+{
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, 32 << 20); /* glibc's maximum on 64-bit */
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_TOP_PAD, 64 << 20);
+#endif
+}
+
 int main(int argc, char **argv)
 {
+    allocator_settings();
     par_params p = {.kernel = PAR_K_NKERNELS, .seed = 42, .steps = 1};
     unsigned threads = 1, innerreps = 1000;
     int reps = 1, warmup = 1, epcc = -1, calib = 0;
