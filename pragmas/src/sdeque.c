@@ -20,8 +20,8 @@
  * (runtime/src/deque.c spells it out); the fence and its ThreadSanitizer
  * variant are the runtime's UP__SB_* orderings (atomic.h).
  *
- * Publishing stores split = bottom (sequentially consistent, so the slots
- * written before it are visible to a thief that reads the new split). A
+ * Publishing stores split = bottom (a release store, so the slots written
+ * before it are visible to a thief that reads the new split). A
  * thief copies the slot at t with relaxed loads before its CAS; the owner
  * rewrites slot t & mask only at position t + capacity, which needs
  * top > t first, so a successful CAS means the copy is intact. */
@@ -38,7 +38,10 @@ par_sdeque *par_sdeque_new(int64_t capacity)
     if (!d)
         return NULL;
     memset(d, 0, sizeof *d);
-    d->slots = calloc((size_t)capacity * SDQ_WORDS, sizeof(uint64_t));
+    size_t bytes = (size_t)capacity * SDQ_STRIDE * sizeof(uint64_t);
+    d->slots = aligned_alloc(PAR_LINE, bytes);
+    if (d->slots)
+        memset((void *)d->slots, 0, bytes);
     if (!d->slots) {
         free(d);
         return NULL;

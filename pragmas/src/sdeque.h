@@ -16,6 +16,9 @@
  * loads (the owner may rewrite a slot a thief is reading; the thief then
  * loses its CAS and drops what it read). */
 #define SDQ_WORDS (sizeof(par_task) / 8)
+/* Slots start on a cache line: a task's header and argument (5 words) then
+ * sit in one line, which push writes and pop or steal reads. */
+#define SDQ_STRIDE (((SDQ_WORDS * 8 + PAR_LINE - 1) / PAR_LINE) * PAR_LINE / 8)
 
 typedef struct par_sdeque {
     _Alignas(PAR_LINE) _Atomic int64_t top;   /* (atomic) thieves CAS; owner on the last */
@@ -23,7 +26,7 @@ typedef struct par_sdeque {
     _Alignas(PAR_LINE) int64_t bottom;        /* (owner) end of the private part */
     int64_t split_cache;                      /* (owner) its own last store to split */
     int64_t mask;                             /* (ro) capacity - 1 */
-    _Atomic uint64_t *slots;                  /* (ro pointer) capacity x SDQ_WORDS */
+    _Atomic uint64_t *slots;                  /* (ro pointer) capacity x SDQ_STRIDE */
 } par_sdeque;
 
 /* Private tasks before the owner publishes on its own. */
@@ -41,7 +44,7 @@ static inline size_t par_task_words(uint64_t size)
 
 static inline _Atomic uint64_t *par_sdeque_slot(par_sdeque *d, int64_t pos)
 {
-    return &d->slots[(size_t)(pos & d->mask) * SDQ_WORDS];
+    return &d->slots[(size_t)(pos & d->mask) * SDQ_STRIDE];
 }
 
 static inline void par_slot_write(_Atomic uint64_t *s, const par_task *t)
@@ -68,19 +71,24 @@ static inline void par_slot_read(_Atomic uint64_t *s, par_task *t)
 static inline int par_sdeque_push(par_sdeque *d, const par_task *t)
 {
     int64_t b = d->bottom;
-    if (b - atomic_load_explicit(&d->top, memory_order_relaxed) > d->mask)
+    /* Acquire: a thief's CAS past position b - capacity comes after its
+     * read of that slot, which this push is about to overwrite. */
+    if (b - atomic_load_explicit(&d->top, memory_order_acquire) > d->mask)
         return -1;
     par_slot_write(par_sdeque_slot(d, b), t);
     d->bottom = b + 1;
     return 0;
 }
 
-/* Owner: makes every private task public. */
+/* Owner: makes every private task public. A release store is enough:
+ * raising split only publishes slots already written (a thief's acquire
+ * or seq_cst load of split then sees them); the total order matters only
+ * when the owner lowers split to reclaim, which has its fence (sdeque.c). */
 static inline void par_sdeque_publish(par_sdeque *d)
 {
     if (d->bottom != d->split_cache) {
         d->split_cache = d->bottom;
-        atomic_store_explicit(&d->split, d->bottom, memory_order_seq_cst);
+        atomic_store_explicit(&d->split, d->bottom, memory_order_release);
     }
 }
 static inline int64_t par_sdeque_private(const par_sdeque *d) { return d->bottom - d->split_cache; }
