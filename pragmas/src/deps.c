@@ -6,8 +6,12 @@
  * OpenMP allows (the tasks of a set run one at a time, in creation order).
  *
  * A dependent task has a node: its task record, a count of unfinished
- * predecessors (one extra held during creation), and a lock-free list of
- * successors that completion closes.
+ * predecessors, and a lock-free list of successors that completion closes.
+ * During creation the count holds a large bias instead of the edges it
+ * will get: each completing predecessor takes one off, and creation, once
+ * it knows its k edges, takes off the bias less k in one atomic step. The
+ * count reaches zero exactly when creation is over and all k predecessors
+ * are done, with one atomic operation per task instead of one per edge.
  *
  * Invariant of the successor list: succ is NULL or a chain of edges while
  * the node runs, and SUCC_CLOSED from its completion on; it never leaves
@@ -45,6 +49,7 @@ struct par_node {
 };
 
 #define SUCC_CLOSED ((par_edge *)(uintptr_t)1)
+#define NPRED_BIAS  (1 << 30) /* more than the edges one task can get */
 
 typedef struct dep_entry {
     const void *addr;
@@ -154,7 +159,8 @@ static dep_entry *lookup(par_deptable *t, const void *addr)
     return &t->entries[k];
 }
 
-/* pred -> succ, unless pred already completed. */
+/* pred -> succ, unless pred already completed: 1 when the edge was added
+ * (the caller counts it), 0 when not needed, -1 out of memory. */
 static int add_edge(par_deptable *t, par_node *pred, par_node *succ)
 {
     if (!pred || pred == succ)
@@ -165,18 +171,15 @@ static int add_edge(par_deptable *t, par_node *pred, par_node *succ)
     par_edge *e = edge_new(t, succ, old);
     if (!e)
         return -1;
-    /* Counted before it is visible: pred's completion may release it at
-     * once. succ's creation guard keeps the count above zero meanwhile. */
-    atomic_fetch_add_explicit(&succ->npred, 1, memory_order_relaxed);
+    /* succ's count still holds the bias, so pred's completion may release
+     * this edge at once without waking succ early. */
     while (!atomic_compare_exchange_weak_explicit(&pred->succ, &old, e, memory_order_release,
                                                   memory_order_acquire)) {
-        if (old == SUCC_CLOSED) { /* completed meanwhile: no edge */
-            atomic_fetch_sub_explicit(&succ->npred, 1, memory_order_relaxed);
+        if (old == SUCC_CLOSED) /* completed meanwhile: no edge */
             return 0;
-        }
         e->next = old;
     }
-    return 0;
+    return 1;
 }
 
 /* Returns 1 when the task may run now, 0 when it waits for predecessors
@@ -198,35 +201,41 @@ int par_deps_create(par_thread *th, par_task *task, const up_dep *deps, size_t n
         th->free_nodes = n->next_free;
     else if (!(n = malloc(sizeof *n)))
         return UP_ENOMEM;
-    atomic_init(&n->npred, 1);
+    atomic_init(&n->npred, NPRED_BIAS);
     atomic_init(&n->succ, NULL);
     n->arena_next = t->nodes;
     t->nodes = n;
     task->node = n;
     n->task = *task;
+    int edges = 0, rc;
     for (size_t i = 0; i < ndeps; i++) {
         dep_entry *e = lookup(t, deps[i].addr);
-        if (!e || add_edge(t, e->last_out, n) != 0)
+        if (!e || (rc = add_edge(t, e->last_out, n)) < 0)
             goto fail;
+        edges += rc;
         if (deps[i].kind == UP_DEP_IN) {
             par_edge *r = edge_new(t, n, e->readers);
             if (!r)
                 goto fail;
             e->readers = r;
         } else {
-            for (par_edge *r = e->readers; r; r = r->next)
-                if (add_edge(t, r->node, n) != 0)
+            for (par_edge *r = e->readers; r; r = r->next) {
+                if ((rc = add_edge(t, r->node, n)) < 0)
                     goto fail;
+                edges += rc;
+            }
             e->readers = NULL;
             e->last_out = n;
         }
     }
-    /* Drop the creation guard: ready now unless some predecessor is left. */
-    return atomic_fetch_sub_explicit(&n->npred, 1, memory_order_acq_rel) == 1;
+    /* Drop the bias, keeping one count per edge: ready now unless some
+     * predecessor is left. */
+    return atomic_fetch_sub_explicit(&n->npred, NPRED_BIAS - edges, memory_order_acq_rel) ==
+           NPRED_BIAS - edges;
 fail:
     /* The task is not created. Its node may already be a predecessor of
-     * later tasks: mark it complete so they never wait for it, and keep its
-     * creation guard so its own predecessors never run it. */
+     * later tasks: mark it complete so they never wait for it, and keep the
+     * bias so its own predecessors never run it. */
     atomic_store_explicit(&n->succ, SUCC_CLOSED, memory_order_release);
     return UP_ENOMEM;
 }
