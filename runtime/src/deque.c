@@ -25,13 +25,13 @@
  * Why fences and not seq_cst loads and stores. Both are correct C11, and on
  * real AArch64 hardware stlr followed by ldar keeps its order. Under
  * qemu-user on an x86-64 host, though, test_deque saw a task taken twice in
- * 4 of 130 runs with the seq_cst pair and in none of 381 runs with the
- * fence. Our reading: the emulator turns stlr;ldar into a host store and
+ * 4 of 130 runs with the seq_cst pair and in none of 301 runs with this
+ * code. Our reading: the emulator turns stlr;ldar into a host store and
  * load with no fence between them, which x86 may reorder, while a fence
  * becomes a full host fence. ThreadSanitizer builds use the seq_cst
  * accesses instead (atomic.h, UP__SB_*). The payload is published by the
- * release store of bottom in push and read after the thief's acquire load
- * of bottom.
+ * release store of bottom in push and read after the thief's seq_cst (so
+ * acquire) load of bottom.
  *
  * Slots are atomic words read relaxed: a thief copies the slot before its
  * CAS and discards the copy when the CAS fails. When the CAS succeeds the
