@@ -37,15 +37,18 @@ int up_k_strassen_split(up_k_strassen_level *lv, up_k_mat a, up_k_mat b, size_t 
 {
     size_t h = n / 2, hh = h * h;
     /* Seven products and ten operand sums. */
-    lv->mem = malloc(17 * hh * sizeof(double));
-    if (!lv->mem)
-        return -1;
+    for (int i = 0; i < 17; i++)
+        if (!(lv->mem[i] = malloc(hh * sizeof(double)))) {
+            while (i--)
+                free(lv->mem[i]);
+            return -1;
+        }
     lv->n = n;
     for (int i = 0; i < 7; i++)
-        lv->m[i] = (up_k_mat){lv->mem + (size_t)i * hh, h};
+        lv->m[i] = (up_k_mat){lv->mem[i], h};
     up_k_mat t[10];
     for (int i = 0; i < 10; i++)
-        t[i] = (up_k_mat){lv->mem + (size_t)(7 + i) * hh, h};
+        t[i] = (up_k_mat){lv->mem[7 + i], h};
     up_k_mat a11 = quad(a, h, 0, 0), a12 = quad(a, h, 0, 1), a21 = quad(a, h, 1, 0),
              a22 = quad(a, h, 1, 1);
     up_k_mat b11 = quad(b, h, 0, 0), b12 = quad(b, h, 0, 1), b21 = quad(b, h, 1, 0),
@@ -91,8 +94,10 @@ void up_k_strassen_join(up_k_strassen_level *lv, up_k_mat c)
             c21.p[i * c.ld + j] = m1 + m3;
             c22.p[i * c.ld + j] = m0 - m1 + m2 + m5;
         }
-    free(lv->mem);
-    lv->mem = NULL;
+    for (int i = 0; i < 17; i++) {
+        free(lv->mem[i]);
+        lv->mem[i] = NULL;
+    }
 }
 
 int up_k_strassen(up_k_mat a, up_k_mat b, up_k_mat c, size_t n, size_t leaf)

@@ -27,7 +27,11 @@ void up_k_matmul(up_k_mat a, up_k_mat b, up_k_mat c, size_t n);
 typedef struct up_k_strassen_level {
     size_t n;
     up_k_mat left[7], right[7], m[7];
-    double *mem; /* the products and the operand sums */
+    /* The 7 products and 10 operand sums, one block each: a single block
+     * of 17 would pass glibc's 32 MB mmap threshold at n = 1024 and be
+     * mapped and faulted in anew on every call from a thread whose heap
+     * lacks the room. */
+    double *mem[17];
 } up_k_strassen_level;
 
 /* Allocates the level's buffers and forms the operand sums.
