@@ -28,14 +28,9 @@
  * does not retire workers (a spawn into a retired worker's slot joins the
  * old thread, and a submitter can spawn). Other builds signal every thread
  * that does not block it, the main thread's joins included. */
-#if defined(__SANITIZE_THREAD__)
+#if defined(UP_TSAN_BUILD) /* set by cmake/Sanitize.cmake */
 #define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-#ifndef UNDER_TSAN
+#else
 #define UNDER_TSAN 0
 #endif
 

@@ -18,7 +18,7 @@
  * thief's read of split, which therefore sees split <= t: the thief backs
  * off. This is the Chase-Lev pop argument with split in the role of bottom
  * (runtime/src/deque.c spells it out); the fence and its ThreadSanitizer
- * variant are the runtime's UP__SB_* orderings (atomic.h).
+ * variant are the runtime's store-buffering helpers (atomic.h).
  *
  * Publishing stores split = bottom (a release store, so the slots written
  * before it are visible to a thief that reads the new split). A
@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic.h" /* UP__SB_*: the runtime's store-buffering orderings */
+#include "atomic.h" /* up__store_sb, up__fence_sb, up__load_sb */
 
 par_sdeque *par_sdeque_new(int64_t capacity)
 {
@@ -40,12 +40,11 @@ par_sdeque *par_sdeque_new(int64_t capacity)
     memset(d, 0, sizeof *d);
     size_t bytes = (size_t)capacity * SDQ_STRIDE * sizeof(uint64_t);
     d->slots = aligned_alloc(PAR_LINE, bytes);
-    if (d->slots)
-        memset((void *)d->slots, 0, bytes);
     if (!d->slots) {
         free(d);
         return NULL;
     }
+    memset((void *)d->slots, 0, bytes);
     d->mask = capacity - 1;
     atomic_init(&d->top, 0);
     atomic_init(&d->split, 0);
@@ -65,9 +64,9 @@ int par_sdeque_reclaim(par_sdeque *d, par_task *out)
     int64_t s = d->split_cache - 1;
     if (atomic_load_explicit(&d->top, memory_order_relaxed) > s)
         return 0;
-    atomic_store_explicit(&d->split, s, UP__SB_STORE);
+    up__store_sb(&d->split, s);
     up__fence_sb();
-    int64_t t = atomic_load_explicit(&d->top, UP__SB_LOAD);
+    int64_t t = up__load_sb(&d->top);
     if (t < s) {
         d->split_cache = s;
         d->bottom = s;

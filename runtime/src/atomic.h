@@ -54,9 +54,9 @@
  * host fence (see deque.c). ThreadSanitizer does not model fences (GCC
  * refuses to compile them under -fsanitize=thread), so its builds use the
  * seq_cst accesses instead, which it does model.
- *   atomic_store_explicit(p, v, UP__SB_STORE);
+ *   up__store_sb(p, v);
  *   up__fence_sb();
- *   x = atomic_load_explicit(q, UP__SB_LOAD);
+ *   x = up__load_sb(q);
  * The other side of the pattern uses a seq_cst access (an RMW, or seq_cst
  * loads), which pairs with the fence under the C11/C++20 rules. */
 #if defined(__SANITIZE_THREAD__)
@@ -75,6 +75,8 @@
 #define UP__SB_LOAD    memory_order_relaxed
 #define up__fence_sb() atomic_thread_fence(memory_order_seq_cst)
 #endif
+#define up__store_sb(p, v) atomic_store_explicit((p), (v), UP__SB_STORE)
+#define up__load_sb(p)     atomic_load_explicit((p), UP__SB_LOAD)
 
 /* A hint to the CPU that this thread is spinning. */
 static inline void up__cpu_relax(void)

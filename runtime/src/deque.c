@@ -29,7 +29,7 @@
  * code. Our reading: the emulator turns stlr;ldar into a host store and
  * load with no fence between them, which x86 may reorder, while a fence
  * becomes a full host fence. ThreadSanitizer builds use the seq_cst
- * accesses instead (atomic.h, UP__SB_*). The payload is published by the
+ * accesses instead (atomic.h, up__store_sb and friends). The payload is published by the
  * release store of bottom in push and read after the thief's seq_cst (so
  * acquire) load of bottom.
  *
@@ -94,9 +94,9 @@ int up__deque_push(up__deque *d, const up__task *t)
 int up__deque_pop(up__deque *d, up__task *out)
 {
     int64_t b = up__load_relaxed(&d->bottom) - 1;
-    atomic_store_explicit(&d->bottom, b, UP__SB_STORE);
+    up__store_sb(&d->bottom, b);
     up__fence_sb();
-    int64_t t = atomic_load_explicit(&d->top, UP__SB_LOAD);
+    int64_t t = up__load_sb(&d->top);
     if (t > b) {
         /* Empty: restore bottom. */
         up__store_relaxed(&d->bottom, b + 1);

@@ -109,7 +109,7 @@ static void *monitor_main(void *arg)
         }
         /* Nothing queued: sleep until poked. Announce first, then look
          * once more; a submitter publishes, then reads monitor_parked. */
-        up__store_seqcst(&p->monitor_parked, 1);
+        up__store_sb(&p->monitor_parked, 1);
         up__fence_sb(); /* store then load: see atomic.h */
         if (!any_backlog(p) && !up__load_seqcst(&p->stopping))
             up__parker_wait(&p->monitor_parker, UINT64_MAX);

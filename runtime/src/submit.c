@@ -195,7 +195,7 @@ static int queue_full(up__mpmc *q)
 static void wait_for_space(up_pool *p, up__shard *s, uint64_t deadline)
 {
     uint32_t key = up__event_key(&s->space);
-    up__store_seqcst(&s->space_armed, 1);
+    up__store_sb(&s->space_armed, 1);
     up__fence_sb(); /* store then load: see atomic.h */
     if (!queue_full(&s->q) || up__load_seqcst(&p->stopping)) {
         sched_yield(); /* room is being made right now */
