@@ -2,8 +2,8 @@
  * every member, barriers, single, master and critical sections.
  *
  * Gathering. The master submits one member task per wanted thread to the
- * pool (after asking the pool to have that many workers ready), then waits
- * a bounded time for them to join. A member joins by a CAS on the team's
+ * pool (and asks the pool for more workers only if its own do not take
+ * them within a grace period), then waits a bounded time for them to join. A member joins by a CAS on the team's
  * state word while it is open; the master closes it with a CAS that sets
  * the closed bit, and the number joined at that moment is the team size.
  * A member task that runs after the close finds the bit set and returns.
@@ -17,9 +17,13 @@
 #include <unistd.h>
 
 #include "par_internal.h"
+#include "recruit.h" /* up__submit_copy_nogrow, up__pool_workers */
 #include "sdeque.h"
 
 #define CLOSED (UINT32_C(1) << 31)
+/* How long a top-level region waits for the pool's workers to take its
+ * member tasks before it asks the pool to start more (recruit.h). */
+#define GATHER_GRACE_NS 1000000u
 
 static uint64_t now_ns(void)
 {
@@ -142,32 +146,47 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
     atomic_init(&t->state, 1); /* the master is member 0 */
     atomic_init(&t->refs, 1);
 
+    /* A top-level region queues its member tasks without growing the pool
+     * and gives the workers it has GATHER_GRACE_NS to take them (those of
+     * the previous region are on their way back); only then, or at once
+     * if the pool has too few workers, does it ask for more (recruit.h).
+     * A nested region takes only the workers idle right now. */
     unsigned submitted = 0;
-    if (nthreads > 1) {
-        if (level == 1)
-            up_pool_reserve(pool, nthreads - 1);
-        for (unsigned i = 1; i < nthreads; i++) {
-            atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
-            int rc = up_submit_copy(pool, member_task, &t, sizeof t);
-            if (rc != UP_OK) {
-                atomic_fetch_sub_explicit(&t->refs, 1, memory_order_relaxed);
-                if (rc == UP_ESTOPPED && submitted == 0) {
-                    drop_ref(t);
-                    return UP_ESTOPPED;
-                }
-                break;
+    for (unsigned i = 1; i < nthreads; i++) {
+        atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+        int rc = level == 1 ? up__submit_copy_nogrow(pool, member_task, &t, sizeof t)
+                            : up_submit_copy(pool, member_task, &t, sizeof t);
+        if (rc != UP_OK) {
+            atomic_fetch_sub_explicit(&t->refs, 1, memory_order_relaxed);
+            if (rc == UP_ESTOPPED && submitted == 0) {
+                drop_ref(t);
+                return UP_ESTOPPED;
             }
-            submitted++;
+            break;
         }
+        submitted++;
+    }
+    int asked = level != 1 || submitted == 0;
+    if (!asked && up__pool_workers(pool) < submitted) {
+        up_pool_reserve(pool, submitted);
+        asked = 1;
     }
     /* Wait for the members: long for a top-level region, whose threads the
-     * pool was just asked for; briefly for a nested one, which takes only
-     * the workers idle right now. */
-    uint64_t deadline = now_ns() + (level == 1 ? 200000000u : 200000u);
+     * pool was asked for; briefly for a nested one. */
+    uint64_t start = now_ns();
+    uint64_t deadline = start + (level == 1 ? 200000000u : 200000u);
     unsigned spins = 0;
-    while ((atomic_load_explicit(&t->state, memory_order_acquire) & ~CLOSED) < 1 + submitted &&
-           now_ns() < deadline)
+    for (;;) {
+        unsigned joined = atomic_load_explicit(&t->state, memory_order_acquire) & ~CLOSED;
+        uint64_t now = now_ns();
+        if (joined >= 1 + submitted || now >= deadline)
+            break;
+        if (!asked && now - start >= GATHER_GRACE_NS) {
+            up_pool_reserve(pool, 1 + submitted - joined);
+            asked = 1;
+        }
         par_relax(&spins);
+    }
     uint32_t st = atomic_fetch_or_explicit(&t->state, CLOSED, memory_order_acq_rel);
     atomic_store_explicit(&t->size, st & ~CLOSED, memory_order_relaxed);
     if (exact && (st & ~CLOSED) < nthreads) {

@@ -13,8 +13,10 @@
 
 #include "clock.h"
 #include "pool_internal.h"
+#include "recruit.h"
 
-enum { MODE_NOWAIT, MODE_WAIT };
+/* MODE_NOGROW: never start a worker beyond the first (see recruit.h). */
+enum { MODE_NOWAIT = 0, MODE_WAIT = 1, MODE_NOGROW = 2 };
 
 /* The caller's CPU, refreshed every few submits: sched_getcpu costs a few
  * nanoseconds, and a thread rarely migrates between two submits. */
@@ -84,7 +86,7 @@ unsigned up__home_shard(const up_pool *p) { return home_shard(p); }
 
 /* After a task became visible in shard s (or in a deque of a worker of s):
  * make sure somebody will look. */
-static void after_publish(up_pool *p, up__shard *s)
+static void after_publish(up_pool *p, up__shard *s, int mode)
 {
     uint64_t idle = up__load_seqcst(&p->idle);
     if (UP__IDLE_SPINNING(idle) != 0)
@@ -93,6 +95,8 @@ static void after_publish(up_pool *p, up__shard *s)
         up__wake_one(p, s->index);
         return;
     }
+    if (mode & MODE_NOGROW)
+        return; /* the caller grows the pool itself if nobody comes */
     /* Every worker is busy: grow toward one worker per CPU of the shard,
      * beyond that let the monitor judge whether tasks are blocked. */
     if (up__spawn(p, s, 0) != UP_OK)
@@ -100,14 +104,14 @@ static void after_publish(up_pool *p, up__shard *s)
 }
 
 /* Tries the shards in the home shard's order, from position first on. */
-static int push_from(up_pool *p, unsigned home, unsigned first, const up__task *t)
+static int push_from(up_pool *p, unsigned home, unsigned first, const up__task *t, int mode)
 {
     const unsigned *order = &p->plan.order[home * p->nshards];
     for (unsigned k = first; k < p->nshards; k++) {
         up__shard *s = &p->shards[order[k]];
         int rc = up__mpmc_push(&s->q, t);
         if (rc == UP__MPMC_OK) {
-            after_publish(p, s);
+            after_publish(p, s, mode);
             return UP_OK;
         }
         if (rc == UP__MPMC_CLOSED_ERR)
@@ -222,7 +226,7 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
         }
         if (up__deque_push(&w->dq, t) == UP__DEQUE_OK) {
             up__store_relaxed(&w->pushed, up__load_relaxed(&w->pushed) + 1);
-            after_publish(p, &p->shards[w->shard]);
+            after_publish(p, &p->shards[w->shard], mode);
             return UP_OK;
         }
     }
@@ -238,7 +242,7 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
     /* Tasks of a pool with a start hook run only on its workers: they
      * expect their worker's state (up_worker_local()). */
     int may_help =
-        mode == MODE_WAIT && p->cfg.submit_help && !(w && w->pool == p) && !p->cfg.on_worker_start;
+        (mode & MODE_WAIT) && p->cfg.submit_help && !(w && w->pool == p) && !p->cfg.on_worker_start;
     for (;;) {
         /* Home first. A helping submitter that finds it full runs a batch
          * of its queued tasks (oldest first), everything on this CPU's
@@ -248,7 +252,7 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
          * thread preempted between reserving a slot and filling it): the
          * shard is stuck until that thread runs again, and this CPU stays
          * busy meanwhile. */
-        int rc = push_from(p, home, 0, t);
+        int rc = push_from(p, home, 0, t, mode);
         if (rc == UP_EOVERLOAD && may_help && tls_help_depth < MAX_HELP_DEPTH) {
             int ran = help_one(p, home, 0);
             if (p->cfg.submit_help == 1) {
@@ -264,14 +268,14 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
             }
         }
         if (rc == UP_EOVERLOAD && p->nshards > 1)
-            rc = push_from(p, home, 1, t);
+            rc = push_from(p, home, 1, t, mode);
         if (rc == UP_OK)
             return UP_OK;
         if (rc == UP_ESTOPPED) {
             up__set_error("submit: the pool is stopped");
             return UP_ESTOPPED;
         }
-        if (mode == MODE_NOWAIT) {
+        if (!(mode & MODE_WAIT)) {
             up__monitor_poke(p);
             up__fetch_add_relaxed(&p->overloads, 1);
             up__set_error("submit: every queue is full");
@@ -349,3 +353,15 @@ int up_submit_copy_wait(up_pool *p, up_fn fn, const void *payload, size_t size)
     up__task_set_copy(&t, fn, payload, size);
     return submit_task(p, &t, MODE_WAIT, UINT64_MAX);
 }
+
+int up__submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_t size)
+{
+    int rc = check_copy(payload, size);
+    if (rc != UP_OK)
+        return rc;
+    up__task t;
+    up__task_set_copy(&t, fn, payload, size);
+    return submit_task(p, &t, MODE_NOWAIT | MODE_NOGROW, 0);
+}
+
+unsigned up__pool_workers(const up_pool *p) { return p ? up__load_relaxed(&p->workers) : 0; }
