@@ -24,7 +24,8 @@
  * before it are visible to a thief that reads the new split). A
  * thief copies the slot at t with relaxed loads before its CAS; the owner
  * rewrites slot t & mask only at position t + capacity, which needs
- * top > t first, so a successful CAS means the copy is intact. */
+ * top > t first (read with acquire, or known from an earlier such read:
+ * top never decreases), so a successful CAS means the copy is intact. */
 #include "sdeque.h"
 
 #include <stdlib.h>

@@ -25,6 +25,7 @@ typedef struct par_sdeque {
     _Alignas(PAR_LINE) _Atomic int64_t split; /* (owner writes) end of the public part */
     _Alignas(PAR_LINE) int64_t bottom;        /* (owner) end of the private part */
     int64_t split_cache;                      /* (owner) its own last store to split */
+    int64_t top_cache;                        /* (owner) a top it read: top only grows */
     int64_t mask;                             /* (ro) capacity - 1 */
     _Atomic uint64_t *slots;                  /* (ro pointer) capacity x SDQ_STRIDE */
 } par_sdeque;
@@ -67,15 +68,43 @@ static inline void par_slot_read(_Atomic uint64_t *s, par_task *t)
         w[i] = atomic_load_explicit(&s[i], memory_order_relaxed);
 }
 
+/* Owner: room for position b? top only grows, so the owner's last read of
+ * it is a lower bound and top's line (which thieves CAS) is read again
+ * only when the deque looks full. That read is an acquire: a thief's CAS
+ * past position b - capacity comes after its read of that slot, which the
+ * push is about to overwrite. */
+static inline int par_sdeque_room(par_sdeque *d, int64_t b)
+{
+    if (b - d->top_cache <= d->mask)
+        return 1;
+    d->top_cache = atomic_load_explicit(&d->top, memory_order_acquire);
+    return b - d->top_cache <= d->mask;
+}
+
 /* Owner. push: 0, or -1 when full. */
 static inline int par_sdeque_push(par_sdeque *d, const par_task *t)
 {
     int64_t b = d->bottom;
-    /* Acquire: a thief's CAS past position b - capacity comes after its
-     * read of that slot, which this push is about to overwrite. */
-    if (b - atomic_load_explicit(&d->top, memory_order_acquire) > d->mask)
+    if (!par_sdeque_room(d, b))
         return -1;
     par_slot_write(par_sdeque_slot(d, b), t);
+    d->bottom = b + 1;
+    return 0;
+}
+
+/* Owner: the same for a task whose argument is a pointer (up_task's fast
+ * path), written word by word without building a par_task first. */
+static inline int par_sdeque_push_ptr(par_sdeque *d, up_task_fn fn, par_frame *parent, void *arg)
+{
+    int64_t b = d->bottom;
+    if (!par_sdeque_room(d, b))
+        return -1;
+    _Atomic uint64_t *s = par_sdeque_slot(d, b);
+    atomic_store_explicit(&s[0], (uint64_t)(uintptr_t)fn, memory_order_relaxed);
+    atomic_store_explicit(&s[1], (uint64_t)(uintptr_t)parent, memory_order_relaxed);
+    atomic_store_explicit(&s[2], 0, memory_order_relaxed); /* node */
+    atomic_store_explicit(&s[3], 0, memory_order_relaxed); /* size: words[0] is arg */
+    atomic_store_explicit(&s[4], (uint64_t)(uintptr_t)arg, memory_order_relaxed);
     d->bottom = b + 1;
     return 0;
 }

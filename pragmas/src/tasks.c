@@ -363,30 +363,35 @@ static int create(up_task_fn fn, const par_task *proto, const up_task_opts *opts
     return UP_OK;
 }
 
+/* Everything but the fast path, kept out of line so that the fast path
+ * stays a handful of instructions without a stack frame to set up. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int task_slow(up_task_fn fn, void *arg, const up_task_opts *opts)
+{
+    par_task t;
+    t.size = 0;
+    t.words[0] = (uint64_t)(uintptr_t)arg;
+    return create(fn, &t, opts, NULL, 0);
+}
+
 int up_task(up_task_fn fn, void *arg, const up_task_opts *opts)
 {
     /* The fast path: inside a team, no options, room in the deque. */
     par_thread *th = par_tls;
-    if (th && th->c.size > 1 && th->c.dq && !opts && fn && !th->c.frame->final) {
+    if (th && th->c.size > 1 && !opts && fn) {
         par_sdeque *dq = th->c.dq;
-        par_task rec;
-        rec.fn = fn;
-        rec.parent = th->c.frame;
-        rec.node = NULL;
-        rec.size = 0;
-        rec.words[0] = (uint64_t)(uintptr_t)arg;
-        if (par_sdeque_push(dq, &rec) == 0) {
-            th->c.frame->spawned++;
+        par_frame *f = th->c.frame;
+        if (dq && !f->final && par_sdeque_push_ptr(dq, fn, f, arg) == 0) {
+            f->spawned++;
             if (par_sdeque_private(dq) >= SDQ_PRIVATE_MAX ||
                 atomic_load_explicit(&th->c.team->hungry, memory_order_relaxed))
                 par_sdeque_publish(dq);
             return UP_OK;
         }
     }
-    par_task t;
-    t.size = 0;
-    t.words[0] = (uint64_t)(uintptr_t)arg;
-    return create(fn, &t, opts, NULL, 0);
+    return task_slow(fn, arg, opts);
 }
 
 int up_task_copy(up_task_fn fn, const void *payload, size_t size, const up_task_opts *opts)
