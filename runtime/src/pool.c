@@ -316,24 +316,38 @@ int up_pool_destroy(up_pool *p)
 }
 
 /* Adds one shard's counters into out. */
-static void add_shard(up_pool *p, up__shard *s, up_stats *out)
+/* Executed counts are read before submitted ones, each with acquire: a
+ * task is counted submitted before it can run and counted executed (with a
+ * release) after, so a snapshot never shows more executed than submitted,
+ * even while tasks come and go. */
+static void add_shard_executed(up__shard *s, up_stats *out)
 {
-    out->inlined += up__load_relaxed(&s->direct);
-    out->submitted += up__mpmc_accepted(&s->q) + up__load_relaxed(&s->direct);
-    out->helped += up__load_relaxed(&s->helped);
-    out->executed += up__load_relaxed(&s->helped);
+    uint64_t helped = up__load_acquire(&s->helped);
+    out->helped += helped;
+    out->executed += helped;
     unsigned used = up__load_acquire(&s->slots_used);
     for (unsigned k = 0; k < used; k++) {
         up__worker *w = up__load_acquire((_Atomic(up__worker *) *)&s->slots[k]);
         if (!w)
             continue;
-        out->executed += up__load_relaxed(&w->executed);
+        out->executed += up__load_acquire(&w->executed);
         out->steals += up__load_relaxed(&w->steals);
         out->parks += up__load_relaxed(&w->parks);
-        out->submitted += up__load_relaxed(&w->pushed);
+    }
+}
+
+static void add_shard_submitted(up__shard *s, up_stats *out)
+{
+    uint64_t direct = up__load_acquire(&s->direct);
+    out->inlined += direct;
+    out->submitted += up__mpmc_accepted(&s->q) + direct;
+    unsigned used = up__load_acquire(&s->slots_used);
+    for (unsigned k = 0; k < used; k++) {
+        up__worker *w = up__load_acquire((_Atomic(up__worker *) *)&s->slots[k]);
+        if (w)
+            out->submitted += up__load_acquire(&w->pushed);
     }
     out->workers += up__load_relaxed(&s->nworkers);
-    (void)p;
 }
 
 static void add_pool(up_pool *p, up_stats *out)
@@ -360,7 +374,9 @@ void up_pool_stats(const up_pool *cp, up_stats *out)
         return;
     up_pool *p = (up_pool *)cp; /* counters are atomics; reading them is const in spirit */
     for (unsigned i = 0; i < p->nshards; i++)
-        add_shard(p, &p->shards[i], out);
+        add_shard_executed(&p->shards[i], out);
+    for (unsigned i = 0; i < p->nshards; i++)
+        add_shard_submitted(&p->shards[i], out);
     add_pool(p, out);
     out->workers = up__load_relaxed(&p->workers);
 }
@@ -375,7 +391,8 @@ int up_pool_shard_stats(const up_pool *cp, unsigned shard, up_stats *out)
     }
     memset(out, 0, sizeof *out);
     up_pool *p = (up_pool *)cp;
-    add_shard(p, &p->shards[shard], out);
+    add_shard_executed(&p->shards[shard], out);
+    add_shard_submitted(&p->shards[shard], out);
     add_pool(p, out);
     return UP_OK;
 }

@@ -224,11 +224,15 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
             up__set_error("submit: the pool is stopped");
             return UP_ESTOPPED;
         }
+        /* Counted before it is visible: a thief may run it at once, and
+         * the pool's stats must never show more executed than submitted. */
+        uint64_t pushed = up__load_relaxed(&w->pushed);
+        up__store_relaxed(&w->pushed, pushed + 1);
         if (up__deque_push(&w->dq, t) == UP__DEQUE_OK) {
-            up__store_relaxed(&w->pushed, up__load_relaxed(&w->pushed) + 1);
             after_publish(p, &p->shards[w->shard], mode);
             return UP_OK;
         }
+        up__store_relaxed(&w->pushed, pushed);
     }
     unsigned home = w && w->pool == p ? w->shard : home_shard(p);
     /* No worker at all (a floor of zero, all retired, or none could ever

@@ -39,6 +39,13 @@ static inline void count(_Atomic uint64_t *c) /* owner-only statistic */
     up__store_relaxed(c, up__load_relaxed(c) + 1);
 }
 
+/* executed is a release store: a stats reader that sees the count with an
+ * acquire load then sees the task's submission counted (pool.c). */
+static inline void count_executed(up__worker *w)
+{
+    up__store_release(&w->executed, up__load_relaxed(&w->executed) + 1);
+}
+
 static inline uint32_t next_random(uint32_t *s)
 {
     uint32_t x = *s;
@@ -128,7 +135,7 @@ int up__help_once(up_pool *p)
         if (!find_work(w, &t))
             return 0;
         up__run_task(p, &t);
-        count(&w->executed);
+        count_executed(w);
         return 1;
     }
     if (p->cfg.on_worker_start)
@@ -349,7 +356,7 @@ static void worker_loop(up__worker *w)
                 stop_searching(w);
             }
             up__run_task(p, &t);
-            count(&w->executed);
+            count_executed(w);
             continue;
         }
         if (!searching) {
