@@ -58,14 +58,21 @@ static inline void par_slot_write(_Atomic uint64_t *s, const par_task *t)
 
 static inline void par_slot_read(_Atomic uint64_t *s, par_task *t)
 {
+    /* Written out for the header and the first word, which is all of a
+     * pointer task (the common case); a copied payload loops. */
     uint64_t *w = (uint64_t *)t;
-    for (size_t i = 0; i < 4; i++)
-        w[i] = atomic_load_explicit(&s[i], memory_order_relaxed);
-    size_t n = par_task_words(t->size);
-    if (n > SDQ_WORDS) /* a torn read by a thief that will lose its CAS */
-        n = SDQ_WORDS;
-    for (size_t i = 4; i < n; i++)
-        w[i] = atomic_load_explicit(&s[i], memory_order_relaxed);
+    w[0] = atomic_load_explicit(&s[0], memory_order_relaxed);
+    w[1] = atomic_load_explicit(&s[1], memory_order_relaxed);
+    w[2] = atomic_load_explicit(&s[2], memory_order_relaxed);
+    w[3] = atomic_load_explicit(&s[3], memory_order_relaxed);
+    w[4] = atomic_load_explicit(&s[4], memory_order_relaxed);
+    if (t->size > 8) {
+        size_t n = par_task_words(t->size);
+        if (n > SDQ_WORDS) /* a torn read by a thief that will lose its CAS */
+            n = SDQ_WORDS;
+        for (size_t i = 5; i < n; i++)
+            w[i] = atomic_load_explicit(&s[i], memory_order_relaxed);
+    }
 }
 
 /* Owner: room for position b? top only grows, so the owner's last read of
