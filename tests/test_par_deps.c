@@ -49,6 +49,24 @@ static void dag_region(void *p)
 
 static int writes(up_dep_kind k) { return k != UP_DEP_IN; }
 
+/* The most readers that follow one writer of an address before the next
+ * writer: the successors the runtime must record for that writer beyond
+ * the few a node holds inline (pragmas/src/deps.c). */
+static int max_fanout(void)
+{
+    int best = 0;
+    for (int a = 0; a < ADDRS; a++) {
+        int run = 0;
+        for (int i = 0; i < nnodes; i++)
+            for (int d = 0; d < nodes[i].ndeps; d++)
+                if (nodes[i].deps[d].addr == &addr_cells[a]) {
+                    run = writes(nodes[i].deps[d].kind) ? 0 : run + 1;
+                    best = run > best ? run : best;
+                }
+    }
+    return best;
+}
+
 static void check_dag(void)
 {
     for (int b = 0; b < nnodes; b++)
@@ -86,7 +104,11 @@ int main(void)
     nnodes = (int)test_size("UP_TEST_DAG_NODES", 300);
     nodes = calloc((size_t)nnodes, sizeof *nodes);
     long edges = 0;
+    int fanout = 0;
     for (int g = 0; g < dags; g++) {
+        /* Every fourth DAG mostly reads: long runs of readers after a
+         * writer, so writers get many successors. */
+        int read_mostly = g % 4 == 3;
         memset(nodes, 0, (size_t)nnodes * sizeof *nodes);
         atomic_store(&ticket, 0);
         for (int i = 0; i < nnodes; i++) {
@@ -103,7 +125,10 @@ int main(void)
                         dup |= n->deps[e].addr == &addr_cells[a];
                 } while (dup);
                 n->deps[d].addr = &addr_cells[a];
-                n->deps[d].kind = (up_dep_kind)(test_rand(&seed) % 4);
+                if (read_mostly && test_rand(&seed) % 8 != 0)
+                    n->deps[d].kind = UP_DEP_IN;
+                else
+                    n->deps[d].kind = (up_dep_kind)(test_rand(&seed) % 4);
                 edges++;
             }
         }
@@ -113,11 +138,18 @@ int main(void)
             CHECK(nodes[i].end > nodes[i].start);             /* ran */
         CHECK_EQ(atomic_load(&ticket), 2 * (uint64_t)nnodes); /* each exactly once */
         check_dag();
+        int f = max_fanout();
+        fanout = f > fanout ? f : fanout;
     }
+    /* The DAGs did exercise writers with more successors than a node
+     * holds inline (4). */
+    if (dags >= 4)
+        CHECK(fanout > 8);
     CHECK_EQ(up_task_deps(work, NULL, NULL, 2, NULL), UP_EINVAL);
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
-    printf("deps: %d random DAGs of %d tasks (%ld dependences) ran in an order OpenMP allows\n",
-           dags, nnodes, edges);
+    printf("deps: %d random DAGs of %d tasks (%ld dependences, up to %d readers after one "
+           "writer) ran in an order OpenMP allows\n",
+           dags, nnodes, edges, fanout);
     free(nodes);
     return 0;
 }

@@ -6,21 +6,32 @@
  * OpenMP allows (the tasks of a set run one at a time, in creation order).
  *
  * A dependent task has a node: its task record, a count of unfinished
- * predecessors, and a lock-free list of successors that completion closes.
- * During creation the count holds a large bias instead of the edges it
- * will get: each completing predecessor takes one off, and creation, once
- * it knows its k edges, takes off the bias less k in one atomic step. The
- * count reaches zero exactly when creation is over and all k predecessors
- * are done, with one atomic operation per task instead of one per edge.
+ * predecessors, and its successors, which completion closes. During
+ * creation the count holds a large bias instead of the edges it will get:
+ * each completing predecessor takes one off, and creation, once it knows
+ * its k edges, takes off the bias less k in one atomic step. The count
+ * reaches zero exactly when creation is over and all k predecessors are
+ * done, with one atomic operation per task instead of one per edge.
  *
- * Invariant of the successor list: succ is NULL or a chain of edges while
- * the node runs, and SUCC_CLOSED from its completion on; it never leaves
- * SUCC_CLOSED. The creating thread pushes an edge with a CAS that expects
- * an open list, after counting the edge in the successor's npred; the
- * completing thread swaps the whole list for SUCC_CLOSED and releases every
- * edge it took. So each edge is either in the list that completion takes
- * (and released exactly once) or its push saw SUCC_CLOSED, and the creator
- * takes its count back.
+ * Successors. Only the thread creating the siblings adds edges (the
+ * table belongs to their parent's frame), so each node has one producer
+ * of successors and one consumer, its completion. The first SUCC_INLINE
+ * successors go into an array on the node's first cache line, with the
+ * count and the predecessor count, so that completing a task touches that
+ * line and its successors' first lines and nothing the creator wrote
+ * elsewhere. Invariant: nsucc counts the array slots written, and carries
+ * NSUCC_CLOSED from completion on (never cleared while the node lives).
+ * The creator writes slot k, then moves nsucc from k to k + 1 with a
+ * release CAS that expects it open; completion swaps nsucc for
+ * NSUCC_CLOSED (acq_rel) and releases the k slots it saw. So each slot
+ * edge is either counted before the close, and seen, or its CAS failed,
+ * and the creator does not count it: the predecessor is done. Successors beyond the array go to
+ * a lock-free list, more: NULL or a chain of edges while the node runs;
+ * the creator turns to it only after reading nsucc full and open, and
+ * pushes with a CAS expecting an open list. Completion closes nsucc
+ * first; if it found the array full it then swaps the chain for
+ * SUCC_CLOSED, with the same either-or argument (if it found the array
+ * not full, the creator can never reach more, which stays NULL).
  *
  * Nodes and tables (with their edge blocks) come from per-thread free
  * lists and go back when the creating frame's children are all done;
@@ -40,16 +51,22 @@ typedef struct par_edge {
     struct par_edge *next;
 } par_edge;
 
+#define SUCC_INLINE 4
+
+/* Line 0 is what the creating and the completing thread share; the task
+ * record follows on lines of its own. */
 struct par_node {
-    par_node *next_free; /* free list; the first field */
-    par_node *arena_next;
-    par_task task;
-    _Atomic int npred;
-    par_edge *_Atomic succ; /* (atomic) see the invariant above */
+    _Alignas(PAR_LINE) _Atomic uint32_t npred;
+    _Atomic uint32_t nsucc;         /* (atomic) see the invariant above */
+    par_node *succ[SUCC_INLINE];    /* slots below nsucc, written before it */
+    par_edge *_Atomic more;         /* (atomic) successors past the array */
+    par_node *next;                 /* the nodes of one table, or a free list */
+    _Alignas(PAR_LINE) par_task task;
 };
 
-#define SUCC_CLOSED ((par_edge *)(uintptr_t)1)
-#define NPRED_BIAS  (1 << 30) /* more than the edges one task can get */
+#define SUCC_CLOSED  ((par_edge *)(uintptr_t)1)
+#define NSUCC_CLOSED (UINT32_C(1) << 31)
+#define NPRED_BIAS   (1u << 30) /* more than the edges one task can get */
 
 typedef struct dep_entry {
     const void *addr;
@@ -68,13 +85,14 @@ struct par_deptable {
     par_deptable *next_free; /* free list; the first field */
     size_t cap, used;
     dep_entry *entries;
-    par_node *nodes;
+    par_node *nodes;      /* in use, chained by next */
+    par_node *nodes_tail; /* the first one taken, last in the chain */
     edge_block *blocks; /* in use; kept with the table when recycled */
     edge_block *spare;
 };
 
 static pthread_mutex_t stash_lock = PTHREAD_MUTEX_INITIALIZER;
-static par_node *stash_nodes;      /* (stash_lock) chained by next_free */
+static par_node *stash_nodes;      /* (stash_lock) chained by next */
 static par_deptable *stash_tables; /* (stash_lock) chained by next_free */
 
 static par_deptable *table_get(par_thread *th)
@@ -120,10 +138,15 @@ static par_edge *edge_new(par_deptable *t, par_node *node, par_edge *next)
     return e;
 }
 
+/* The addresses of one cache line get neighbouring slots (the line is
+ * hashed, the word within it kept): a program's dependencies are often
+ * neighbours in memory, cells of one row or step, and their entries then
+ * share table lines instead of missing the cache once each. */
 static size_t slot_of(const void *addr, size_t cap)
 {
-    uint64_t h = (uint64_t)(uintptr_t)addr * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 20) & (cap - 1);
+    uint64_t a = (uint64_t)(uintptr_t)addr;
+    uint64_t h = ((a >> 6) * 0x9e3779b97f4a7c15ull) >> 20;
+    return (size_t)((h << 3) | ((a >> 3) & 7)) & (cap - 1);
 }
 
 static int grow(par_deptable *t)
@@ -165,15 +188,25 @@ static int add_edge(par_deptable *t, par_node *pred, par_node *succ)
 {
     if (!pred || pred == succ)
         return 0;
-    par_edge *old = atomic_load_explicit(&pred->succ, memory_order_acquire);
+    /* succ's count still holds the bias, so pred's completion may release
+     * the edge at once without waking succ early. */
+    uint32_t k = atomic_load_explicit(&pred->nsucc, memory_order_acquire);
+    if (k & NSUCC_CLOSED)
+        return 0;
+    if (k < SUCC_INLINE) {
+        pred->succ[k] = succ;
+        /* This thread is the only other writer: failing means closed. */
+        return atomic_compare_exchange_strong_explicit(&pred->nsucc, &k, k + 1,
+                                                       memory_order_release,
+                                                       memory_order_acquire);
+    }
+    par_edge *old = atomic_load_explicit(&pred->more, memory_order_acquire);
     if (old == SUCC_CLOSED)
         return 0;
     par_edge *e = edge_new(t, succ, old);
     if (!e)
         return -1;
-    /* succ's count still holds the bias, so pred's completion may release
-     * this edge at once without waking succ early. */
-    while (!atomic_compare_exchange_weak_explicit(&pred->succ, &old, e, memory_order_release,
+    while (!atomic_compare_exchange_weak_explicit(&pred->more, &old, e, memory_order_release,
                                                   memory_order_acquire)) {
         if (old == SUCC_CLOSED) /* completed meanwhile: no edge */
             return 0;
@@ -198,12 +231,15 @@ int par_deps_create(par_thread *th, par_task *task, const up_dep *deps, size_t n
     }
     par_node *n = th->free_nodes;
     if (n)
-        th->free_nodes = n->next_free;
-    else if (!(n = malloc(sizeof *n)))
+        th->free_nodes = n->next;
+    else if (!(n = aligned_alloc(PAR_LINE, sizeof *n)))
         return UP_ENOMEM;
     atomic_init(&n->npred, NPRED_BIAS);
-    atomic_init(&n->succ, NULL);
-    n->arena_next = t->nodes;
+    atomic_init(&n->nsucc, 0);
+    atomic_init(&n->more, NULL);
+    if (!t->nodes)
+        t->nodes_tail = n;
+    n->next = t->nodes;
     t->nodes = n;
     task->node = n;
     n->task = *task;
@@ -230,13 +266,14 @@ int par_deps_create(par_thread *th, par_task *task, const up_dep *deps, size_t n
     }
     /* Drop the bias, keeping one count per edge: ready now unless some
      * predecessor is left. */
-    return atomic_fetch_sub_explicit(&n->npred, NPRED_BIAS - edges, memory_order_acq_rel) ==
-           NPRED_BIAS - edges;
+    return atomic_fetch_sub_explicit(&n->npred, NPRED_BIAS - (uint32_t)edges,
+                                     memory_order_acq_rel) == NPRED_BIAS - (uint32_t)edges;
 fail:
     /* The task is not created. Its node may already be a predecessor of
      * later tasks: mark it complete so they never wait for it, and keep the
      * bias so its own predecessors never run it. */
-    atomic_store_explicit(&n->succ, SUCC_CLOSED, memory_order_release);
+    atomic_store_explicit(&n->nsucc, NSUCC_CLOSED, memory_order_release);
+    atomic_store_explicit(&n->more, SUCC_CLOSED, memory_order_release);
     return UP_ENOMEM;
 }
 
@@ -244,7 +281,7 @@ void par_deps_thread_exit(par_thread *th)
 {
     while (th->free_nodes) {
         par_node *n = th->free_nodes;
-        th->free_nodes = n->next_free;
+        th->free_nodes = n->next;
         free(n);
     }
     while (th->free_tables) {
@@ -260,14 +297,24 @@ void par_deps_thread_exit(par_thread *th)
     }
 }
 
+static void release(par_thread *th, par_node *s)
+{
+    if (atomic_fetch_sub_explicit(&s->npred, 1, memory_order_acq_rel) == 1)
+        par_push_ready(th, &s->task);
+}
+
 void par_deps_complete(par_thread *th, par_node *n)
 {
-    par_edge *e = atomic_exchange_explicit(&n->succ, SUCC_CLOSED, memory_order_acq_rel);
-    for (; e; e = e->next) {
-        par_node *s = e->node;
-        if (atomic_fetch_sub_explicit(&s->npred, 1, memory_order_acq_rel) == 1)
-            par_push_ready(th, &s->task);
-    }
+    /* acq_rel: a creator that finds the node closed adds no edge, and the
+     * successor it then runs must see this task's writes. */
+    uint32_t k = atomic_exchange_explicit(&n->nsucc, NSUCC_CLOSED, memory_order_acq_rel);
+    for (uint32_t i = 0; i < k; i++)
+        release(th, n->succ[i]);
+    if (k < SUCC_INLINE) /* the creator never went past the array */
+        return;
+    par_edge *e = atomic_exchange_explicit(&n->more, SUCC_CLOSED, memory_order_acq_rel);
+    for (; e; e = e->next)
+        release(th, e->node);
 }
 
 void par_deps_free(par_thread *th, par_frame *f)
@@ -275,15 +322,10 @@ void par_deps_free(par_thread *th, par_frame *f)
     (void)th;
     par_deptable *t = f->deps;
     f->deps = NULL;
-    par_node *head = NULL, *tail = NULL;
-    while (t->nodes) {
-        par_node *n = t->nodes;
-        t->nodes = n->arena_next;
-        n->next_free = head;
-        head = n;
-        if (!tail)
-            tail = n;
-    }
+    /* The table's chain of nodes is a free list as it is: handing it over
+     * touches no node, whose lines the other members may hold. */
+    par_node *head = t->nodes, *tail = t->nodes_tail;
+    t->nodes = t->nodes_tail = NULL;
     while (t->blocks) {
         edge_block *b = t->blocks;
         t->blocks = b->next;
@@ -294,7 +336,7 @@ void par_deps_free(par_thread *th, par_frame *f)
     t->used = 0;
     pthread_mutex_lock(&stash_lock);
     if (tail) {
-        tail->next_free = stash_nodes;
+        tail->next = stash_nodes;
         stash_nodes = head;
     }
     t->next_free = stash_tables;
