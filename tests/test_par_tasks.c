@@ -237,6 +237,25 @@ static void taskloop_region(void *p)
     }
 }
 
+/* A taskloop whose first chunk cancels its taskgroup. In a team of one
+ * its chunks run as plain calls in the order undeferred tasks would, and
+ * every chunk after the cancel is skipped. */
+static _Atomic long tl_cancel_ran;
+static int tl_cancel_rc;
+static void tl_cancel_body(int64_t lo, int64_t hi, void *p)
+{
+    (void)lo, (void)hi, (void)p;
+    if (atomic_fetch_add(&tl_cancel_ran, 1) == 0)
+        up_cancel_taskgroup();
+}
+static void taskloop_cancel_region(void *p)
+{
+    (void)p;
+    up_taskloop_opts g = {10, 0, 0};
+    if (up_single())
+        tl_cancel_rc = up_taskloop(0, 1000, &g, tl_cancel_body, NULL);
+}
+
 int main(void)
 {
     CHECK_EQ(up_pool_create(&pool, NULL), UP_OK);
@@ -276,6 +295,19 @@ int main(void)
     CHECK_EQ(up_parallel(pool, 2, taskloop_region, NULL), UP_OK);
     for (int i = 0; i < 100003; i++)
         CHECK_EQ(tl_hits[i], 5);
+    /* A team of one, and no region at all: every task would run at once,
+     * so the chunks run without tasks; each iteration still runs once. */
+    CHECK_EQ(up_parallel(pool, 1, taskloop_region, NULL), UP_OK);
+    taskloop_region(NULL);
+    for (int i = 0; i < 100003; i++)
+        CHECK_EQ(tl_hits[i], 15);
+    CHECK_EQ(up_parallel(pool, 1, taskloop_cancel_region, NULL), UP_OK);
+    CHECK_EQ(tl_cancel_rc, UP_ECANCELED);
+    CHECK_EQ(atomic_load(&tl_cancel_ran), 1);
+    atomic_store(&tl_cancel_ran, 0);
+    CHECK_EQ(up_parallel(pool, 2, taskloop_cancel_region, NULL), UP_OK);
+    CHECK_EQ(tl_cancel_rc, UP_ECANCELED);
+    CHECK(atomic_load(&tl_cancel_ran) >= 1 && atomic_load(&tl_cancel_ran) < 100);
 
     CHECK_EQ(up_task(NULL, NULL, NULL), UP_EINVAL);
     CHECK_EQ(up_task_copy(add_task, NULL, 8, NULL), UP_EINVAL);

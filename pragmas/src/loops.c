@@ -167,11 +167,31 @@ typedef struct tloop {
     void *ctx;
 } tloop;
 
+/* Where every task would run at once anyway (a team of one, or a final
+ * task), the same chunks run as plain calls, without a task each. As
+ * with undeferred tasks of a cancelled taskgroup, the chunks left are
+ * skipped once the group is cancelled. */
+static void tloop_serial(const tloop *a, int64_t lo, int64_t hi, const par_frame *f)
+{
+    while (hi - lo > a->grain) {
+        int64_t mid = lo + (hi - lo) / 2;
+        tloop_serial(a, mid, hi, f); /* the order undeferred tasks would take */
+        hi = mid;
+    }
+    if (!f || !f->group || !atomic_load_explicit(&f->group->cancelled, memory_order_relaxed))
+        a->body(lo, hi, a->ctx);
+}
+
 /* The range travels inside each task (a copied payload), so a subtree
  * needs nothing from the stack of the task that made it. */
 static void tloop_task(void *p)
 {
     tloop a = *(tloop *)p;
+    par_thread *th = par_tls;
+    if (!th || th->c.size <= 1 || !th->c.dq || (th->c.frame && th->c.frame->final)) {
+        tloop_serial(&a, a.lo, a.hi, th ? th->c.frame : NULL);
+        return;
+    }
     while (a.hi - a.lo > a.grain) {
         int64_t mid = a.lo + (a.hi - a.lo) / 2;
         tloop right = {mid, a.hi, a.grain, a.body, a.ctx};
