@@ -325,7 +325,9 @@ int up_submit_timeout(up_pool *p, up_fn fn, void *arg, uint64_t timeout_ns)
     return submit_task(p, &t, MODE_WAIT, up__deadline_after(timeout_ns));
 }
 
-static int check_copy(const void *payload, size_t size)
+/* The copying forms: the payload checked, then copied into the slot. */
+static int submit_copy(up_pool *p, up_fn fn, const void *payload, size_t size, int mode,
+                       uint64_t deadline)
 {
     if (size == 0 || size > UP_PAYLOAD_MAX) {
         up__set_error("submit_copy: payload of %zu bytes (must be 1 to %d)", size, UP_PAYLOAD_MAX);
@@ -335,37 +337,24 @@ static int check_copy(const void *payload, size_t size)
         up__set_error("submit_copy: payload is NULL");
         return UP_EINVAL;
     }
-    return UP_OK;
+    up__task t;
+    up__task_set_copy(&t, fn, payload, size);
+    return submit_task(p, &t, mode, deadline);
 }
 
 int up_submit_copy(up_pool *p, up_fn fn, const void *payload, size_t size)
 {
-    int rc = check_copy(payload, size);
-    if (rc != UP_OK)
-        return rc;
-    up__task t;
-    up__task_set_copy(&t, fn, payload, size);
-    return submit_task(p, &t, MODE_NOWAIT, 0);
+    return submit_copy(p, fn, payload, size, MODE_NOWAIT, 0);
 }
 
 int up_submit_copy_wait(up_pool *p, up_fn fn, const void *payload, size_t size)
 {
-    int rc = check_copy(payload, size);
-    if (rc != UP_OK)
-        return rc;
-    up__task t;
-    up__task_set_copy(&t, fn, payload, size);
-    return submit_task(p, &t, MODE_WAIT, UINT64_MAX);
+    return submit_copy(p, fn, payload, size, MODE_WAIT, UINT64_MAX);
 }
 
 int up__submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_t size)
 {
-    int rc = check_copy(payload, size);
-    if (rc != UP_OK)
-        return rc;
-    up__task t;
-    up__task_set_copy(&t, fn, payload, size);
-    return submit_task(p, &t, MODE_NOWAIT | MODE_NOGROW, 0);
+    return submit_copy(p, fn, payload, size, MODE_NOWAIT | MODE_NOGROW, 0);
 }
 
 unsigned up__pool_workers(const up_pool *p) { return p ? up__load_relaxed(&p->workers) : 0; }
