@@ -5,6 +5,7 @@
  * once. Results are checked against known values. */
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <ultrapool/parallel.h>
@@ -237,6 +238,47 @@ static void taskloop_region(void *p)
     }
 }
 
+/* OpenMP's chunk rules: grainsize g gives chunks of at least min(g, n)
+ * and fewer than 2g iterations; num_tasks t gives exactly min(t, n). */
+static _Atomic int64_t tl_chunks, tl_iters, tl_min, tl_max;
+static void tl_size_body(int64_t lo, int64_t hi, void *p)
+{
+    (void)p;
+    int64_t s = hi - lo, m;
+    atomic_fetch_add(&tl_chunks, 1);
+    atomic_fetch_add(&tl_iters, s);
+    for (m = atomic_load(&tl_min); s < m && !atomic_compare_exchange_weak(&tl_min, &m, s);)
+        ;
+    for (m = atomic_load(&tl_max); s > m && !atomic_compare_exchange_weak(&tl_max, &m, s);)
+        ;
+}
+typedef struct tl_case {
+    int64_t n;
+    up_taskloop_opts o;
+} tl_case;
+static void tl_size_region(void *p)
+{
+    const tl_case *c = p;
+    if (up_single())
+        CHECK_EQ(up_taskloop(1000, 1000 + c->n, &c->o, tl_size_body, NULL), UP_OK);
+}
+static void check_chunks(unsigned threads, int64_t n, int64_t grain, int64_t tasks)
+{
+    tl_case c = {n, {grain, tasks, 0}};
+    atomic_store(&tl_chunks, 0);
+    atomic_store(&tl_iters, 0);
+    atomic_store(&tl_min, INT64_MAX);
+    atomic_store(&tl_max, 0);
+    CHECK_EQ(up_parallel(pool, threads, tl_size_region, &c), UP_OK);
+    CHECK_EQ(atomic_load(&tl_iters), n);
+    if (grain) {
+        CHECK(atomic_load(&tl_min) >= (grain < n ? grain : n));
+        CHECK(atomic_load(&tl_max) < 2 * grain);
+    } else {
+        CHECK_EQ(atomic_load(&tl_chunks), tasks < n ? tasks : n);
+    }
+}
+
 /* A taskloop whose first chunk cancels its taskgroup. In a team of one
  * its chunks run as plain calls in the order undeferred tasks would, and
  * every chunk after the cancel is skipped. */
@@ -301,6 +343,15 @@ int main(void)
     taskloop_region(NULL);
     for (int i = 0; i < 100003; i++)
         CHECK_EQ(tl_hits[i], 15);
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        check_chunks(threads, 100003, 97, 0);
+        check_chunks(threads, 100003, 100003, 0);
+        check_chunks(threads, 50, 97, 0); /* fewer iterations than the grain */
+        check_chunks(threads, 1000, 1, 0);
+        check_chunks(threads, 100003, 0, 13);
+        check_chunks(threads, 100003, 0, 1024);
+        check_chunks(threads, 7, 0, 100); /* more tasks asked than iterations */
+    }
     CHECK_EQ(up_parallel(pool, 1, taskloop_cancel_region, NULL), UP_OK);
     CHECK_EQ(tl_cancel_rc, UP_ECANCELED);
     CHECK_EQ(atomic_load(&tl_cancel_ran), 1);

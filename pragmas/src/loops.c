@@ -159,24 +159,39 @@ int up_parallel_for(up_pool *pool, int64_t lo, int64_t hi, const up_for_opts *op
     return up_parallel(pool, 0, pfor_region, &a);
 }
 
-/* taskloop: a binary tree of tasks down to the grain, so the first steals
- * take half the range at a time. */
+/* taskloop: the range is cut into k chunks of n / k or n / k + 1
+ * iterations, and a task holding several chunks hands the second half of
+ * them to a new task until it holds one: a binary tree, so the first
+ * steals take half the range at a time. OpenMP's rules follow from the
+ * choice of k: grainsize g gives k = n / g chunks, each of at least g and
+ * fewer than 2g iterations (all of them when n < g); num_tasks t gives
+ * exactly min(t, n) chunks. */
 typedef struct tloop {
-    int64_t lo, hi, grain;
+    int64_t lo, hi, chunks; /* [lo, hi) in chunks balanced pieces */
     up_range_fn body;
     void *ctx;
 } tloop;
+
+/* Where the first kl of a range's k balanced chunks end. */
+static int64_t chunks_end(int64_t lo, int64_t hi, int64_t k, int64_t kl)
+{
+    uint64_t n = (uint64_t)hi - (uint64_t)lo;
+    uint64_t q = n / (uint64_t)k, r = n % (uint64_t)k;
+    uint64_t extra = (uint64_t)kl < r ? (uint64_t)kl : r;
+    return (int64_t)((uint64_t)lo + (uint64_t)kl * q + extra);
+}
 
 /* Where every task would run at once anyway (a team of one, or a final
  * task), the same chunks run as plain calls, without a task each. As
  * with undeferred tasks of a cancelled taskgroup, the chunks left are
  * skipped once the group is cancelled. */
-static void tloop_serial(const tloop *a, int64_t lo, int64_t hi, const par_frame *f)
+static void tloop_serial(const tloop *a, int64_t lo, int64_t hi, int64_t k, const par_frame *f)
 {
-    while (hi - lo > a->grain) {
-        int64_t mid = lo + (hi - lo) / 2;
-        tloop_serial(a, mid, hi, f); /* the order undeferred tasks would take */
+    while (k > 1) {
+        int64_t kl = k - k / 2, mid = chunks_end(lo, hi, k, kl);
+        tloop_serial(a, mid, hi, k / 2, f); /* the order undeferred tasks would take */
         hi = mid;
+        k = kl;
     }
     if (!f || !f->group || !atomic_load_explicit(&f->group->cancelled, memory_order_relaxed))
         a->body(lo, hi, a->ctx);
@@ -189,14 +204,15 @@ static void tloop_task(void *p)
     tloop a = *(tloop *)p;
     par_thread *th = par_tls;
     if (!th || th->c.size <= 1 || !th->c.dq || (th->c.frame && th->c.frame->final)) {
-        tloop_serial(&a, a.lo, a.hi, th ? th->c.frame : NULL);
+        tloop_serial(&a, a.lo, a.hi, a.chunks, th ? th->c.frame : NULL);
         return;
     }
-    while (a.hi - a.lo > a.grain) {
-        int64_t mid = a.lo + (a.hi - a.lo) / 2;
-        tloop right = {mid, a.hi, a.grain, a.body, a.ctx};
+    while (a.chunks > 1) {
+        int64_t kl = a.chunks - a.chunks / 2, mid = chunks_end(a.lo, a.hi, a.chunks, kl);
+        tloop right = {mid, a.hi, a.chunks / 2, a.body, a.ctx};
         up_task_copy(tloop_task, &right, sizeof right, NULL);
         a.hi = mid;
+        a.chunks = kl;
     }
     a.body(a.lo, a.hi, a.ctx);
 }
@@ -209,16 +225,18 @@ int up_taskloop(int64_t lo, int64_t hi, const up_taskloop_opts *opts, up_range_f
         return UP_EINVAL;
     if (hi <= lo)
         return UP_OK;
-    int64_t n = hi - lo, grain;
+    int64_t n = hi - lo, k;
     if (opts && opts->grainsize)
-        grain = opts->grainsize;
+        k = n / opts->grainsize;
     else if (opts && opts->num_tasks)
-        grain = (n + opts->num_tasks - 1) / opts->num_tasks;
+        k = opts->num_tasks;
     else
-        grain = n / (4 * (int64_t)up_num_threads());
-    if (grain < 1)
-        grain = 1;
-    tloop root = {lo, hi, grain, body, ctx};
+        k = 4 * (int64_t)up_num_threads();
+    if (k > n)
+        k = n;
+    if (k < 1)
+        k = 1;
+    tloop root = {lo, hi, k, body, ctx};
     if (opts && opts->nogroup) /* the current task waits at its next taskwait or end */
         return up_task_copy(tloop_task, &root, sizeof root, NULL);
     return up_taskgroup(tloop_group, &root);
