@@ -182,19 +182,22 @@ static int64_t chunks_end(int64_t lo, int64_t hi, int64_t k, int64_t kl)
 }
 
 /* Where every task would run at once anyway (a team of one, or a final
- * task), the same chunks run as plain calls, without a task each. As
- * with undeferred tasks of a cancelled taskgroup, the chunks left are
- * skipped once the group is cancelled. */
-static void tloop_serial(const tloop *a, int64_t lo, int64_t hi, int64_t k, const par_frame *f)
+ * task), the same chunks run in order as plain calls, without a task
+ * each. As with undeferred tasks of a cancelled taskgroup, the chunks left
+ * are skipped once the group is cancelled. */
+static void tloop_serial(const tloop *a, const par_frame *f)
 {
-    while (k > 1) {
-        int64_t kl = k - k / 2, mid = chunks_end(lo, hi, k, kl);
-        tloop_serial(a, mid, hi, k / 2, f); /* the order undeferred tasks would take */
-        hi = mid;
-        k = kl;
-    }
-    if (!f || !f->group || !atomic_load_explicit(&f->group->cancelled, memory_order_relaxed))
+    const par_group *g = f ? f->group : NULL;
+    uint64_t n = (uint64_t)a->hi - (uint64_t)a->lo, k = (uint64_t)a->chunks;
+    uint64_t q = n / k, r = n % k;
+    int64_t lo = a->lo;
+    for (uint64_t i = 0; i < k; i++) {
+        int64_t hi = (int64_t)((uint64_t)lo + q + (i < r));
+        if (g && atomic_load_explicit(&g->cancelled, memory_order_relaxed))
+            return;
         a->body(lo, hi, a->ctx);
+        lo = hi;
+    }
 }
 
 /* The range travels inside each task (a copied payload), so a subtree
@@ -204,7 +207,7 @@ static void tloop_task(void *p)
     tloop a = *(tloop *)p;
     par_thread *th = par_tls;
     if (!th || th->c.size <= 1 || !th->c.dq || (th->c.frame && th->c.frame->final)) {
-        tloop_serial(&a, a.lo, a.hi, a.chunks, th ? th->c.frame : NULL);
+        tloop_serial(&a, th ? th->c.frame : NULL);
         return;
     }
     while (a.chunks > 1) {
