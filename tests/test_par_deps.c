@@ -95,6 +95,31 @@ static void check_dag(void)
         }
 }
 
+static void run_dag(up_pool *pool, unsigned threads)
+{
+    atomic_store(&ticket, 0);
+    CHECK_EQ(up_parallel(pool, threads, dag_region, NULL), UP_OK);
+    for (int i = 0; i < nnodes; i++)
+        CHECK(nodes[i].end > nodes[i].start);             /* ran */
+    CHECK_EQ(atomic_load(&ticket), 2 * (uint64_t)nnodes); /* each exactly once */
+    check_dag();
+}
+
+/* A writer, FANOUT readers, then a writer: the first writer gets FANOUT + 1
+ * successors, far more than a node holds inline (4), at any test scale. */
+#define FANOUT 40
+static void fanout_dag(void)
+{
+    nnodes = FANOUT + 2;
+    memset(nodes, 0, (size_t)nnodes * sizeof *nodes);
+    for (int i = 0; i < nnodes; i++) {
+        nodes[i].ndeps = 1;
+        nodes[i].deps[0].addr = &addr_cells[0];
+        nodes[i].deps[0].kind = i == 0 ? UP_DEP_OUT : i == FANOUT + 1 ? UP_DEP_INOUT : UP_DEP_IN;
+        nodes[i].spin = 300 * (i % 4);
+    }
+}
+
 int main(void)
 {
     uint64_t seed = test_seed();
@@ -102,7 +127,7 @@ int main(void)
     CHECK_EQ(up_pool_create(&pool, NULL), UP_OK);
     int dags = (int)test_size("UP_TEST_DAGS", 60);
     nnodes = (int)test_size("UP_TEST_DAG_NODES", 300);
-    nodes = calloc((size_t)nnodes, sizeof *nodes);
+    nodes = calloc((size_t)(nnodes > FANOUT + 2 ? nnodes : FANOUT + 2), sizeof *nodes);
     long edges = 0;
     int fanout = 0;
     for (int g = 0; g < dags; g++) {
@@ -110,7 +135,6 @@ int main(void)
          * writer, so writers get many successors. */
         int read_mostly = g % 4 == 3;
         memset(nodes, 0, (size_t)nnodes * sizeof *nodes);
-        atomic_store(&ticket, 0);
         for (int i = 0; i < nnodes; i++) {
             node *n = &nodes[i];
             n->ndeps = 1 + (int)(test_rand(&seed) % MAXDEPS);
@@ -132,24 +156,22 @@ int main(void)
                 edges++;
             }
         }
-        unsigned threads = 1 + (unsigned)(g % 3);
-        CHECK_EQ(up_parallel(pool, threads, dag_region, NULL), UP_OK);
-        for (int i = 0; i < nnodes; i++)
-            CHECK(nodes[i].end > nodes[i].start);             /* ran */
-        CHECK_EQ(atomic_load(&ticket), 2 * (uint64_t)nnodes); /* each exactly once */
-        check_dag();
+        run_dag(pool, 1 + (unsigned)(g % 3));
         int f = max_fanout();
         fanout = f > fanout ? f : fanout;
     }
-    /* The DAGs did exercise writers with more successors than a node
-     * holds inline (4). */
-    if (dags >= 4)
-        CHECK(fanout > 8);
+    int random_nodes = nnodes;
+    for (unsigned threads = 1; threads <= 3; threads++) {
+        fanout_dag();
+        CHECK_EQ(max_fanout(), FANOUT);
+        run_dag(pool, threads);
+    }
+    nnodes = random_nodes;
     CHECK_EQ(up_task_deps(work, NULL, NULL, 2, NULL), UP_EINVAL);
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
     printf("deps: %d random DAGs of %d tasks (%ld dependences, up to %d readers after one "
-           "writer) ran in an order OpenMP allows\n",
-           dags, nnodes, edges, fanout);
+           "writer) and a writer with %d readers ran in an order OpenMP allows\n",
+           dags, nnodes, edges, fanout, FANOUT);
     free(nodes);
     return 0;
 }
