@@ -25,13 +25,13 @@
  * release CAS that expects it open; completion swaps nsucc for
  * NSUCC_CLOSED (acq_rel) and releases the k slots it saw. So each slot
  * edge is either counted before the close, and seen, or its CAS failed,
- * and the creator does not count it: the predecessor is done. Successors beyond the array go to
- * a lock-free list, more: NULL or a chain of edges while the node runs;
- * the creator turns to it only after reading nsucc full and open, and
- * pushes with a CAS expecting an open list. Completion closes nsucc
- * first; if it found the array full it then swaps the chain for
- * SUCC_CLOSED, with the same either-or argument (if it found the array
- * not full, the creator can never reach more, which stays NULL).
+ * and the creator does not count it: the predecessor is done. Successors
+ * beyond the array go to a lock-free list, more: NULL or a chain of edges
+ * while the node runs; the creator turns to it only after reading nsucc
+ * full and open, and pushes with a CAS expecting an open list. Completion
+ * closes nsucc first; if it found the array full it then swaps the chain
+ * for SUCC_CLOSED, with the same either-or argument (if it found the
+ * array not full, the creator can never reach more, which stays NULL).
  *
  * Nodes and tables (with their edge blocks) come from per-thread free
  * lists and go back when the creating frame's children are all done;
@@ -57,10 +57,10 @@ typedef struct par_edge {
  * record follows on lines of its own. */
 struct par_node {
     _Alignas(PAR_LINE) _Atomic uint32_t npred;
-    _Atomic uint32_t nsucc;         /* (atomic) see the invariant above */
-    par_node *succ[SUCC_INLINE];    /* slots below nsucc, written before it */
-    par_edge *_Atomic more;         /* (atomic) successors past the array */
-    par_node *next;                 /* the nodes of one table, or a free list */
+    _Atomic uint32_t nsucc;      /* (atomic) see the invariant above */
+    par_node *succ[SUCC_INLINE]; /* slots below nsucc, written before it */
+    par_edge *_Atomic more;      /* (atomic) successors past the array */
+    par_node *next;              /* the nodes of one table, or a free list */
     _Alignas(PAR_LINE) par_task task;
 };
 
@@ -87,7 +87,7 @@ struct par_deptable {
     dep_entry *entries;
     par_node *nodes;      /* in use, chained by next */
     par_node *nodes_tail; /* the first one taken, last in the chain */
-    edge_block *blocks; /* in use; kept with the table when recycled */
+    edge_block *blocks;   /* in use; kept with the table when recycled */
     edge_block *spare;
 };
 
@@ -197,8 +197,7 @@ static int add_edge(par_deptable *t, par_node *pred, par_node *succ)
         pred->succ[k] = succ;
         /* This thread is the only other writer: failing means closed. */
         return atomic_compare_exchange_strong_explicit(&pred->nsucc, &k, k + 1,
-                                                       memory_order_release,
-                                                       memory_order_acquire);
+                                                       memory_order_release, memory_order_acquire);
     }
     par_edge *old = atomic_load_explicit(&pred->more, memory_order_acquire);
     if (old == SUCC_CLOSED)

@@ -206,7 +206,7 @@ static void tloop_task(void *p)
 {
     tloop a = *(tloop *)p;
     par_thread *th = par_tls;
-    if (!th || th->c.size <= 1 || !th->c.dq || (th->c.frame && th->c.frame->final)) {
+    if (!th || !par_defers(th, th->c.frame)) {
         tloop_serial(&a, th ? th->c.frame : NULL);
         return;
     }

@@ -25,6 +25,15 @@
 #define PAR_WS_SLOTS       8
 #define PAR_MAX_HELP_DEPTH 256
 
+/* Inlining hints for the task fast paths (tasks.c); plain C elsewhere. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PAR_NOINLINE      __attribute__((noinline))
+#define PAR_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define PAR_NOINLINE
+#define PAR_ALWAYS_INLINE inline
+#endif
+
 typedef struct par_thread par_thread;
 typedef struct par_team par_team;
 typedef struct par_frame par_frame;
@@ -141,5 +150,14 @@ void par_deps_free(par_thread *th, par_frame *f);
 void par_deps_thread_exit(par_thread *th);
 /* team.c */
 void par_barrier(par_thread *th);
+
+/* Does a task created now on th, in frame f, go to the deque (deferred)?
+ * Not in a team of one or without a deque, and not below a final task:
+ * there OpenMP runs it at once. f is read only inside a team, where the
+ * thread always has a frame. */
+static inline int par_defers(const par_thread *th, const par_frame *f)
+{
+    return th->c.size > 1 && th->c.dq && !f->final;
+}
 
 #endif

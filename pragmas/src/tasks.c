@@ -98,10 +98,7 @@ static inline int children_done(par_frame *f)
  * waiting frame's own children (par_wait_children), where nearly every
  * task of a recursive program runs: a call and its register saves per
  * task are a good part of a fine-grained task's cost. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((always_inline))
-#endif
-static inline void run_task(par_thread *th, par_task *t)
+static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t)
 {
     par_frame *parent = t->parent;
     par_frame f;
@@ -332,8 +329,7 @@ static int create(up_task_fn fn, const par_task *proto, const up_task_opts *opts
     t.fn = fn;
     t.parent = f;
     t.node = NULL;
-    int deferred =
-        th->c.size > 1 && th->c.dq && !f->final && !(opts && (opts->undeferred || opts->final));
+    int deferred = par_defers(th, f) && !(opts && (opts->undeferred || opts->final));
     if (deps && ndeps) {
         /* Counted first: once registered, a predecessor may push and run it. */
         f->spawned++;
@@ -374,10 +370,7 @@ static int create(up_task_fn fn, const par_task *proto, const up_task_opts *opts
 
 /* Everything but the fast path, kept out of line so that the fast path
  * stays a handful of instructions without a stack frame to set up. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((noinline))
-#endif
-static int task_slow(up_task_fn fn, void *arg, const up_task_opts *opts)
+static PAR_NOINLINE int task_slow(up_task_fn fn, void *arg, const up_task_opts *opts)
 {
     par_task t;
     t.size = 0;
@@ -389,10 +382,10 @@ int up_task(up_task_fn fn, void *arg, const up_task_opts *opts)
 {
     /* The fast path: inside a team, no options, room in the deque. */
     par_thread *th = par_tls;
-    if (th && th->c.size > 1 && !opts && fn) {
+    if (th && par_defers(th, th->c.frame) && !opts && fn) {
         par_sdeque *dq = th->c.dq;
         par_frame *f = th->c.frame;
-        if (dq && !f->final && par_sdeque_push_ptr(dq, fn, f, arg) == 0) {
+        if (par_sdeque_push_ptr(dq, fn, f, arg) == 0) {
             f->spawned++;
             if (par_sdeque_private(dq) >= SDQ_PRIVATE_MAX ||
                 atomic_load_explicit(&th->c.team->hungry, memory_order_relaxed))

@@ -3,9 +3,10 @@
  *
  * Gathering. The master submits one member task per wanted thread to the
  * pool (and asks the pool for more workers only if its own do not take
- * them within a grace period), then waits a bounded time for them to join. A member joins by a CAS on the team's
- * state word while it is open; the master closes it with a CAS that sets
- * the closed bit, and the number joined at that moment is the team size.
+ * them within a grace period), then waits a bounded time for them to
+ * join. A member joins by a CAS on the team's state word while it is
+ * open; the master closes it with a CAS that sets the closed bit, and the
+ * number joined at that moment is the team size.
  * A member task that runs after the close finds the bit set and returns.
  * Nothing waits for a thread that may never come, so regions nested inside
  * busy pools cannot deadlock: they run with fewer members. The team lives
@@ -150,7 +151,7 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
      * and gives the workers it has GATHER_GRACE_NS to take them (those of
      * the previous region are on their way back); only then, or at once
      * if the pool has too few workers, does it ask for more (recruit.h).
-     * A nested region takes only the workers idle right now. */
+     * A nested region submits as any task does and waits only briefly. */
     unsigned submitted = 0;
     for (unsigned i = 1; i < nthreads; i++) {
         atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);

@@ -315,11 +315,11 @@ int up_pool_destroy(up_pool *p)
     return UP_OK;
 }
 
-/* Adds one shard's counters into out. */
-/* Executed counts are read before submitted ones, each with acquire: a
- * task is counted submitted before it can run and counted executed (with a
- * release) after, so a snapshot never shows more executed than submitted,
- * even while tasks come and go. */
+/* A shard's counters into out, in two parts. Executed counts are read
+ * before submitted ones, each with acquire: a task is counted submitted
+ * before it can run and counted executed (with a release) after, so a
+ * snapshot never shows more executed than submitted, even while tasks
+ * come and go. */
 static void add_shard_executed(up__shard *s, up_stats *out)
 {
     uint64_t helped = up__load_acquire(&s->helped);
