@@ -5,7 +5,8 @@
  * relative error of 1e-6 of the sequential kernel, and every Task Bench
  * pattern point by point against its dependencies. Each kernel runs
  * twice (the second run reuses what the first left behind) with 1, 2 and
- * 3 threads (3 oversubscribes this 2-core machine on purpose). The EPCC
+ * 3 threads (3 oversubscribes this 2-core machine on purpose), the
+ * recursive ones also at cutoffs coarser and finer than the defaults. The EPCC
  * overhead tests run too; they must return (no deadlock).
  *
  * Sizes are small and scale with UP_TEST_SCALE; the seed varies the
@@ -59,14 +60,13 @@ int main(void)
             check_case(&p, threads);
         }
         /* Odd sizes, and sizes at and around the cutoffs. */
-        const long sorts[] = {
-            0,
-            1,
-            2,
-            1000,
-            PAR_MSORT_CUTOFF,
-            PAR_MSORT_CUTOFF + 1,
-            at_least(test_size("UP_TEST_PAR_SORT_N", 100003), 3 * PAR_MERGE_CUTOFF)};
+        const long sorts[] = {0,
+                              1,
+                              2,
+                              1000,
+                              par_cut.msort,
+                              par_cut.msort + 1,
+                              at_least(test_size("UP_TEST_PAR_SORT_N", 100003), 3 * par_cut.merge)};
         for (unsigned i = 0; i < sizeof sorts / sizeof *sorts; i++) {
             p = (par_params){.kernel = PAR_K_MSORT, .n = sorts[i], .seed = seed + i};
             check_case(&p, threads);
@@ -76,8 +76,8 @@ int main(void)
         /* 512 makes two levels of tasks (512 and 256; 256 alone, one,
          * at reduced scale); 130 recurses once below the task level, to
          * an odd size. */
-        long big = test_size("UP_TEST_PAR_STRASSEN_N", 512) >= 512 ? 2 * PAR_STRASSEN_TASK_MIN
-                                                                   : PAR_STRASSEN_TASK_MIN;
+        long big = test_size("UP_TEST_PAR_STRASSEN_N", 512) >= 512 ? 2 * par_cut.strassen_min
+                                                                   : par_cut.strassen_min;
         const long mats[] = {big, 130, 1};
         for (unsigned i = 0; i < sizeof mats / sizeof *mats; i++) {
             p = (par_params){.kernel = PAR_K_STRASSEN, .n = mats[i], .seed = seed + i};
@@ -98,6 +98,20 @@ int main(void)
                                  .seed = seed};
                 check_case(&p, threads);
             }
+        /* The grain experiment's other cutoffs: coarser and finer tasks
+         * than the defaults, the same checks. */
+        static const par_cutoffs others[] = {{1, 4096, 8192, 256}, {8, 16, 32, 512}};
+        const par_cutoffs defaults = par_cut;
+        for (unsigned i = 0; i < sizeof others / sizeof *others; i++) {
+            par_cut = others[i];
+            p = (par_params){.kernel = PAR_K_NQUEENS, .n = 9};
+            check_case(&p, threads);
+            p = (par_params){.kernel = PAR_K_MSORT, .n = 3 * (long)par_cut.merge + 7, .seed = seed};
+            check_case(&p, threads);
+            p = (par_params){.kernel = PAR_K_STRASSEN, .n = 256, .seed = seed};
+            check_case(&p, threads);
+        }
+        par_cut = defaults;
         for (int t = 0; t < PAR_EPCC_NTESTS; t++) {
             int rc = par_epcc((par_epcc_test)t, 50, 20);
             /* The sequential variant has the reference only. */

@@ -62,7 +62,7 @@ uint64_t par_fib(int n)
 
 static void nq_task(up_k_nq_state s, uint64_t *out)
 {
-    if (s.row >= PAR_NQ_TASK_ROWS || s.row == s.n) {
+    if (s.row >= par_cut.nq_task_rows || s.row == s.n) {
         *out = up_k_nqueens_from(&s);
         return;
     }
@@ -99,7 +99,7 @@ uint64_t par_nqueens(int n)
 
 static void merge_task(up_k_merge_job job)
 {
-    if (job.nx + job.ny <= PAR_MERGE_CUTOFF) {
+    if (job.nx + job.ny <= par_cut.merge) {
         up_k_merge(job.x, job.nx, job.y, job.ny, job.out);
         return;
     }
@@ -114,7 +114,7 @@ static void merge_task(up_k_merge_job job)
 
 static void sort_task(int32_t *a, int32_t *tmp, size_t n, int into_tmp)
 {
-    if (n <= PAR_MSORT_CUTOFF) {
+    if (n <= par_cut.msort) {
         up_k_msort_into(a, tmp, n, into_tmp);
         return;
     }
@@ -169,7 +169,7 @@ int par_sparselu(up_k_slu *m)
 
 static int strassen_task(up_k_mat a, up_k_mat b, up_k_mat c, size_t n)
 {
-    if (n < PAR_STRASSEN_TASK_MIN || n <= PAR_STRASSEN_LEAF || n % 2)
+    if (n < par_cut.strassen_min || n <= PAR_STRASSEN_LEAF || n % 2)
         return up_k_strassen(a, b, c, n, PAR_STRASSEN_LEAF);
     up_k_strassen_level lv;
     if (up_k_strassen_split(&lv, a, b, n))

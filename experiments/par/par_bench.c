@@ -1,7 +1,7 @@
 /* par_bench: the OpenMP-style API's experiments (see par_bench.h).
  *
- * usage: par_bench [table|epcc|metg|all] --out DIR [--bin DIR]
- *            [--rounds R] [--metg-rounds R] [--threads 1,2]
+ * usage: par_bench [table|epcc|metg|grain|all] --out DIR [--bin DIR]
+ *            [--rounds R] [--metg-rounds R] [--grain-rounds R] [--threads 1,2]
  *            [--runtimes gomp,libomp,ultrapool] [--seed S] [--quick]
  *            [--width-factor F] [--metg-time SEC]
  * The sequential child is always run (it is every speedup's baseline);
@@ -163,11 +163,24 @@ void pb_round(const pb_opts *o, const char *what, int round, int rounds, int nce
         fprintf(o->raw, "# %s round %d/%d, load average %s\n", what, round + 1, rounds, load);
 }
 
+unsigned pb_target_threads(const pb_opts *o)
+{
+    unsigned best = o->threads[0];
+    for (int i = 0; i < o->nthreads; i++) {
+        if (o->threads[i] == 2)
+            return 2;
+        if (o->threads[i] > best)
+            best = o->threads[i];
+    }
+    return best;
+}
+
 static int usage(const char *msg)
 {
     fprintf(stderr,
-            "par_bench: %s\nusage: par_bench [table|epcc|metg|all] --out DIR [--bin DIR] "
-            "[--rounds R] [--metg-rounds R] [--threads 1,2] [--runtimes gomp,libomp,ultrapool] "
+            "par_bench: %s\nusage: par_bench [table|epcc|metg|grain|all] --out DIR [--bin DIR] "
+            "[--rounds R] [--metg-rounds R] [--grain-rounds R] [--threads 1,2] [--runtimes "
+            "gomp,libomp,ultrapool] "
             "[--seed S] [--quick] [--width-factor F] [--metg-time SEC]\n",
             msg);
     return 2;
@@ -183,8 +196,12 @@ static int exists(const pb_opts *o, const char *runtime)
 int main(int argc, char **argv)
 {
     static char bindir[1024];
-    pb_opts o = {
-        .rounds = 5, .metg_rounds = 3, .seed = 0, .width_factor = 4, .metg_target_s = 0.05};
+    pb_opts o = {.rounds = 5,
+                 .metg_rounds = 3,
+                 .grain_rounds = 5,
+                 .seed = 0,
+                 .width_factor = 4,
+                 .metg_target_s = 0.05};
     const char *mode = "all", *runtimes = "gomp,libomp,ultrapool", *threads = "1,2";
     snprintf(bindir, sizeof bindir, "%s", argv[0]);
     char *slash = strrchr(bindir, '/');
@@ -213,6 +230,8 @@ int main(int argc, char **argv)
             o.rounds = atoi(v);
         else if (strcmp(a, "--metg-rounds") == 0)
             o.metg_rounds = atoi(v);
+        else if (strcmp(a, "--grain-rounds") == 0)
+            o.grain_rounds = atoi(v);
         else if (strcmp(a, "--threads") == 0)
             threads = v;
         else if (strcmp(a, "--runtimes") == 0)
@@ -226,9 +245,13 @@ int main(int argc, char **argv)
         else
             return usage("unknown option");
     }
+    if (strcmp(mode, "all") && strcmp(mode, "table") && strcmp(mode, "epcc") &&
+        strcmp(mode, "metg") && strcmp(mode, "grain"))
+        return usage("unknown mode");
     if (!o.out)
         return usage("--out is required");
-    if (o.rounds < 1 || o.metg_rounds < 1 || o.width_factor < 1 || !(o.metg_target_s > 0))
+    if (o.rounds < 1 || o.metg_rounds < 1 || o.grain_rounds < 1 || o.width_factor < 1 ||
+        !(o.metg_target_s > 0))
         return usage("rounds, width factor and METG time must be positive");
     o.nthreads = bench_parse_list(threads, o.threads, PB_MAX_THREADS);
     if (o.nthreads < 1)
@@ -268,8 +291,8 @@ int main(int argc, char **argv)
         rc |= pb_epcc(&o);
     if (all || strcmp(mode, "metg") == 0)
         rc |= pb_metg(&o);
-    if (!all && strcmp(mode, "table") && strcmp(mode, "epcc") && strcmp(mode, "metg"))
-        return usage("unknown mode");
+    if (all || strcmp(mode, "grain") == 0)
+        rc |= pb_grain(&o);
     fclose(o.raw);
     fclose(o.summary);
     return rc ? 1 : 0;

@@ -14,7 +14,7 @@
 typedef struct pb_opts {
     const char *bin; /* directory of the par_child_<runtime> programs */
     const char *out; /* results directory */
-    int rounds, metg_rounds;
+    int rounds, metg_rounds, grain_rounds;
     unsigned threads[PB_MAX_THREADS];
     int nthreads;
     const char *runtimes[PB_MAX_RUNTIMES]; /* the parallel ones, found in bin */
@@ -53,5 +53,10 @@ void pb_round(const pb_opts *o, const char *what, int round, int rounds, int nce
 int pb_table(const pb_opts *o); /* kernels x runtimes x threads; fib ns per task */
 int pb_epcc(const pb_opts *o);  /* task, taskwait, dependency, taskloop overheads */
 int pb_metg(const pb_opts *o);  /* Task Bench efficiency and METG(50%) */
+int pb_grain(const pb_opts *o); /* the recursive kernels at every cutoff */
+
+/* The thread count the issue's targets are stated at: 2 if measured,
+ * else the largest. */
+unsigned pb_target_threads(const pb_opts *o);
 
 #endif

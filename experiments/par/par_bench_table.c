@@ -23,14 +23,26 @@ typedef struct kdef {
 
 static const kdef kernels[] = {
     {"fib", {"--n", "30"}, {"--n", "20"}, "n=30", "n=20"},
-    {"nqueens", {"--n", "13"}, {"--n", "10"}, "n=13", "n=10"},
-    {"msort", {"--n", "2000000"}, {"--n", "200000"}, "2M int32", "200k int32"},
+    {"nqueens",
+     {"--n", "13", "--cutoff", "5"},
+     {"--n", "10", "--cutoff", "4"},
+     "n=13, tasks on rows 1-5",
+     "n=10, tasks on rows 1-4"},
+    {"msort",
+     {"--n", "2000000", "--cutoff", "128"},
+     {"--n", "200000", "--cutoff", "128"},
+     "2M int32, runs of 128",
+     "200k int32, runs of 128"},
     {"sparselu",
-     {"--n", "40", "--block", "32"},
+     {"--n", "80", "--block", "16"},
      {"--n", "10", "--block", "16"},
-     "40x40 blocks of 32x32",
+     "80x80 blocks of 16x16",
      "10x10 blocks of 16x16"},
-    {"strassen", {"--n", "1024"}, {"--n", "256"}, "1024x1024", "256x256"},
+    {"strassen",
+     {"--n", "1024", "--cutoff", "128"},
+     {"--n", "256", "--cutoff", "128"},
+     "1024x1024, tasks down to 128",
+     "256x256, tasks down to 128"},
     {"jacobi",
      {"--n", "2048", "--block", "128", "--steps", "40"},
      {"--n", "256", "--block", "32", "--steps", "10"},
@@ -85,20 +97,6 @@ static void run_cell(const pb_opts *o, cell *c, int round)
     if (team < c->threads)
         c->small_team++;
     pb_output_free(&out);
-}
-
-/* The thread count the issue's targets are stated at: 2 if measured,
- * else the largest. */
-static unsigned target_threads(const pb_opts *o)
-{
-    unsigned best = o->threads[0];
-    for (int i = 0; i < o->nthreads; i++) {
-        if (o->threads[i] == 2)
-            return 2;
-        if (o->threads[i] > best)
-            best = o->threads[i];
-    }
-    return best;
 }
 
 int pb_table(const pb_opts *o)
@@ -213,7 +211,7 @@ int pb_table(const pb_opts *o)
     fclose(fib);
 
     /* The targets at two threads. */
-    unsigned tt = target_threads(o);
+    unsigned tt = pb_target_threads(o);
     const cell *upfib = find(cells, ncells, 0, "ultrapool", tt);
     const cell *upnq = find(cells, ncells, 1, "ultrapool", tt);
     const cell *seqnq = find(cells, ncells, 1, "seq", 1);

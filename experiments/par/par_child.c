@@ -6,7 +6,10 @@
  *
  * usage: par_child_<runtime> --kernel K [--threads T] [--n N] [--block B]
  *            [--steps S] [--pattern P] [--loop 0|1] [--iters I] [--reps R]
- *            [--warmup W] [--seed S]
+ *            [--warmup W] [--seed S] [--cutoff C]
+ * (--cutoff: where the kernel stops making tasks, par_cut: nqueens' task
+ * rows, merge sort's sequential run (merges: twice that), Strassen's
+ * smallest task level; the default is PAR_CUTOFFS_DEFAULT)
  * (--loop 1: the Task Bench graph in its loop form, par_taskbench_loop)
  *        par_child_<runtime> --epcc TEST [--threads T] [--innerreps R]
  *            [--iters DELAY] [--reps OUTER]
@@ -112,12 +115,38 @@ static void allocator_settings(void)
 #endif
 }
 
+/* --cutoff for kernel k; -1 when k has none or c is out of its range. */
+static int set_cutoff(par_kernel k, long c)
+{
+    switch (k) {
+    case PAR_K_NQUEENS:
+        if (c < 1 || c > UP_K_NQ_MAX)
+            return -1;
+        par_cut.nq_task_rows = (int)c;
+        return 0;
+    case PAR_K_MSORT:
+        if (c < 16 || c > (1L << 40))
+            return -1;
+        par_cut.msort = (size_t)c;
+        par_cut.merge = 2 * (size_t)c;
+        return 0;
+    case PAR_K_STRASSEN:
+        if (c <= PAR_STRASSEN_LEAF || c > (1L << 20) || (c & (c - 1)))
+            return -1;
+        par_cut.strassen_min = (size_t)c;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
 int main(int argc, char **argv)
 {
     allocator_settings();
     par_params p = {.kernel = PAR_K_NKERNELS, .seed = 42, .steps = 1};
     unsigned threads = 1, innerreps = 1000;
     int reps = 1, warmup = 1, epcc = -1, calib = 0;
+    long cutoff = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--calibrate") == 0) {
@@ -160,6 +189,8 @@ int main(int argc, char **argv)
             warmup = atoi(v);
         else if (strcmp(a, "--seed") == 0)
             p.seed = strtoull(v, NULL, 10);
+        else if (strcmp(a, "--cutoff") == 0)
+            cutoff = strtol(v, NULL, 10);
         else
             return usage("unknown option");
     }
@@ -169,6 +200,9 @@ int main(int argc, char **argv)
     }
     if (threads < 1 || reps < 1 || warmup < 0)
         return usage("--threads and --reps must be >= 1, --warmup >= 0");
+    if (cutoff != -1 && set_cutoff(p.kernel, cutoff))
+        return usage("--cutoff: nqueens takes 1..20 rows, msort 16.. elements, strassen a "
+                     "power of two above 64; other kernels take none");
     if (par_setup(threads))
         return 2;
     int status = 0;

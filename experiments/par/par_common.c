@@ -1,10 +1,11 @@
-/* What every variant shares: the delay sink and the names of the kernels
+/* What every variant shares: the delay sink, the cutoffs and the names of the kernels
  * and of the EPCC tests. */
 #include "par_common.h"
 
 #include <string.h>
 
 _Thread_local uint64_t par_sink;
+par_cutoffs par_cut = PAR_CUTOFFS_DEFAULT;
 
 static const char *const kernel_names[PAR_K_NKERNELS] = {
     "fib", "nqueens", "msort", "sparselu", "strassen", "jacobi", "taskbench"};

@@ -208,11 +208,51 @@ int par_case_verify(par_case *c, double *rel_error, char *err, size_t errlen)
     return 0;
 }
 
+/* nqueens: every placement on rows 1..par_cut.nq_task_rows is a task. */
+static uint64_t nq_tasks(const up_k_nq_state *s)
+{
+    if (s->row >= par_cut.nq_task_rows || s->row == s->n)
+        return 0;
+    uint64_t t = 0;
+    for (uint32_t free = up_k_nq_free(s); free; free &= free - 1) {
+        up_k_nq_state c = up_k_nq_place(s, free & -free);
+        t += 1 + nq_tasks(&c);
+    }
+    return t;
+}
+
+/* Merge sort's tasks if every merge split halved its run: the split
+ * points depend on the data, so this is an estimate. */
+static uint64_t merge_tasks(double n)
+{
+    return n <= (double)par_cut.merge ? 0 : 2 + 2 * merge_tasks(n / 2);
+}
+
+static uint64_t msort_tasks(double n)
+{
+    return n <= (double)par_cut.msort ? 0 : 2 + 2 * msort_tasks(n / 2) + merge_tasks(n);
+}
+
+static uint64_t strassen_tasks(size_t n)
+{
+    if (n < par_cut.strassen_min || n <= PAR_STRASSEN_LEAF || n % 2)
+        return 0;
+    return 7 + 7 * strassen_tasks(n / 2);
+}
+
 uint64_t par_case_tasks(const par_case *c)
 {
     switch (c->p.kernel) {
     case PAR_K_FIB:
         return up_k_fib_calls((int)c->p.n);
+    case PAR_K_NQUEENS: {
+        up_k_nq_state s = up_k_nq_start((int)c->p.n);
+        return nq_tasks(&s);
+    }
+    case PAR_K_MSORT:
+        return msort_tasks((double)c->p.n);
+    case PAR_K_STRASSEN:
+        return strassen_tasks((size_t)c->p.n);
     case PAR_K_TASKBENCH:
         return (uint64_t)c->p.n * (uint64_t)c->p.steps;
     default:

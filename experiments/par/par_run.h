@@ -44,8 +44,10 @@ int par_case_run(par_case *c, uint64_t *ns);
  * (0 for the exact kernels). */
 #define PAR_MAX_REL_ERROR 1e-6
 int par_case_verify(par_case *c, double *rel_error, char *err, size_t errlen);
-/* Tasks the last run created, where the kernel knows (fib: one per
- * call; taskbench: one per point); 0 otherwise. */
+/* Tasks a run creates, where the kernel knows (fib: one per call;
+ * nqueens: one per placement above the cutoff; Strassen: seven per level
+ * above it; taskbench: one per point; merge sort: an estimate, as if every
+ * merge split in halves); 0 otherwise. */
 uint64_t par_case_tasks(const par_case *c);
 void par_case_free(par_case *c);
 

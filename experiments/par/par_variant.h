@@ -21,17 +21,32 @@
 #include "strassen.h"
 #include "taskbench.h"
 
-/* nqueens: a task per queen placed on rows [0, PAR_NQ_TASK_ROWS); the
- * rest of each branch is counted sequentially. */
-#define PAR_NQ_TASK_ROWS 3
-/* merge sort: runs of at most this many elements sort sequentially, and
- * merges of at most PAR_MERGE_CUTOFF elements merge sequentially. */
-#define PAR_MSORT_CUTOFF 4096
-#define PAR_MERGE_CUTOFF 8192
-/* Strassen: classical product at n <= PAR_STRASSEN_LEAF; levels with
- * n >= PAR_STRASSEN_TASK_MIN run their seven products as tasks. */
-#define PAR_STRASSEN_LEAF     64
-#define PAR_STRASSEN_TASK_MIN 256
+/* Where the kernels stop making tasks. Every variant reads this one
+ * variable, so a change moves every runtime's tasks alike; the benchmark
+ * child sets it from --cutoff before the first kernel.
+ *   nq_task_rows   nqueens: a task per queen placed on rows
+ *                  [0, nq_task_rows); the rest of each branch is counted
+ *                  sequentially
+ *   msort          merge sort: runs of at most this many elements sort
+ *                  sequentially
+ *   merge          merges of at most this many elements merge sequentially
+ *   strassen_min   Strassen: levels with n >= strassen_min run their seven
+ *                  products as tasks (the classical product takes over at
+ *                  n <= PAR_STRASSEN_LEAF on every runtime, sequential too) */
+typedef struct par_cutoffs {
+    int nq_task_rows;
+    size_t msort, merge, strassen_min;
+} par_cutoffs;
+/* About 1 us of sequential work per task for nqueens(13) and merge sort
+ * of 2M int32 on the machines measured so far (the granularity of the
+ * METG target); Strassen's 128 is the finest its 64 leaf allows. The
+ * benchmark's grain experiment sweeps them. */
+#define PAR_CUTOFFS_DEFAULT                                                                        \
+    {                                                                                              \
+        5, 128, 256, 128                                                                           \
+    }
+extern par_cutoffs par_cut;
+#define PAR_STRASSEN_LEAF 64
 
 /* "seq", "gomp", "libomp" or "ultrapool". */
 extern const char par_runtime[];

@@ -99,7 +99,7 @@ typedef struct nq_arg {
 static void nq_task(void *p)
 {
     nq_arg *a = p;
-    if (a->s.row >= PAR_NQ_TASK_ROWS || a->s.row == a->s.n) {
+    if (a->s.row >= par_cut.nq_task_rows || a->s.row == a->s.n) {
         a->count = up_k_nqueens_from(&a->s);
         return;
     }
@@ -137,7 +137,7 @@ uint64_t par_nqueens(int n)
 static void merge_task(void *p)
 {
     const up_k_merge_job *job = p;
-    if (job->nx + job->ny <= PAR_MERGE_CUTOFF) {
+    if (job->nx + job->ny <= par_cut.merge) {
         up_k_merge(job->x, job->nx, job->y, job->ny, job->out);
         return;
     }
@@ -157,7 +157,7 @@ typedef struct sort_arg {
 static void sort_task(void *p)
 {
     sort_arg *s = p;
-    if (s->n <= PAR_MSORT_CUTOFF) {
+    if (s->n <= par_cut.msort) {
         up_k_msort_into(s->a, s->tmp, s->n, s->into_tmp);
         return;
     }
@@ -234,7 +234,7 @@ static void strassen_task(void *p)
 {
     str_arg *s = p;
     size_t n = s->n;
-    if (n < PAR_STRASSEN_TASK_MIN || n <= PAR_STRASSEN_LEAF || n % 2) {
+    if (n < par_cut.strassen_min || n <= PAR_STRASSEN_LEAF || n % 2) {
         s->rc = up_k_strassen(s->a, s->b, s->c, n, PAR_STRASSEN_LEAF);
         return;
     }
