@@ -17,6 +17,8 @@
 typedef struct up_k_slu {
     int nb, bs;
     double **blk; /* nb * nb pointers, row-major; NULL for an absent block */
+    double *slab; /* every block's place, present or not (stride apart) */
+    long stride;  /* doubles from one block's place to the next */
 } up_k_slu;
 
 /* Builds an nb x nb block matrix with a seeded sparsity pattern (the
@@ -30,8 +32,9 @@ static inline double **up_k_slu_at(const up_k_slu *m, int i, int j)
 {
     return &m->blk[(long)i * m->nb + j];
 }
-/* Makes block (i, j) present (zeros) if absent; NULL when out of memory.
- * Parallel versions call it before creating the bmod task for (i, j). */
+/* Makes block (i, j) present (zeros, in its place in the slab) if absent;
+ * never NULL. Parallel versions call it before creating the bmod task for
+ * (i, j). */
 double *up_k_slu_fill_in(up_k_slu *m, int i, int j);
 
 /* The four block operations (bs x bs, row-major). */
