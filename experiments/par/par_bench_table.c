@@ -127,7 +127,7 @@ int pb_table(const pb_opts *o)
     fprintf(csv, "kernel,size,runtime,threads,round,ns\n");
     for (int i = 0; i < ncells; i++)
         for (int r = 0; r < cells[i].n; r++)
-            fprintf(csv, "%s,%s,%s,%u,%d,%.0f\n", kernels[cells[i].kernel].name,
+            fprintf(csv, "%s,\"%s\",%s,%u,%d,%.0f\n", kernels[cells[i].kernel].name,
                     o->quick ? kernels[cells[i].kernel].quick_label
                              : kernels[cells[i].kernel].label,
                     cells[i].runtime, cells[i].threads, r, cells[i].ns[r]);
