@@ -163,6 +163,27 @@ void pb_round(const pb_opts *o, const char *what, int round, int rounds, int nce
         fprintf(o->raw, "# %s round %d/%d, load average %s\n", what, round + 1, rounds, load);
 }
 
+int pb_md_runtime_cells(FILE *md, const pb_opts *o, const double *median, const int *flagged,
+                        double seq_median)
+{
+    double best_omp = INFINITY, up = NAN;
+    int problems = 0;
+    for (int r = 0; r < o->nruntimes; r++) {
+        fprintf(md, " %.1f (%.2fx)%s |", median[r] / 1e6, seq_median / median[r],
+                flagged[r] ? " *" : "");
+        problems += flagged[r];
+        if (strcmp(o->runtimes[r], "ultrapool") == 0)
+            up = median[r];
+        else if (median[r] < best_omp)
+            best_omp = median[r];
+    }
+    if (isnan(up) || isinf(best_omp))
+        fprintf(md, " |\n");
+    else
+        fprintf(md, " %.2f |\n", best_omp / up);
+    return problems;
+}
+
 unsigned pb_target_threads(const pb_opts *o)
 {
     unsigned best = o->threads[0];

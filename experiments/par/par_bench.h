@@ -50,6 +50,13 @@ void pb_progress(const char *fmt, ...); /* to stderr */
  * average where the system tells it (the machine is shared). */
 void pb_round(const pb_opts *o, const char *what, int round, int rounds, int ncells);
 
+/* The runtime columns of a Markdown table row: "ms (speedup over
+ * sequential)" per runtime, " *" after a flagged one, then the better
+ * OpenMP runtime's median / ultrapool's, and the row's end. median[r] and
+ * flagged[r] belong to o->runtimes[r]. Returns the sum of flagged[]. */
+int pb_md_runtime_cells(FILE *md, const pb_opts *o, const double *median, const int *flagged,
+                        double seq_median);
+
 int pb_table(const pb_opts *o); /* kernels x runtimes x threads; fib ns per task */
 int pb_epcc(const pb_opts *o);  /* task, taskwait, dependency, taskloop overheads */
 int pb_metg(const pb_opts *o);  /* Task Bench efficiency and METG(50%) */

@@ -143,21 +143,14 @@ static int write_results(const pb_opts *o, gcell *cells, int ncells, unsigned th
             fprintf(md, "| %s (%s) | %s %s | %.0f | %.2f | %.1f |", s->kernel,
                     o->quick ? s->quick_size : s->size, s->cut_means, *cut, any->tasks, us,
                     seq->median / 1e6);
-            double best = INFINITY, up = NAN;
+            double median[PB_MAX_RUNTIMES];
+            int flagged[PB_MAX_RUNTIMES];
             for (int r = 0; r < o->nruntimes; r++) {
                 const gcell *c = find(cells, ncells, sw, *cut, o->runtimes[r]);
-                fprintf(md, " %.1f (%.2fx)%s |", c->median / 1e6, seq->median / c->median,
-                        c->failed || c->small_team ? " *" : "");
-                problems += c->failed + c->small_team;
-                if (strcmp(c->runtime, "ultrapool") == 0)
-                    up = c->median;
-                else if (c->median < best)
-                    best = c->median;
+                median[r] = c->median;
+                flagged[r] = c->failed + c->small_team;
             }
-            if (isnan(up) || isinf(best))
-                fprintf(md, " |\n");
-            else
-                fprintf(md, " %.2f |\n", best / up);
+            problems += pb_md_runtime_cells(md, o, median, flagged, seq->median);
         }
         for (int r = 0; r < o->nruntimes; r++) {
             for (const char *const *cut = cuts_of(o, s); *cut; cut++) {

@@ -154,21 +154,14 @@ int pb_table(const pb_opts *o)
             unsigned th = o->threads[t];
             fprintf(md, "| %s | %s | %u | %.1f |", kernels[k].name,
                     o->quick ? kernels[k].quick_label : kernels[k].label, th, cell_ms(seq));
-            double best_omp = INFINITY, up = NAN;
+            double median[PB_MAX_RUNTIMES];
+            int flagged[PB_MAX_RUNTIMES];
             for (int r = 0; r < o->nruntimes; r++) {
                 const cell *c = find(cells, ncells, k, o->runtimes[r], th);
-                fprintf(md, " %.1f (%.2fx)%s |", cell_ms(c), seq->median / c->median,
-                        c->failed || c->small_team ? " *" : "");
-                problems += c->failed + c->small_team;
-                if (strcmp(o->runtimes[r], "ultrapool") == 0)
-                    up = c->median;
-                else if (c->median < best_omp)
-                    best_omp = c->median;
+                median[r] = c->median;
+                flagged[r] = c->failed + c->small_team;
             }
-            if (isnan(up) || isinf(best_omp))
-                fprintf(md, " |\n");
-            else
-                fprintf(md, " %.2f |\n", best_omp / up);
+            problems += pb_md_runtime_cells(md, o, median, flagged, seq->median);
         }
     }
     if (problems)
