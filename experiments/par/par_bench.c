@@ -163,6 +163,17 @@ void pb_round(const pb_opts *o, const char *what, int round, int rounds, int nce
         fprintf(o->raw, "# %s round %d/%d, load average %s\n", what, round + 1, rounds, load);
 }
 
+void pb_md_runtime_header(FILE *md, const pb_opts *o, const char *head, const char *sep)
+{
+    fprintf(md, "%s", head);
+    for (int r = 0; r < o->nruntimes; r++)
+        fprintf(md, " %s |", o->runtimes[r]);
+    fprintf(md, " best OpenMP / ultrapool |\n%s", sep);
+    for (int r = 0; r <= o->nruntimes; r++)
+        fprintf(md, "---:|");
+    fprintf(md, "\n");
+}
+
 int pb_md_runtime_cells(FILE *md, const pb_opts *o, const double *median, const int *flagged,
                         double seq_median)
 {

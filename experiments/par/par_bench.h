@@ -50,6 +50,10 @@ void pb_progress(const char *fmt, ...); /* to stderr */
  * average where the system tells it (the machine is shared). */
 void pb_round(const pb_opts *o, const char *what, int round, int rounds, int ncells);
 
+/* A Markdown table's header: the given leading columns (head, and their
+ * separator row sep), one column per runtime, then the best OpenMP /
+ * ultrapool column. */
+void pb_md_runtime_header(FILE *md, const pb_opts *o, const char *head, const char *sep);
 /* The runtime columns of a Markdown table row: "ms (speedup over
  * sequential)" per runtime, " *" after a flagged one, then the better
  * OpenMP runtime's median / ultrapool's, and the row's end. median[r] and

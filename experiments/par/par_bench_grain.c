@@ -123,13 +123,8 @@ static int write_results(const pb_opts *o, gcell *cells, int ncells, unsigned th
             "(merge sort: estimated). us per task: the sequential time / tasks. Last column: "
             "the better OpenMP runtime's time / ultrapool's (> 1: ultrapool faster).\n\n",
             threads, o->grain_rounds);
-    fprintf(md, "| kernel | cutoff | tasks | us per task | sequential |");
-    for (int r = 0; r < o->nruntimes; r++)
-        fprintf(md, " %s |", o->runtimes[r]);
-    fprintf(md, " best OpenMP / ultrapool |\n|---|---|---:|---:|---:|");
-    for (int r = 0; r <= o->nruntimes; r++)
-        fprintf(md, "---:|");
-    fprintf(md, "\n");
+    pb_md_runtime_header(md, o, "| kernel | cutoff | tasks | us per task | sequential |",
+                         "|---|---|---:|---:|---:|");
     /* The plot's data: one block per (kernel, runtime), blank-line
      * separated, x = us per task. */
     fprintf(med, "kernel,runtime,cutoff,us_per_task,speedup\n");

@@ -140,13 +140,7 @@ int pb_table(const pb_opts *o)
             "Median of %d rounds; ms (speedup over sequential). Last column: the better "
             "OpenMP runtime's time / ultrapool's (> 1: ultrapool faster).\n\n",
             o->rounds);
-    fprintf(md, "| kernel | size | threads | sequential |");
-    for (int r = 0; r < o->nruntimes; r++)
-        fprintf(md, " %s |", o->runtimes[r]);
-    fprintf(md, " best OpenMP / ultrapool |\n|---|---|---:|---:|");
-    for (int r = 0; r <= o->nruntimes; r++)
-        fprintf(md, "---:|");
-    fprintf(md, "\n");
+    pb_md_runtime_header(md, o, "| kernel | size | threads | sequential |", "|---|---|---:|---:|");
     int problems = 0;
     for (int k = 0; k < NKERNELS; k++) {
         const cell *seq = find(cells, ncells, k, "seq", 1);
