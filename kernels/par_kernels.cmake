@@ -15,9 +15,10 @@ set(UP_PAR_KERNEL_SOURCES
 # block changes how the front end feeds it (on Intel cores, a jump that
 # crosses or ends on a 32-byte boundary is not cached in the decoded
 # icache after the JCC erratum's microcode update). Measured on the Intel
-# VM: sparse LU's bmod at one thread took 222 to 427 ms in four binaries
-# with the same object code, its address 16 or 48 mod 64. Functions
-# aligned to 64 bytes give every loop the same offset in every binary.
+# VM: sparse LU at one thread took a median of 222 ms in the sequential
+# child (bmod at 16 mod 64) and 427 ms in ultrapool's (48 mod 64), both
+# built from the same object code. Functions aligned to 64 bytes give
+# every loop the same offset in every binary.
 include(CheckCCompilerFlag)
 function(up_par_kernels_align target)
   check_c_compiler_flag(-falign-functions=64 UP_HAVE_ALIGN_FUNCTIONS_64)

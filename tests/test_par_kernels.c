@@ -73,9 +73,10 @@ int main(void)
         }
         p = (par_params){.kernel = PAR_K_SPARSELU, .n = 9, .block = 6, .seed = seed};
         check_case(&p, threads);
-        /* 512 makes two levels of tasks (512 and 256; 256 alone, one,
-         * at reduced scale); 130 recurses once below the task level, to
-         * an odd size. */
+        /* Twice strassen_min makes two levels of tasks (strassen_min
+         * alone, one, at reduced scale); 130 makes one level of tasks
+         * with the default strassen_min of 128, and its halves, 65, are
+         * odd and go to the classical product. */
         long big = test_size("UP_TEST_PAR_STRASSEN_N", 512) >= 512 ? 2 * par_cut.strassen_min
                                                                    : par_cut.strassen_min;
         const long mats[] = {big, 130, 1};

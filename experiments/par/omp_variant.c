@@ -62,7 +62,7 @@ uint64_t par_fib(int n)
 
 static void nq_task(up_k_nq_state s, uint64_t *out)
 {
-    if (s.row >= par_cut.nq_task_rows || s.row == s.n) {
+    if (!par_nq_spawns(&s)) {
         *out = up_k_nqueens_from(&s);
         return;
     }
@@ -169,7 +169,7 @@ int par_sparselu(up_k_slu *m)
 
 static int strassen_task(up_k_mat a, up_k_mat b, up_k_mat c, size_t n)
 {
-    if (n < par_cut.strassen_min || n <= PAR_STRASSEN_LEAF || n % 2)
+    if (!par_strassen_spawns(n))
         return up_k_strassen(a, b, c, n, PAR_STRASSEN_LEAF);
     up_k_strassen_level lv;
     if (up_k_strassen_split(&lv, a, b, n))

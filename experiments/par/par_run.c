@@ -211,7 +211,7 @@ int par_case_verify(par_case *c, double *rel_error, char *err, size_t errlen)
 /* nqueens: every placement on rows 1..par_cut.nq_task_rows is a task. */
 static uint64_t nq_tasks(const up_k_nq_state *s)
 {
-    if (s->row >= par_cut.nq_task_rows || s->row == s->n)
+    if (!par_nq_spawns(s))
         return 0;
     uint64_t t = 0;
     for (uint32_t free = up_k_nq_free(s); free; free &= free - 1) {
@@ -235,7 +235,7 @@ static uint64_t msort_tasks(double n)
 
 static uint64_t strassen_tasks(size_t n)
 {
-    if (n < par_cut.strassen_min || n <= PAR_STRASSEN_LEAF || n % 2)
+    if (!par_strassen_spawns(n))
         return 0;
     return 7 + 7 * strassen_tasks(n / 2);
 }

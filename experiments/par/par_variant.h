@@ -48,6 +48,19 @@ typedef struct par_cutoffs {
 extern par_cutoffs par_cut;
 #define PAR_STRASSEN_LEAF 64
 
+/* Whether a node makes tasks, one definition for every variant and for
+ * the task counts the benchmark reports. nqueens: a placement above the
+ * task rows that is not yet a full board. Strassen: a level at or above
+ * strassen_min, above the leaf, with an even side. */
+static inline int par_nq_spawns(const up_k_nq_state *s)
+{
+    return s->row < par_cut.nq_task_rows && s->row != s->n;
+}
+static inline int par_strassen_spawns(size_t n)
+{
+    return n >= par_cut.strassen_min && n > PAR_STRASSEN_LEAF && n % 2 == 0;
+}
+
 /* "seq", "gomp", "libomp" or "ultrapool". */
 extern const char par_runtime[];
 

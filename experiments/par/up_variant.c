@@ -99,7 +99,7 @@ typedef struct nq_arg {
 static void nq_task(void *p)
 {
     nq_arg *a = p;
-    if (a->s.row >= par_cut.nq_task_rows || a->s.row == a->s.n) {
+    if (!par_nq_spawns(&a->s)) {
         a->count = up_k_nqueens_from(&a->s);
         return;
     }
@@ -234,7 +234,7 @@ static void strassen_task(void *p)
 {
     str_arg *s = p;
     size_t n = s->n;
-    if (n < par_cut.strassen_min || n <= PAR_STRASSEN_LEAF || n % 2) {
+    if (!par_strassen_spawns(n)) {
         s->rc = up_k_strassen(s->a, s->b, s->c, n, PAR_STRASSEN_LEAF);
         return;
     }
