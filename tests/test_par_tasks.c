@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ultrapool/parallel.h>
 
@@ -176,30 +177,52 @@ static void group_body(void *p)
     for (int i = 0; i < 20; i++)
         up_task(group_spawner, NULL, NULL);
 }
-/* The leaves wait for the newest one, which cancels: only the leaves a
- * thief took before the cancel can have started (one per other member,
- * each held at the gate), so the count that ran does not depend on
- * timing. */
+/* The body creates 200 leaves, cancels its group, opens a gate and creates
+ * 200 more. Any leaf may run queued or at once (OpenMP lets a task run
+ * undeferred), so which of the first 200 run depends on timing; none of
+ * the last 200 may start. Leaf 0, created first and queued, is the
+ * watcher: the body waits until the other member has taken it, and it
+ * waits at the gate and must then see the cancel. On the body's own
+ * thread it could not wait (the body would never get past it). */
+#define CANCEL_BEFORE 200
 static _Atomic int cancel_gate_open;
+static _Atomic long ran_after_cancel, watcher_on_thief;
+static unsigned cancel_team;
+static _Thread_local int is_body_thread;
 static void cancelling_leaf(void *p)
 {
     long i = (long)(intptr_t)p;
-    if (i == 999) { /* the newest: its creator takes it first (newest first) */
-        up_cancel_taskgroup();
-        atomic_store(&cancel_gate_open, 1);
-    } else {
+    if (i == 0 && !is_body_thread) {
+        atomic_store(&watcher_on_thief, 1);
         while (!atomic_load(&cancel_gate_open))
             sched_yield();
+        if (up_cancelled())
+            atomic_fetch_add(&group_skipped_seen, 1);
     }
-    if (up_cancelled())
-        atomic_fetch_add(&group_skipped_seen, 1);
+    if (i >= CANCEL_BEFORE)
+        atomic_fetch_add(&ran_after_cancel, 1);
     atomic_fetch_add(&group_ran, 1);
 }
+static void empty_task(void *p) { (void)p; }
 static void cancelling_body(void *p)
 {
     (void)p;
-    for (long i = 0; i < 1000; i++)
+    is_body_thread = 1;
+    cancel_team = up_num_threads();
+    for (long i = 0; i < CANCEL_BEFORE; i++)
         up_task(cancelling_leaf, (void *)(intptr_t)i, NULL);
+    /* Give the other member time to take the watcher; a team of one never
+     * does. Creating a task is where this thread publishes its queued ones
+     * to a hungry member, hence the empty tasks. */
+    for (int w = 0; w < 20000 && cancel_team > 1 && !atomic_load(&watcher_on_thief); w++) {
+        up_task(empty_task, NULL, NULL);
+        usleep(100);
+    }
+    up_cancel_taskgroup();
+    atomic_store(&cancel_gate_open, 1);
+    for (long i = CANCEL_BEFORE; i < 2 * CANCEL_BEFORE; i++)
+        up_task(cancelling_leaf, (void *)(intptr_t)i, NULL);
+    is_body_thread = 0;
 }
 static int group_rc, cancel_rc;
 static long ran_after_group;
@@ -329,10 +352,12 @@ int main(void)
     CHECK_EQ(group_rc, UP_OK);
     CHECK_EQ(ran_after_group, 20 * 50);
     CHECK_EQ(cancel_rc, UP_ECANCELED);
-    /* Task 999 and at most one leaf the other member held at the gate ran;
-     * every other leaf was skipped. */
-    CHECK(atomic_load(&group_ran) >= 1);
-    CHECK(atomic_load(&group_ran) <= 2);
+    /* No leaf created after the cancel started; a watcher a thief held at
+     * the gate saw the cancel. */
+    CHECK_EQ(atomic_load(&ran_after_cancel), 0);
+    CHECK(atomic_load(&group_ran) <= CANCEL_BEFORE);
+    CHECK_EQ(atomic_load(&watcher_on_thief), cancel_team > 1);
+    CHECK_EQ(atomic_load(&group_skipped_seen), cancel_team > 1);
 
     CHECK_EQ(up_parallel(pool, 2, taskloop_region, NULL), UP_OK);
     for (int i = 0; i < 100003; i++)
@@ -366,7 +391,7 @@ int main(void)
     CHECK_EQ(up_taskgroup(NULL, NULL), UP_EINVAL);
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
     printf("tasks: fib(%d) at 1, 2, 4 threads, nqueens 4..9, all-member creation, options, "
-           "taskgroups (%ld of 1000 ran around a cancel), taskloops\n",
+           "taskgroups (%ld of 400 ran around a cancel), taskloops\n",
            n, (long)atomic_load(&group_ran));
     return 0;
 }

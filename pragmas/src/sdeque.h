@@ -88,6 +88,18 @@ static inline int par_sdeque_room(par_sdeque *d, int64_t b)
     return b - d->top_cache <= d->mask;
 }
 
+/* Owner: does the deque hold at least n tasks (private or public)? The
+ * cached top is a lower bound, so the first test over-counts; top's line
+ * is read again only when that test says yes. The read is an acquire
+ * because top_cache serves par_sdeque_room too. */
+static inline int par_sdeque_holds(par_sdeque *d, int64_t n)
+{
+    if (d->bottom - d->top_cache < n)
+        return 0;
+    d->top_cache = atomic_load_explicit(&d->top, memory_order_acquire);
+    return d->bottom - d->top_cache >= n;
+}
+
 /* Owner. push: 0, or -1 when full. */
 static inline int par_sdeque_push(par_sdeque *d, const par_task *t)
 {

@@ -94,13 +94,14 @@ static inline int children_done(par_frame *f)
            f->spawned;
 }
 
-/* The body of par_run_task, forced inline into the loop that drains a
- * waiting frame's own children (par_wait_children), where nearly every
- * task of a recursive program runs: a call and its register saves per
- * task are a good part of a fine-grained task's cost. */
-static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t)
+/* Runs fn(arg) as a task of the frame parent, on this thread, with its own
+ * frame on this stack; returns when the task and its children are done.
+ * Forced inline into the two places where nearly every task of a recursive
+ * program runs (the drain loop of a waiting frame, and up_task when it runs
+ * a task at once): a call and its register saves per task are a good part
+ * of a fine-grained task's cost. */
+static PAR_ALWAYS_INLINE void run_body(par_thread *th, par_frame *parent, up_task_fn fn, void *arg)
 {
-    par_frame *parent = t->parent;
     par_frame f;
     f.parent = parent;
     f.owner = th;
@@ -113,13 +114,19 @@ static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t)
     f.final = parent ? parent->final : 0;
     par_frame *saved = th->c.frame;
     th->c.frame = &f;
-    if (!f.group || !atomic_load_explicit(&f.group->cancelled, memory_order_relaxed)) {
-        void *arg = t->size ? (void *)t->words : (void *)(uintptr_t)t->words[0];
-        t->fn(arg);
-    }
+    if (!f.group || !atomic_load_explicit(&f.group->cancelled, memory_order_relaxed))
+        fn(arg);
     if (f.spawned || f.deps) /* a leaf task skips the join */
         par_join(th, &f);
     th->c.frame = saved;
+}
+
+/* A task taken from a deque or a dependency list: run it, then count it
+ * done in the frame that created it. */
+static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t)
+{
+    par_frame *parent = t->parent;
+    run_body(th, parent, t->fn, t->size ? (void *)t->words : (void *)(uintptr_t)t->words[0]);
     if (t->node)
         par_deps_complete(th, t->node);
     if (parent) {
@@ -378,13 +385,40 @@ static PAR_NOINLINE int task_slow(up_task_fn fn, void *arg, const up_task_opts *
     return create(fn, &t, opts, NULL, 0);
 }
 
+/* Tasks queued in this thread's deque from which on a new task runs at
+ * once instead of being queued. OpenMP lets an implementation run any task
+ * undeferred, and both OpenMP runtimes do so when their queue is long
+ * (libgomp past 64 tasks per thread, libomp when a thread's deque is full).
+ * The queued tasks are the older, larger ones, which thieves take; the
+ * deeper, smaller ones skip the queue: no push, no pop, no count in the
+ * parent's frame, since such a task is done when up_task returns. Taking
+ * a task from the deque lowers the count, so the next task created is
+ * queued again and thieves always find work near the top of the tree.
+ * Four: fib at 2 threads took 0.54x the time of always queueing (0.86x
+ * with 8, and with 32 its 30-level tree never filled the deque); nqueens,
+ * merge sort, sparse LU and Strassen measured level with it. */
+#define PAR_INLINE_BACKLOG 4
+
 int up_task(up_task_fn fn, void *arg, const up_task_opts *opts)
 {
-    /* The fast path: inside a team, no options, room in the deque. */
+    /* The fast paths: inside a region, no options. */
     par_thread *th = par_tls;
-    if (th && par_defers(th, th->c.frame) && !opts && fn) {
+    par_frame *f = th ? th->c.frame : NULL;
+    if (f && !opts && fn) {
+        if (!par_defers(th, f)) {
+            /* A team of one, or below a final task: run it now. */
+            run_body(th, f, fn, arg);
+            return UP_OK;
+        }
         par_sdeque *dq = th->c.dq;
-        par_frame *f = th->c.frame;
+        if (par_sdeque_holds(dq, PAR_INLINE_BACKLOG)) {
+            /* Enough queued already. A hungry member gets the queued ones:
+             * this thread may not wait again for a while. */
+            if (atomic_load_explicit(&th->c.team->hungry, memory_order_relaxed))
+                par_sdeque_publish(dq);
+            run_body(th, f, fn, arg);
+            return UP_OK;
+        }
         if (par_sdeque_push_ptr(dq, fn, f, arg) == 0) {
             f->spawned++;
             if (par_sdeque_private(dq) >= SDQ_PRIVATE_MAX ||

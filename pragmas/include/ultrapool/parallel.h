@@ -129,7 +129,10 @@ typedef struct up_task_opts {
 } up_task_opts;
 
 /* Creates a task running fn(arg); opts may be NULL. arg must stay valid
- * until the task has run (anything on the creating task's stack does). */
+ * until the task has run (anything on the creating task's stack does).
+ * As OpenMP allows, the task may run at once on the calling thread (it
+ * does when this thread already has tasks queued for others to take), so
+ * a task must not wait for something a task created after it provides. */
 int up_task(up_task_fn fn, void *arg, const up_task_opts *opts);
 /* Like up_task, with size (<= UP_TASK_PAYLOAD) bytes copied into the task
  * (firstprivate); fn receives a pointer to the copy. */
