@@ -98,7 +98,6 @@ struct par_team {
     par_member *members;   /* (ro) requested slots */
     _Alignas(PAR_LINE) _Atomic unsigned bar_count;
     _Atomic unsigned bar_gen;
-    _Alignas(PAR_LINE) _Atomic int hungry; /* members waiting with nothing to run */
     _Alignas(PAR_LINE) _Atomic uint64_t single_next;
     par_ws ws[PAR_WS_SLOTS];
     /* Tasks with a priority: a small heap under a lock (priority is a hint). */
@@ -115,7 +114,7 @@ struct par_team {
 typedef struct par_ctx {
     par_team *team;
     unsigned member;
-    unsigned size; /* the team's final size (1 outside a region) */
+    unsigned size; /* the team's final size (0 outside a region) */
     par_frame *frame;
     struct par_sdeque *dq;
     uint64_t ws_count, single_count, reduce_count;

@@ -1,9 +1,10 @@
-/* A split work-stealing deque: the newest tasks are private to the owner
- * (pushed and popped with plain loads and stores, no fence), the older ones
- * are public and thieves take them oldest first. The owner moves the split
- * up (publishes) when another member is hungry or the private part grows
- * past a bound, and reclaims public tasks with the Chase-Lev protocol when
- * its private part is empty. See sdeque.c for the invariant. */
+/* A split work-stealing deque: the newest tasks may be private to the
+ * owner (pushed and popped with plain loads and stores, no fence), the
+ * older ones are public and thieves take them oldest first. The owner moves
+ * the split up (publishes) when it chooses, and reclaims public tasks with
+ * the Chase-Lev protocol when its private part is empty. The task layer
+ * publishes at every push (tasks.c says why). See sdeque.c for the
+ * invariant. */
 #ifndef UP_PAR_SDEQUE_H
 #define UP_PAR_SDEQUE_H
 
@@ -30,15 +31,6 @@ typedef struct par_sdeque {
     _Atomic uint64_t *slots;                  /* (ro pointer) capacity x SDQ_STRIDE */
 } par_sdeque;
 
-/* Private tasks before the owner publishes on its own. One: every push
- * publishes. Since a thread runs a new task at once when it already has a
- * few queued (tasks.c), the queued tasks are the backlog kept for thieves,
- * and a private one stayed hidden from a hungry member until the owner's
- * next task operation, which after a long task could be a long time away.
- * Strassen (1024, tasks down to 128, 2 threads) took 0.95x the time of a
- * private part of 16, fib 1.07x, and the other kernels were level; the
- * owner now pays a fence when it takes back a public task. */
-#define SDQ_PRIVATE_MAX 1
 
 par_sdeque *par_sdeque_new(int64_t capacity);
 void par_sdeque_free(par_sdeque *d);
@@ -97,8 +89,10 @@ static inline int par_sdeque_room(par_sdeque *d, int64_t b)
 
 /* Owner: does the deque hold at least n tasks (private or public)? The
  * cached top is a lower bound, so the first test over-counts; top's line
- * is read again only when that test says yes. The read is an acquire
- * because top_cache serves par_sdeque_room too. */
+ * is read again only when that test says yes, which with a full backlog is
+ * every call: thieves write that line only when they steal, so it is
+ * mostly a hit. The read is an acquire because top_cache serves
+ * par_sdeque_room too. */
 static inline int par_sdeque_holds(par_sdeque *d, int64_t n)
 {
     if (d->bottom - d->top_cache < n)
@@ -146,9 +140,8 @@ static inline void par_sdeque_publish(par_sdeque *d)
         atomic_store_explicit(&d->split, d->bottom, memory_order_release);
     }
 }
-static inline int64_t par_sdeque_private(const par_sdeque *d) { return d->bottom - d->split_cache; }
 
-/* Owner: reclaims the newest public task (out of line: the rare path). */
+/* Owner: reclaims the newest public task (out of line). */
 int par_sdeque_reclaim(par_sdeque *d, par_task *out);
 
 /* Owner: the newest task, private or reclaimed; 1 when one was taken. */

@@ -1,10 +1,12 @@
 /* Explicit tasks: creation, execution with a frame on the stack, waiting
  * for children while running other tasks, taskgroups and cancellation.
  *
- * The fast path of a task (create, then taskwait takes it back) touches
- * only the creating thread's private deque part and its frame: a few plain
- * stores and loads, no atomic read-modify-write and no fence. Completing a
- * child that another thread stole is one atomic add on the parent frame. */
+ * The fast path of a task is to run it at once (up_task, when its thread
+ * already has a few queued): a frame on the stack and a call, no atomic
+ * read-modify-write and no fence. A queued task is public from its push
+ * on, for the other members to steal; taking it back costs the owner the
+ * Chase-Lev fence (sdeque.c). Completing a child that another thread stole
+ * is one atomic add on the parent frame. */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,45 +206,25 @@ void par_run_helping(par_thread *th, par_task *t)
 void par_wait_children(par_thread *th, par_frame *f)
 {
     unsigned spins = 0;
-    int hungry = 0;
-    par_team *team = th->c.team;
     par_sdeque *dq = th->c.dq;
     par_task t;
     for (;;) {
         /* The common case: the children are still in this thread's deque,
-         * newest on top. Before each one, hand the older ones to a hungry
-         * member: draining a private part of long tasks first would keep
-         * it idle for all of them (nqueens' leaves, sparse LU's updates). */
+         * newest on top. */
         while (dq && dq->bottom > f->mark) {
-            if (team && atomic_load_explicit(&team->hungry, memory_order_relaxed))
-                par_sdeque_publish(dq);
             if (!par_sdeque_pop(dq, &t))
                 break;
             run_task(th, &t);
         }
         if (children_done(f))
             break;
-        /* Others may be waiting for work while this thread holds private
-         * tasks: let them at the older ones. */
-        if (team && dq && atomic_load_explicit(&team->hungry, memory_order_relaxed))
-            par_sdeque_publish(dq);
         if (par_find_task(th, &t, f->mark)) {
-            if (hungry) {
-                atomic_fetch_sub_explicit(&team->hungry, 1, memory_order_relaxed);
-                hungry = 0;
-            }
             par_run_helping(th, &t);
             spins = 0;
             continue;
         }
-        if (team && !hungry) {
-            atomic_fetch_add_explicit(&team->hungry, 1, memory_order_relaxed);
-            hungry = 1;
-        }
         par_relax(&spins);
     }
-    if (hungry)
-        atomic_fetch_sub_explicit(&team->hungry, 1, memory_order_relaxed);
     f->spawned = f->local_done = 0;
     atomic_store_explicit(&f->remote_done, 0, memory_order_relaxed);
 }
@@ -274,9 +256,7 @@ void par_push_ready(par_thread *th, par_task *t)
         par_run_task(th, t);
         return;
     }
-    if (par_sdeque_private(th->c.dq) >= SDQ_PRIVATE_MAX ||
-        atomic_load_explicit(&th->c.team->hungry, memory_order_relaxed))
-        par_sdeque_publish(th->c.dq);
+    par_sdeque_publish(th->c.dq);
 }
 
 static int push_urgent(par_team *team, const par_task *t, int prio)
@@ -396,34 +376,37 @@ static PAR_NOINLINE int task_slow(up_task_fn fn, void *arg, const up_task_opts *
  * queued again and thieves always find work near the top of the tree.
  * Four: fib at 2 threads took 0.54x the time of always queueing (0.86x
  * with 8, and with 32 its 30-level tree never filled the deque); nqueens,
- * merge sort, sparse LU and Strassen measured level with it. */
+ * merge sort, sparse LU and Strassen measured level with it.
+ *
+ * A queued task is published at once. While the deque kept up to 16
+ * newest tasks private until a member said it was hungry, a hungry member
+ * waited for the owner's next task operation, which after a long task (a
+ * Strassen leaf of 70 us) was far away; publishing every push took Strassen
+ * (1024, tasks down to 128, 2 threads) 0.95x the time, fib 1.07x, and left
+ * the other kernels level. */
 #define PAR_INLINE_BACKLOG 4
 
 int up_task(up_task_fn fn, void *arg, const up_task_opts *opts)
 {
-    /* The fast paths: inside a region, no options. */
+    /* The fast paths: a thread with a frame (in a region, or outside one
+     * after its first task), no options. */
     par_thread *th = par_tls;
     par_frame *f = th ? th->c.frame : NULL;
     if (f && !opts && fn) {
         if (!par_defers(th, f)) {
-            /* A team of one, or below a final task: run it now. */
+            /* No team (outside a region, or a team of one), no deque, or
+             * below a final task: run it now. */
             run_body(th, f, fn, arg);
             return UP_OK;
         }
         par_sdeque *dq = th->c.dq;
         if (par_sdeque_holds(dq, PAR_INLINE_BACKLOG)) {
-            /* Enough queued already. A hungry member gets the queued ones:
-             * this thread may not wait again for a while. */
-            if (atomic_load_explicit(&th->c.team->hungry, memory_order_relaxed))
-                par_sdeque_publish(dq);
             run_body(th, f, fn, arg);
             return UP_OK;
         }
         if (par_sdeque_push_ptr(dq, fn, f, arg) == 0) {
             f->spawned++;
-            if (par_sdeque_private(dq) >= SDQ_PRIVATE_MAX ||
-                atomic_load_explicit(&th->c.team->hungry, memory_order_relaxed))
-                par_sdeque_publish(dq);
+            par_sdeque_publish(dq);
             return UP_OK;
         }
     }

@@ -254,26 +254,15 @@ void par_barrier(par_thread *th)
         return;
     }
     unsigned spins = 0;
-    int hungry = 0;
     par_task task;
     while (atomic_load_explicit(&t->bar_gen, memory_order_acquire) == gen) {
         if (par_find_task(th, &task, f ? f->mark : 0)) {
-            if (hungry) {
-                atomic_fetch_sub_explicit(&t->hungry, 1, memory_order_relaxed);
-                hungry = 0;
-            }
             par_run_helping(th, &task);
             spins = 0;
             continue;
         }
-        if (!hungry) {
-            atomic_fetch_add_explicit(&t->hungry, 1, memory_order_relaxed);
-            hungry = 1;
-        }
         par_relax(&spins);
     }
-    if (hungry)
-        atomic_fetch_sub_explicit(&t->hungry, 1, memory_order_relaxed);
 }
 
 void up_barrier(void)
