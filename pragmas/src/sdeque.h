@@ -31,7 +31,6 @@ typedef struct par_sdeque {
     _Atomic uint64_t *slots;                  /* (ro pointer) capacity x SDQ_STRIDE */
 } par_sdeque;
 
-
 par_sdeque *par_sdeque_new(int64_t capacity);
 void par_sdeque_free(par_sdeque *d);
 
