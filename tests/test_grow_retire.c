@@ -46,12 +46,17 @@ int main(void)
     CHECK(st.workers_peak > 2);
     CHECK(st.workers_peak <= 12);
 
-    /* Quiet: everything above the floor retires after ~100 ms. */
-    WAIT_UNTIL((up_pool_stats(p, &st), st.workers == 2), 5000);
+    /* Quiet: everything above the floor retires after ~100 ms. The
+     * counters are read one by one, and a retiring worker leaves `workers`
+     * a moment before it counts in `retired` (a spawner likewise counts in
+     * `workers` before `spawned`), so wait for all three to settle rather
+     * than read them at the instant `workers` drops. */
+    WAIT_UNTIL((up_pool_stats(p, &st), st.workers == 2 && st.retired >= st.workers_peak - 2 &&
+                                           st.spawned >= st.workers_peak),
+               5000);
     CHECK_EQ(st.workers, 2);
     CHECK(st.retired >= st.workers_peak - 2);
-    /* Quiet now, so no spawn is half done: every worker ever counted was
-     * spawned. */
+    /* Every worker ever counted was spawned. */
     CHECK(st.spawned >= st.workers_peak);
     /* And the floor stays. */
     test_sleep_ms(300);

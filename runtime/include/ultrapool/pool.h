@@ -113,7 +113,10 @@ int up_pool_stop_timeout(up_pool *p, uint64_t timeout_ns);
  * UP_EDEADLK (nothing freed) when called from one of the pool's tasks. */
 int up_pool_destroy(up_pool *p);
 
-typedef struct up_stats { /* a snapshot; counters since create */
+/* Counters since create. Each is read on its own, so they need not agree
+ * at one instant: a retiring worker leaves `workers` just before it counts
+ * in `retired`, and a new one counts in `workers` before `spawned`. */
+typedef struct up_stats {
     uint64_t submitted, executed, overloads, steals, spawned, retired, parks, wakes;
     uint64_t helped;       /* tasks run by submitters facing a full queue */
     uint64_t inlined;      /* of those, their own (the queue head was stuck) */
