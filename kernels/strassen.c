@@ -33,10 +33,25 @@ static void add(up_k_mat x, up_k_mat y, double sign, up_k_mat out, size_t h)
             out.p[i * out.ld + j] = x.p[i * x.ld + j] + sign * y.p[i * y.ld + j];
 }
 
-int up_k_strassen_split(up_k_strassen_level *lv, up_k_mat a, up_k_mat b, size_t n)
+/* Which operand each product reads: a quadrant of A (or B), x, or the
+ * sum x + sign * y when y >= 0. Quadrants: 0 = 11, 1 = 12, 2 = 21, 3 = 22.
+ *   m0 = (a11 + a22)(b11 + b22)   m1 = (a21 + a22) b11
+ *   m2 = a11 (b12 - b22)          m3 = a22 (b21 - b11)
+ *   m4 = (a11 + a12) b22          m5 = (a21 - a11)(b11 + b12)
+ *   m6 = (a12 - a22)(b21 + b22) */
+typedef struct operand {
+    signed char x, y, sign;
+} operand;
+static const operand left_of[7] = {{0, 3, 1}, {2, 3, 1},  {0, -1, 0}, {3, -1, 0},
+                                   {0, 1, 1}, {2, 0, -1}, {1, 3, -1}};
+static const operand right_of[7] = {{0, 3, 1},  {0, -1, 0}, {1, 3, -1}, {2, 0, -1},
+                                    {3, -1, 0}, {0, 1, 1},  {2, 3, 1}};
+
+static up_k_mat quadrant(up_k_mat m, size_t h, int q) { return quad(m, h, q / 2, q % 2); }
+
+int up_k_strassen_alloc(up_k_strassen_level *lv, up_k_mat a, up_k_mat b, size_t n)
 {
     size_t h = n / 2, hh = h * h;
-    /* Seven products and ten operand sums. */
     for (int i = 0; i < 17; i++)
         if (!(lv->mem[i] = malloc(hh * sizeof(double)))) {
             while (i--)
@@ -44,39 +59,30 @@ int up_k_strassen_split(up_k_strassen_level *lv, up_k_mat a, up_k_mat b, size_t 
             return -1;
         }
     lv->n = n;
-    for (int i = 0; i < 7; i++)
-        lv->m[i] = (up_k_mat){lv->mem[i], h};
-    up_k_mat t[10];
-    for (int i = 0; i < 10; i++)
-        t[i] = (up_k_mat){lv->mem[7 + i], h};
-    up_k_mat a11 = quad(a, h, 0, 0), a12 = quad(a, h, 0, 1), a21 = quad(a, h, 1, 0),
-             a22 = quad(a, h, 1, 1);
-    up_k_mat b11 = quad(b, h, 0, 0), b12 = quad(b, h, 0, 1), b21 = quad(b, h, 1, 0),
-             b22 = quad(b, h, 1, 1);
-    /* m0 = (a11 + a22)(b11 + b22)   m1 = (a21 + a22) b11
-     * m2 = a11 (b12 - b22)          m3 = a22 (b21 - b11)
-     * m4 = (a11 + a12) b22          m5 = (a21 - a11)(b11 + b12)
-     * m6 = (a12 - a22)(b21 + b22) */
-    add(a11, a22, 1, t[0], h);
-    add(b11, b22, 1, t[1], h);
-    add(a21, a22, 1, t[2], h);
-    add(b12, b22, -1, t[3], h);
-    add(b21, b11, -1, t[4], h);
-    add(a11, a12, 1, t[5], h);
-    add(a21, a11, -1, t[6], h);
-    add(b11, b12, 1, t[7], h);
-    add(a12, a22, -1, t[8], h);
-    add(b21, b22, 1, t[9], h);
-    up_k_mat left[7] = {t[0], t[2], a11, a22, t[5], t[6], t[8]};
-    up_k_mat right[7] = {t[1], b11, t[3], t[4], b22, t[7], t[9]};
+    lv->a = a;
+    lv->b = b;
+    int next = 7; /* the sums' buffers follow the products' */
     for (int i = 0; i < 7; i++) {
-        lv->left[i] = left[i];
-        lv->right[i] = right[i];
+        lv->m[i] = (up_k_mat){lv->mem[i], h};
+        lv->left[i] =
+            left_of[i].y < 0 ? quadrant(a, h, left_of[i].x) : (up_k_mat){lv->mem[next++], h};
+        lv->right[i] =
+            right_of[i].y < 0 ? quadrant(b, h, right_of[i].x) : (up_k_mat){lv->mem[next++], h};
     }
     return 0;
 }
 
-void up_k_strassen_join(up_k_strassen_level *lv, up_k_mat c)
+void up_k_strassen_operands(const up_k_strassen_level *lv, int i)
+{
+    size_t h = lv->n / 2;
+    const operand *l = &left_of[i], *r = &right_of[i];
+    if (l->y >= 0)
+        add(quadrant(lv->a, h, l->x), quadrant(lv->a, h, l->y), l->sign, lv->left[i], h);
+    if (r->y >= 0)
+        add(quadrant(lv->b, h, r->x), quadrant(lv->b, h, r->y), r->sign, lv->right[i], h);
+}
+
+void up_k_strassen_join_rows(const up_k_strassen_level *lv, up_k_mat c, size_t lo, size_t hi)
 {
     size_t h = lv->n / 2;
     const up_k_mat *m = lv->m;
@@ -84,7 +90,7 @@ void up_k_strassen_join(up_k_strassen_level *lv, up_k_mat c)
              c22 = quad(c, h, 1, 1);
     /* c11 = m0 + m3 - m4 + m6   c12 = m2 + m4
      * c21 = m1 + m3             c22 = m0 - m1 + m2 + m5 */
-    for (size_t i = 0; i < h; i++)
+    for (size_t i = lo; i < hi; i++)
         for (size_t j = 0; j < h; j++) {
             size_t e = i * h + j;
             double m0 = m[0].p[e], m1 = m[1].p[e], m2 = m[2].p[e], m3 = m[3].p[e];
@@ -94,10 +100,29 @@ void up_k_strassen_join(up_k_strassen_level *lv, up_k_mat c)
             c21.p[i * c.ld + j] = m1 + m3;
             c22.p[i * c.ld + j] = m0 - m1 + m2 + m5;
         }
+}
+
+void up_k_strassen_free(up_k_strassen_level *lv)
+{
     for (int i = 0; i < 17; i++) {
         free(lv->mem[i]);
         lv->mem[i] = NULL;
     }
+}
+
+int up_k_strassen_split(up_k_strassen_level *lv, up_k_mat a, up_k_mat b, size_t n)
+{
+    if (up_k_strassen_alloc(lv, a, b, n))
+        return -1;
+    for (int i = 0; i < 7; i++)
+        up_k_strassen_operands(lv, i);
+    return 0;
+}
+
+void up_k_strassen_join(up_k_strassen_level *lv, up_k_mat c)
+{
+    up_k_strassen_join_rows(lv, c, 0, lv->n / 2);
+    up_k_strassen_free(lv);
 }
 
 int up_k_strassen(up_k_mat a, up_k_mat b, up_k_mat c, size_t n, size_t leaf)

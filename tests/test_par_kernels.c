@@ -84,6 +84,17 @@ int main(void)
             p = (par_params){.kernel = PAR_K_STRASSEN, .n = mats[i], .seed = seed + i};
             check_case(&p, threads);
         }
+        /* A strassen_min of 66 makes three levels of tasks at 264 (264,
+         * 132 and 66; the halves of 66 are odd) and, at 264 = 4 * 66, runs
+         * the combination of the products as tasks of rows. */
+        const par_cutoffs before = par_cut;
+        par_cut.strassen_min = 66;
+        CHECK(par_strassen_join_spawns(264) && !par_strassen_join_spawns(132));
+        p = (par_params){.kernel = PAR_K_STRASSEN, .n = 264, .seed = seed};
+        check_case(&p, threads);
+        par_case counted = {.p = p}; /* 7 + 49 + 343 products, 8 row tasks */
+        CHECK_EQ(par_case_tasks(&counted), 407);
+        par_cut = before;
         p = (par_params){.kernel = PAR_K_JACOBI, .n = 96, .block = 16, .steps = 9, .seed = seed};
         check_case(&p, threads);
         p = (par_params){.kernel = PAR_K_JACOBI, .n = 8, .block = 8, .steps = 3, .seed = seed};

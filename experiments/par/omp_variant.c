@@ -172,17 +172,31 @@ static int strassen_task(up_k_mat a, up_k_mat b, up_k_mat c, size_t n)
     if (!par_strassen_spawns(n))
         return up_k_strassen(a, b, c, n, PAR_STRASSEN_LEAF);
     up_k_strassen_level lv;
-    if (up_k_strassen_split(&lv, a, b, n))
+    if (up_k_strassen_alloc(&lv, a, b, n))
         return -1;
+    const up_k_strassen_level *level = &lv;
     int rc[7];
     for (int i = 0; i < 7; i++) {
         int *slot = &rc[i];
-        up_k_mat l = lv.left[i], r = lv.right[i], m = lv.m[i];
-#pragma omp task firstprivate(l, r, m, n, slot)
-        *slot = strassen_task(l, r, m, n / 2);
+#pragma omp task firstprivate(level, i, n, slot)
+        {
+            up_k_strassen_operands(level, i);
+            *slot = strassen_task(level->left[i], level->right[i], level->m[i], n / 2);
+        }
     }
 #pragma omp taskwait
-    up_k_strassen_join(&lv, c);
+    if (par_strassen_join_spawns(n)) {
+        for (int k = 0; k < PAR_STRASSEN_JOIN_TASKS; k++) {
+            size_t lo, hi;
+            par_strassen_join_range(n, k, &lo, &hi);
+#pragma omp task firstprivate(level, c, lo, hi)
+            up_k_strassen_join_rows(level, c, lo, hi);
+        }
+#pragma omp taskwait
+    } else {
+        up_k_strassen_join_rows(&lv, c, 0, n / 2);
+    }
+    up_k_strassen_free(&lv);
     int any = 0;
     for (int i = 0; i < 7; i++)
         any |= rc[i];

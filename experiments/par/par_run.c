@@ -237,7 +237,8 @@ static uint64_t strassen_tasks(size_t n)
 {
     if (!par_strassen_spawns(n))
         return 0;
-    return 7 + 7 * strassen_tasks(n / 2);
+    return 7 + 7 * strassen_tasks(n / 2) +
+           (par_strassen_join_spawns(n) ? PAR_STRASSEN_JOIN_TASKS : 0);
 }
 
 uint64_t par_case_tasks(const par_case *c)

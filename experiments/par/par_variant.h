@@ -31,8 +31,9 @@
  *                  sequentially
  *   merge          merges of at most this many elements merge sequentially
  *   strassen_min   Strassen: levels with n >= strassen_min run their seven
- *                  products as tasks (the classical product takes over at
- *                  n <= PAR_STRASSEN_LEAF on every runtime, sequential too) */
+ *                  products as tasks, each forming its own operand sums
+ *                  (the classical product takes over at n <=
+ *                  PAR_STRASSEN_LEAF on every runtime, sequential too) */
 typedef struct par_cutoffs {
     int nq_task_rows;
     size_t msort, merge, strassen_min;
@@ -59,6 +60,25 @@ static inline int par_nq_spawns(const up_k_nq_state *s)
 static inline int par_strassen_spawns(size_t n)
 {
     return n >= par_cut.strassen_min && n > PAR_STRASSEN_LEAF && n % 2 == 0;
+}
+
+/* Where Strassen's combination of the products into C runs as
+ * PAR_STRASSEN_JOIN_TASKS tasks of rows: at levels with n >= 4 *
+ * strassen_min, the top two levels of tasks. There it takes half a
+ * millisecond or more (n = 512 and up, measured here); lower down it takes
+ * a tenth of that or less and stays with the task that waited for the
+ * products. */
+#define PAR_STRASSEN_JOIN_TASKS 8
+static inline int par_strassen_join_spawns(size_t n)
+{
+    return par_strassen_spawns(n) && n >= 4 * par_cut.strassen_min;
+}
+/* Row range [lo, hi) of join task k at a level of side n. */
+static inline void par_strassen_join_range(size_t n, int k, size_t *lo, size_t *hi)
+{
+    size_t h = n / 2;
+    *lo = h * (size_t)k / PAR_STRASSEN_JOIN_TASKS;
+    *hi = h * (size_t)(k + 1) / PAR_STRASSEN_JOIN_TASKS;
 }
 
 /* "seq", "gomp", "libomp" or "ultrapool". */

@@ -224,32 +224,65 @@ int par_sparselu(up_k_slu *m)
 
 /* ---- Strassen -------------------------------------------------------- */
 
+/* A product task: product i of the parent's level, which it forms the
+ * operands of first; or, with no parent, the whole product C = A B. */
 typedef struct str_arg {
+    const up_k_strassen_level *parent;
+    int i;
     up_k_mat a, b, c;
     size_t n;
     int rc;
 } str_arg;
 
+typedef struct str_join {
+    const up_k_strassen_level *lv;
+    up_k_mat c;
+    size_t lo, hi;
+} str_join;
+
+static void strassen_join_task(void *p)
+{
+    str_join *j = p;
+    up_k_strassen_join_rows(j->lv, j->c, j->lo, j->hi);
+}
+
 static void strassen_task(void *p)
 {
     str_arg *s = p;
+    if (s->parent) {
+        up_k_strassen_operands(s->parent, s->i);
+        s->a = s->parent->left[s->i];
+        s->b = s->parent->right[s->i];
+        s->c = s->parent->m[s->i];
+    }
     size_t n = s->n;
     if (!par_strassen_spawns(n)) {
         s->rc = up_k_strassen(s->a, s->b, s->c, n, PAR_STRASSEN_LEAF);
         return;
     }
     up_k_strassen_level lv;
-    if (up_k_strassen_split(&lv, s->a, s->b, n)) {
+    if (up_k_strassen_alloc(&lv, s->a, s->b, n)) {
         s->rc = -1;
         return;
     }
     str_arg sub[7];
     for (int i = 0; i < 7; i++) {
-        sub[i] = (str_arg){lv.left[i], lv.right[i], lv.m[i], n / 2, 0};
+        sub[i] = (str_arg){.parent = &lv, .i = i, .n = n / 2};
         up_task(strassen_task, &sub[i], NULL);
     }
     up_taskwait();
-    up_k_strassen_join(&lv, s->c);
+    if (par_strassen_join_spawns(n)) {
+        str_join join[PAR_STRASSEN_JOIN_TASKS];
+        for (int k = 0; k < PAR_STRASSEN_JOIN_TASKS; k++) {
+            join[k] = (str_join){.lv = &lv, .c = s->c};
+            par_strassen_join_range(n, k, &join[k].lo, &join[k].hi);
+            up_task(strassen_join_task, &join[k], NULL);
+        }
+        up_taskwait();
+    } else {
+        up_k_strassen_join_rows(&lv, s->c, 0, n / 2);
+    }
+    up_k_strassen_free(&lv);
     s->rc = 0;
     for (int i = 0; i < 7; i++)
         s->rc |= sub[i].rc;
@@ -264,7 +297,7 @@ static void strassen_region(void *ctx)
 
 int par_strassen(up_k_mat a, up_k_mat b, up_k_mat c, size_t n)
 {
-    str_arg root = {a, b, c, n, 0};
+    str_arg root = {.a = a, .b = b, .c = c, .n = n};
     par_up_region(strassen_region, &root);
     return root.rc;
 }
