@@ -2,10 +2,11 @@
  *
  * A team is the set of threads of one parallel region: the calling thread
  * (member 0) and pool workers that picked up the region's member tasks.
- * Every member owns a split deque of task records (sdeque.c). A task runs
- * with a frame on the stack of the thread running it; a frame counts the
- * children created in it and the ones completed, and waits for all of them
- * before the task completes (so frames never outlive their children).
+ * Every member owns a work-stealing deque of task records (task_deque.c).
+ * A task runs with a frame on the stack of the thread running it; a frame
+ * counts the children created in it and the ones completed, and waits for
+ * all of them before the task completes (so frames never outlive their
+ * children).
  *
  * Shared fields carry who may touch them: (owner) the thread that owns the
  * structure, (atomic) any thread through C11 atomics, (ro) read-only after
@@ -68,7 +69,7 @@ struct par_frame {
 
 /* Per-member slot of a team, on its own cache line. */
 typedef struct par_member {
-    _Alignas(PAR_LINE) struct par_sdeque *_Atomic dq; /* (atomic) for thieves */
+    _Alignas(PAR_LINE) struct par_deque *_Atomic dq; /* (atomic) for thieves */
     par_thread *_Atomic th;
     char reduce[2][256]; /* (owner writes, all read after a barrier) */
 } par_member;
@@ -116,7 +117,7 @@ typedef struct par_ctx {
     unsigned member;
     unsigned size; /* the team's final size (0 outside a region) */
     par_frame *frame;
-    struct par_sdeque *dq;
+    struct par_deque *dq;
     uint64_t ws_count, single_count, reduce_count;
 } par_ctx;
 
@@ -125,8 +126,8 @@ struct par_thread {
     unsigned level;
     unsigned help_depth; /* tasks run on top of a waiting frame */
     uint32_t rng;
-    struct par_sdeque *dqs[PAR_MAX_LEVELS]; /* one deque per nesting level, kept */
-    par_node *free_nodes;                   /* recycled dependency nodes */
+    struct par_deque *dqs[PAR_MAX_LEVELS]; /* one deque per nesting level, kept */
+    par_node *free_nodes;                  /* recycled dependency nodes */
     par_deptable *free_tables;
 };
 
@@ -137,7 +138,7 @@ extern _Thread_local par_thread *par_tls;
 void par_run_task(par_thread *th, par_task *t);
 int par_find_task(par_thread *th, par_task *out, int64_t mark);
 void par_run_helping(par_thread *th, par_task *t);
-struct par_sdeque *par_level_deque(par_thread *th, unsigned level);
+struct par_deque *par_level_deque(par_thread *th, unsigned level);
 void par_wait_children(par_thread *th, par_frame *f);
 void par_join(par_thread *th, par_frame *f);
 void par_push_ready(par_thread *th, par_task *t);

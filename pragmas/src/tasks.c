@@ -5,15 +5,15 @@
  * already has a few queued): a frame on the stack and a call, no atomic
  * read-modify-write and no fence. A queued task is public from its push
  * on, for the other members to steal; taking it back costs the owner the
- * Chase-Lev fence (sdeque.c). Completing a child that another thread stole
- * is one atomic add on the parent frame. */
+ * Chase-Lev fence (task_deque.c). Completing a child that another thread
+ * stole is one atomic add on the parent frame. */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "par_internal.h"
-#include "sdeque.h"
+#include "task_deque.h"
 
 #define DEQUE_CAPACITY  8192
 #define PAR_SPIN_PAUSES 64 /* pause steps before a waiter starts yielding */
@@ -26,7 +26,7 @@ static void thread_exit(void *arg)
 {
     par_thread *th = arg;
     for (int i = 0; i < PAR_MAX_LEVELS; i++)
-        par_sdeque_free(th->dqs[i]);
+        par_deque_free(th->dqs[i]);
     par_deps_thread_exit(th);
     free(th);
 }
@@ -53,12 +53,12 @@ par_thread *par_self(void)
 }
 
 /* The deque of the thread's current nesting level, made on first use. */
-struct par_sdeque *par_level_deque(par_thread *th, unsigned level)
+struct par_deque *par_level_deque(par_thread *th, unsigned level)
 {
     if (level >= PAR_MAX_LEVELS)
         return NULL;
     if (!th->dqs[level])
-        th->dqs[level] = par_sdeque_new(DEQUE_CAPACITY);
+        th->dqs[level] = par_deque_new(DEQUE_CAPACITY);
     return th->dqs[level];
 }
 
@@ -110,7 +110,7 @@ static PAR_ALWAYS_INLINE void run_body(par_thread *th, par_frame *parent, up_tas
     f.spawned = 0;
     f.local_done = 0;
     atomic_init(&f.remote_done, 0);
-    f.mark = th->c.dq ? th->c.dq->bottom : 0;
+    f.mark = th->c.dq ? par_deque_bottom(th->c.dq) : 0;
     f.group = parent ? parent->group : NULL;
     f.deps = NULL;
     f.final = parent ? parent->final : 0;
@@ -171,8 +171,8 @@ int par_find_task(par_thread *th, par_task *out, int64_t mark)
     par_team *team = th->c.team;
     if (team && pop_urgent(team, out))
         return 1;
-    par_sdeque *dq = th->c.dq;
-    if (dq && dq->bottom > mark && par_sdeque_pop(dq, out))
+    par_deque *dq = th->c.dq;
+    if (dq && par_deque_bottom(dq) > mark && par_deque_pop(dq, out))
         return 1;
     if (!team)
         return 0;
@@ -184,11 +184,11 @@ int par_find_task(par_thread *th, par_task *out, int64_t mark)
         unsigned m = (start + k) % size;
         if (m == th->c.member)
             continue;
-        par_sdeque *v = atomic_load_explicit(&team->members[m].dq, memory_order_acquire);
+        par_deque *v = atomic_load_explicit(&team->members[m].dq, memory_order_acquire);
         if (!v)
             continue;
         int rc;
-        while ((rc = par_sdeque_steal(v, out)) < 0)
+        while ((rc = par_deque_steal(v, out)) < 0)
             ;
         if (rc > 0)
             return 1;
@@ -206,13 +206,13 @@ void par_run_helping(par_thread *th, par_task *t)
 void par_wait_children(par_thread *th, par_frame *f)
 {
     unsigned spins = 0;
-    par_sdeque *dq = th->c.dq;
+    par_deque *dq = th->c.dq;
     par_task t;
     for (;;) {
         /* The common case: the children are still in this thread's deque,
          * newest on top. */
-        while (dq && dq->bottom > f->mark) {
-            if (!par_sdeque_pop(dq, &t))
+        while (dq && par_deque_bottom(dq) > f->mark) {
+            if (!par_deque_pop(dq, &t))
                 break;
             run_task(th, &t);
         }
@@ -250,13 +250,11 @@ static void run_now(par_thread *th, par_task *t)
 
 void par_push_ready(par_thread *th, par_task *t)
 {
-    if (!th->c.team || !th->c.dq || par_sdeque_push(th->c.dq, t) != 0) {
+    if (!th->c.team || !th->c.dq || par_deque_push(th->c.dq, t) != 0) {
         /* No team, or a full deque: run it here (OpenMP allows any task
          * to run immediately). The parent already counted it. */
         par_run_task(th, t);
-        return;
     }
-    par_sdeque_publish(th->c.dq);
 }
 
 static int push_urgent(par_team *team, const par_task *t, int prio)
@@ -378,12 +376,12 @@ static PAR_NOINLINE int task_slow(up_task_fn fn, void *arg, const up_task_opts *
  * with 8, and with 32 its 30-level tree never filled the deque); nqueens,
  * merge sort, sparse LU and Strassen measured level with it.
  *
- * A queued task is published at once. While the deque kept up to 16
- * newest tasks private until a member said it was hungry, a hungry member
- * waited for the owner's next task operation, which after a long task (a
- * Strassen leaf of 70 us) was far away; publishing every push took Strassen
- * (1024, tasks down to 128, 2 threads) 0.95x the time, fib 1.07x, and left
- * the other kernels level. */
+ * A queued task is visible to thieves from its push on. An earlier deque
+ * kept up to 16 newest tasks private until a member said it was hungry,
+ * and a hungry member waited for the owner's next task operation, which
+ * after a long task (a Strassen leaf of 70 us) was far away; publishing
+ * every push took Strassen (1024, tasks down to 128, 2 threads) 0.95x the
+ * time, fib 1.07x, and left the other kernels level. */
 #define PAR_INLINE_BACKLOG 4
 
 int up_task(up_task_fn fn, void *arg, const up_task_opts *opts)
@@ -399,14 +397,13 @@ int up_task(up_task_fn fn, void *arg, const up_task_opts *opts)
             run_body(th, f, fn, arg);
             return UP_OK;
         }
-        par_sdeque *dq = th->c.dq;
-        if (par_sdeque_holds(dq, PAR_INLINE_BACKLOG)) {
+        par_deque *dq = th->c.dq;
+        if (par_deque_holds(dq, PAR_INLINE_BACKLOG)) {
             run_body(th, f, fn, arg);
             return UP_OK;
         }
-        if (par_sdeque_push_ptr(dq, fn, f, arg) == 0) {
+        if (par_deque_push_ptr(dq, fn, f, arg) == 0) {
             f->spawned++;
-            par_sdeque_publish(dq);
             return UP_OK;
         }
     }
@@ -501,7 +498,7 @@ int up_taskgroup(up_region_fn fn, void *ctx)
     f.spawned = 0;
     f.local_done = 0;
     atomic_init(&f.remote_done, 0);
-    f.mark = th->c.dq ? th->c.dq->bottom : 0;
+    f.mark = th->c.dq ? par_deque_bottom(th->c.dq) : 0;
     f.group = &g;
     f.deps = NULL;
     f.final = outer->final;

@@ -19,7 +19,7 @@
 
 #include "par_internal.h"
 #include "recruit.h" /* up__submit_copy_nogrow, up__pool_workers */
-#include "sdeque.h"
+#include "task_deque.h"
 
 #define CLOSED (UINT32_C(1) << 31)
 /* How long a top-level region waits for the pool's workers to take its
@@ -69,7 +69,7 @@ static void run_member(par_thread *th, par_team *t, unsigned idx)
     th->c.frame = &root;
     th->c.dq = par_level_deque(th, t->level - 1); /* made before joining */
     th->c.ws_count = th->c.single_count = th->c.reduce_count = 0;
-    root.mark = th->c.dq ? th->c.dq->bottom : 0;
+    root.mark = th->c.dq ? par_deque_bottom(th->c.dq) : 0;
     atomic_store_explicit(&t->members[idx].th, th, memory_order_relaxed);
     atomic_store_explicit(&t->members[idx].dq, th->c.dq, memory_order_release);
     t->fn(t->ctx);
