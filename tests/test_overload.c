@@ -13,9 +13,12 @@
 static _Atomic int gate;
 static _Atomic int ran;
 
+static _Atomic int holding; /* the worker is inside hold() */
+
 static void hold(void *arg)
 {
     (void)arg;
+    atomic_store(&holding, 1);
     while (!atomic_load(&gate))
         test_sleep_ms(1);
     atomic_fetch_add(&ran, 1);
@@ -46,10 +49,13 @@ static void fill(up_pool *p)
 {
     atomic_store(&gate, 0);
     atomic_store(&ran, 0);
+    atomic_store(&holding, 0);
     CHECK_EQ(up_submit(p, hold, NULL), UP_OK);
-    up_stats st;
-    WAIT_UNTIL((up_pool_stats(p, &st), st.searching == 0 && st.parked == 0), 2000);
-    test_sleep_ms(10); /* the worker is inside hold() */
+    /* Wait for the worker to take it: until then it occupies one of the
+     * queue's four places (a new worker thread may take milliseconds to
+     * get a CPU on a loaded machine). */
+    WAIT_UNTIL(atomic_load(&holding), 10000);
+    CHECK_EQ(atomic_load(&holding), 1);
     for (int i = 0; i < 4; i++)
         CHECK_EQ(up_submit(p, quick, NULL), UP_OK);
 }

@@ -126,16 +126,19 @@ static void hooks_once_per_worker(void)
         CHECK_EQ(atomic_load(&tasks_done), expect);
         /* Idle: workers above the floor retire, and their stop hooks run. */
         up_stats st;
+        unsigned stops = 0; /* read once per poll: a retiring worker may add
+                               to retired and run its hook just after */
         for (int w = 0; w < 5000; w++) {
             up_pool_stats(pool, &st);
-            if (st.workers == 1 && atomic_load(&h.stops) == st.retired)
+            stops = atomic_load(&h.stops);
+            if (st.workers == 1 && stops == st.retired)
                 break;
             test_sleep_ms(1);
         }
         printf("phase %d: %u workers started so far, %llu retired, %u stop hooks\n", phase,
-               atomic_load(&h.starts), (unsigned long long)st.retired, atomic_load(&h.stops));
+               atomic_load(&h.starts), (unsigned long long)st.retired, stops);
         CHECK_EQ(st.workers, 1);
-        CHECK_EQ(atomic_load(&h.stops), st.retired);
+        CHECK_EQ(stops, st.retired);
     }
     up_stats st;
     up_pool_stats(pool, &st);
