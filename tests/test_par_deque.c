@@ -28,10 +28,13 @@ static void make_task(par_task *t, uint64_t id)
     }
 }
 
+static uint64_t items;
+
 /* The task's id; a copied payload must hold it in every word. */
 static uint64_t task_id(const par_task *t)
 {
     uint64_t id = t->words[0];
+    CHECK(id < items || items == 0);
     if (t->size) {
         CHECK_EQ(t->size, PAYLOAD_WORDS * 8);
         for (int i = 1; i < PAYLOAD_WORDS; i++)
@@ -100,7 +103,7 @@ int main(void)
 {
     single_thread();
     uint64_t seed = test_seed();
-    uint64_t items = test_size("UP_TEST_DEQUE_ITEMS", 1000000);
+    items = test_size("UP_TEST_DEQUE_ITEMS", 1000000);
     seen = calloc(items, 1);
     CHECK(seen != NULL);
     /* A small capacity, so the owner also rewrites slots thieves may be

@@ -64,7 +64,8 @@ static inline int par_strassen_spawns(size_t n)
 
 /* Where Strassen's combination of the products into C runs as
  * PAR_STRASSEN_JOIN_TASKS tasks of rows: at levels with n >= 4 *
- * strassen_min, the top two levels of tasks. There it takes half a
+ * strassen_min, every level of tasks but the two lowest (1024 and 512 at
+ * the benchmark's 1024 and the default 128). There it takes half a
  * millisecond or more (n = 512 and up, measured here); lower down it takes
  * a tenth of that or less and stays with the task that waited for the
  * products. */

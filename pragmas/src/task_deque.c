@@ -23,7 +23,11 @@
  * at t with relaxed loads before its CAS; the owner rewrites slot
  * t & mask only for position t + capacity, which needs top > t first (read
  * with acquire, or known from an earlier such read: top never decreases),
- * so a successful CAS means the copy is intact. */
+ * so a successful CAS means the copy is intact. A thief may also read a
+ * bottom that pop stored (relaxed); the slots below it were published by
+ * the pushes' release stores, and C11's release sequence (5.1.2.4) takes
+ * in the owner's later stores to bottom, so the thief's load of it still
+ * sees them. */
 #include "task_deque.h"
 
 #include <stdlib.h>

@@ -8,7 +8,9 @@
 #define UP_PAR_TASK_DEQUE_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "par_internal.h"
 
@@ -16,6 +18,9 @@
  * loads (the owner may rewrite a slot a thief is reading; the thief then
  * loses its CAS and drops what it read). */
 #define PAR_DQ_WORDS (sizeof(par_task) / 8)
+_Static_assert(sizeof(void *) == 8 && sizeof(up_task_fn) == 8 && offsetof(par_task, size) == 24 &&
+                   offsetof(par_task, words) == 32 && sizeof(par_task) % 8 == 0,
+               "a task is a header of four 8-byte words, then its words");
 /* Slots start on a cache line: a task's header and argument (5 words) then
  * sit in one line, which push writes and pop or steal reads. */
 #define PAR_DQ_STRIDE (((PAR_DQ_WORDS * 8 + PAR_LINE - 1) / PAR_LINE) * PAR_LINE / 8)
@@ -44,30 +49,42 @@ static inline _Atomic uint64_t *par_deque_slot(par_deque *d, int64_t pos)
     return &d->slots[(size_t)(pos & d->mask) * PAR_DQ_STRIDE];
 }
 
+/* A slot's words: the header (fn, parent, node as 8-byte words, then size)
+ * and the task's words. The pointers go through memcpy, since they may
+ * not be read or written through a uint64_t lvalue (strict aliasing); a
+ * constant 8-byte copy compiles to one move. */
 static inline void par_slot_write(_Atomic uint64_t *s, const par_task *t)
 {
-    const uint64_t *w = (const uint64_t *)t;
-    size_t n = par_task_words(t->size);
+    uint64_t h[3];
+    memcpy(&h[0], &t->fn, 8);
+    memcpy(&h[1], &t->parent, 8);
+    memcpy(&h[2], &t->node, 8);
+    for (size_t i = 0; i < 3; i++)
+        atomic_store_explicit(&s[i], h[i], memory_order_relaxed);
+    atomic_store_explicit(&s[3], t->size, memory_order_relaxed);
+    size_t n = par_task_words(t->size) - 4;
     for (size_t i = 0; i < n; i++)
-        atomic_store_explicit(&s[i], w[i], memory_order_relaxed);
+        atomic_store_explicit(&s[4 + i], t->words[i], memory_order_relaxed);
 }
 
 static inline void par_slot_read(_Atomic uint64_t *s, par_task *t)
 {
     /* Written out for the header and the first word, which is all of a
      * pointer task (the common case); a copied payload loops. */
-    uint64_t *w = (uint64_t *)t;
-    w[0] = atomic_load_explicit(&s[0], memory_order_relaxed);
-    w[1] = atomic_load_explicit(&s[1], memory_order_relaxed);
-    w[2] = atomic_load_explicit(&s[2], memory_order_relaxed);
-    w[3] = atomic_load_explicit(&s[3], memory_order_relaxed);
-    w[4] = atomic_load_explicit(&s[4], memory_order_relaxed);
+    uint64_t fn = atomic_load_explicit(&s[0], memory_order_relaxed);
+    uint64_t parent = atomic_load_explicit(&s[1], memory_order_relaxed);
+    uint64_t node = atomic_load_explicit(&s[2], memory_order_relaxed);
+    memcpy(&t->fn, &fn, 8);
+    memcpy(&t->parent, &parent, 8);
+    memcpy(&t->node, &node, 8);
+    t->size = atomic_load_explicit(&s[3], memory_order_relaxed);
+    t->words[0] = atomic_load_explicit(&s[4], memory_order_relaxed);
     if (t->size > 8) {
         size_t n = par_task_words(t->size);
         if (n > PAR_DQ_WORDS) /* a torn read by a thief that will lose its CAS */
             n = PAR_DQ_WORDS;
         for (size_t i = 5; i < n; i++)
-            w[i] = atomic_load_explicit(&s[i], memory_order_relaxed);
+            t->words[i - 4] = atomic_load_explicit(&s[i], memory_order_relaxed);
     }
 }
 
