@@ -4,11 +4,9 @@
  * five words that all hold its id, so a torn copy that a thief kept would
  * show as a mismatch. */
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdlib.h>
 
 #include "check.h"
+#include "steal_stress.h"
 #include "task_deque.h"
 
 static void noop(void *arg) { (void)arg; }
@@ -76,27 +74,29 @@ static void single_thread(void)
     par_deque_free(d);
 }
 
-enum { THIEVES = 3 };
-static par_deque *dq;
-static _Atomic unsigned char *seen;
-static _Atomic int owner_done;
-static _Atomic uint64_t stolen, lost;
-
-static void *thief(void *arg)
+static int push_id(void *dq, uint64_t id)
 {
-    (void)arg;
     par_task t;
-    for (;;) {
-        int rc = par_deque_steal(dq, &t);
-        if (rc > 0) {
-            atomic_fetch_add(&seen[task_id(&t)], 1);
-            atomic_fetch_add(&stolen, 1);
-        } else if (rc < 0) {
-            atomic_fetch_add(&lost, 1);
-        } else if (atomic_load(&owner_done)) {
-            return NULL;
-        }
-    }
+    make_task(&t, id);
+    return par_deque_push(dq, &t) == 0;
+}
+
+static int pop_id(void *dq, uint64_t *id)
+{
+    par_task t;
+    if (!par_deque_pop(dq, &t))
+        return 0;
+    *id = task_id(&t);
+    return 1;
+}
+
+static int steal_id(void *dq, uint64_t *id)
+{
+    par_task t;
+    int rc = par_deque_steal(dq, &t);
+    if (rc > 0)
+        *id = task_id(&t);
+    return rc;
 }
 
 int main(void)
@@ -104,44 +104,15 @@ int main(void)
     single_thread();
     uint64_t seed = test_seed();
     items = test_size("UP_TEST_DEQUE_ITEMS", 1000000);
-    seen = calloc(items, 1);
-    CHECK(seen != NULL);
     /* A small capacity, so the owner also rewrites slots thieves may be
      * reading, and fills the deque now and then. */
-    dq = par_deque_new(16);
+    par_deque *dq = par_deque_new(16);
     CHECK(dq != NULL);
-    pthread_t th[THIEVES];
-    for (int i = 0; i < THIEVES; i++)
-        CHECK_EQ(pthread_create(&th[i], NULL, thief, NULL), 0);
-    par_task t;
-    uint64_t next = 0, full = 0;
-    while (next < items) {
-        /* A random burst of pushes, then pops of a random part of it: the
-         * owner and the thieves meet at the last task often. */
-        unsigned burst = 1 + test_rand(&seed) % 12, pops = test_rand(&seed) % (burst + 1);
-        for (unsigned k = 0; k < burst && next < items; k++) {
-            make_task(&t, next);
-            if (par_deque_push(dq, &t) == 0)
-                next++;
-            else
-                full++;
-        }
-        for (unsigned k = 0; k < pops; k++)
-            if (par_deque_pop(dq, &t))
-                atomic_fetch_add(&seen[task_id(&t)], 1);
-    }
-    while (par_deque_pop(dq, &t))
-        atomic_fetch_add(&seen[task_id(&t)], 1);
-    atomic_store(&owner_done, 1);
-    for (int i = 0; i < THIEVES; i++)
-        pthread_join(th[i], NULL);
-    CHECK_EQ(par_deque_steal(dq, &t), 0);
-    for (uint64_t i = 0; i < items; i++)
-        CHECK_EQ(seen[i], 1);
+    static const steal_ops ops = {push_id, pop_id, steal_id};
+    steal_counts c = steal_stress(dq, &ops, items, 12, &seed);
     printf("task deque: %" PRIu64 " tasks, %" PRIu64 " stolen by %d thieves (%" PRIu64
            " lost races), full %" PRIu64 " times, each taken once and intact\n",
-           items, atomic_load(&stolen), THIEVES, atomic_load(&lost), full);
+           items, c.stolen, STEAL_THIEVES, c.lost, c.full);
     par_deque_free(dq);
-    free((void *)seen);
     return 0;
 }
