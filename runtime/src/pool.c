@@ -179,7 +179,7 @@ void up_pool_stop(up_pool *p)
     /* Close first, then say stopping: a worker that sees stopping and
      * empty queues knows they stay empty, so it may exit. The other order
      * lets workers exit while a submit slips in before the close (the
-     * model in pool_stop.pml finds that interleaving). */
+     * model in tests/model/pool_stop.pml finds that interleaving). */
     for (unsigned i = 0; i < p->nshards; i++)
         up__mpmc_close(&p->shards[i].q);
     up__store_seqcst(&p->stopping, 1);

@@ -11,7 +11,7 @@
  * circulation; at the end each must still hold only poison, so a late
  * write (a count update, a mutex unlock) is caught.
  *
- * Both use the counting allocator wrappers of experiments/alloc_count.c
+ * Both use the counting allocator wrappers of tests/common/alloc_count.c
  * (glibc's allocator underneath). Sanitizer
  * builds bring their own allocator: there the rounds still run and
  * AddressSanitizer reports any use after free, read or write, itself. */
@@ -25,7 +25,7 @@
 
 #include "check.h"
 
-#include "alloc_count.h" /* experiments/: the counting allocator wrappers */
+#include "alloc_count.h"
 
 /* Freed blocks kept out of circulation, filled with poison. */
 #define QUARANTINE_MAX 200000

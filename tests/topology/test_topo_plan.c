@@ -1,5 +1,5 @@
 /* The shard plan hwloc gives on the machines the project targets, loaded
- * from XML files and synthetic descriptions (tests/topologies/README.md).
+ * from XML files and synthetic descriptions (tests/topology/topologies/README.md).
  * Each plan is checked against the topology by code that does not share
  * the planner's logic: every CPU in exactly one shard, each shard inside one
  * L3 (or, without L3, one L2), one NUMA node, one package and one CPU kind,

@@ -1,5 +1,5 @@
-/* Zero allocations per task: this program replaces malloc and friends with
- * counting wrappers around glibc's allocator, warms a pool up, then submits
+/* Zero allocations per task: this program counts every allocation
+ * (tests/common/alloc_count.c), warms a pool up, then submits
  * tasks through every submit path (plain, copied, typed, blocking,
  * non-blocking, nested) and checks that no allocation happened meanwhile.
  * Sanitizers bring their own allocator, so the sanitizer builds skip it;
@@ -9,44 +9,8 @@
 
 #include <ultrapool/pool.h>
 
+#include "alloc_count.h"
 #include "check.h"
-
-#if defined(__GLIBC__) && !defined(UP_SANITIZER_BUILD)
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-extern void __libc_free(void *);
-
-static _Atomic uint64_t allocations;
-
-void *malloc(size_t n)
-{
-    atomic_fetch_add(&allocations, 1);
-    return __libc_malloc(n);
-}
-void *calloc(size_t a, size_t b)
-{
-    atomic_fetch_add(&allocations, 1);
-    return __libc_calloc(a, b);
-}
-void *realloc(void *p, size_t n)
-{
-    atomic_fetch_add(&allocations, 1);
-    return __libc_realloc(p, n);
-}
-void *aligned_alloc(size_t a, size_t n)
-{
-    atomic_fetch_add(&allocations, 1);
-    return __libc_memalign(a, n);
-}
-int posix_memalign(void **out, size_t a, size_t n)
-{
-    atomic_fetch_add(&allocations, 1);
-    *out = __libc_memalign(a, n);
-    return *out ? 0 : 12;
-}
-void free(void *p) { __libc_free(p); }
 
 static up_pool *pool;
 static _Atomic uint64_t ran;
@@ -106,8 +70,19 @@ static uint64_t burst(uint64_t n)
     return expect;
 }
 
+static uint64_t allocations(void)
+{
+    uint64_t calls, bytes;
+    alloc_count_read(&calls, &bytes);
+    return calls;
+}
+
 int main(void)
 {
+    if (!alloc_count_enabled()) {
+        printf("skipped: needs glibc's allocator and no sanitizer\n");
+        return TEST_SKIP;
+    }
     up_config cfg;
     up_config_init(&cfg);
     /* A fixed set of workers, so no thread is created or retired during
@@ -118,11 +93,11 @@ int main(void)
     uint64_t n = test_size("UP_TEST_ALLOC_TASKS", 200000);
     uint64_t expect = burst(1000); /* warm-up: thread-locals, first touches */
     WAIT_UNTIL(atomic_load(&ran) == expect, 10000);
-    uint64_t before = atomic_load(&allocations);
+    uint64_t before = allocations();
     CHECK(before > 0); /* the counting wrappers are live: creating the pool allocated */
     expect += burst(n);
     WAIT_UNTIL(atomic_load(&ran) == expect, 30000);
-    uint64_t during = atomic_load(&allocations) - before;
+    uint64_t during = allocations() - before;
     CHECK_EQ(atomic_load(&ran), expect);
     printf("zero allocation: %llu tasks through every submit path, %llu allocations\n",
            (unsigned long long)(expect), (unsigned long long)during);
@@ -130,10 +105,3 @@ int main(void)
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
     return 0;
 }
-#else
-int main(void)
-{
-    printf("skipped: needs glibc's allocator and no sanitizer\n");
-    return TEST_SKIP;
-}
-#endif
