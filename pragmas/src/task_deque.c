@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic.h" /* up__store_sb, up__fence_sb, up__load_sb */
+#include "up_layer.h" /* up__store_sb, up__fence_sb, up__load_sb */
 
 par_deque *par_deque_new(int64_t capacity)
 {

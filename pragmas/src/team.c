@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "par_internal.h"
-#include "recruit.h" /* up__submit_copy_nogrow, up__pool_workers */
+#include "up_layer.h" /* up__submit_copy_nogrow, up__pool_workers */
 #include "task_deque.h"
 
 #define CLOSED (UINT32_C(1) << 31)

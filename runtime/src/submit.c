@@ -13,9 +13,9 @@
 
 #include "clock.h"
 #include "pool_internal.h"
-#include "recruit.h"
+#include "../layer/up_layer.h"
 
-/* MODE_NOGROW: never start a worker beyond the first (see recruit.h). */
+/* MODE_NOGROW: never start a worker beyond the first (see layer/up_layer.h). */
 enum { MODE_NOWAIT = 0, MODE_WAIT = 1, MODE_NOGROW = 2 };
 
 /* The caller's CPU, refreshed every few submits: sched_getcpu costs a few

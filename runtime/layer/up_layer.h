@@ -1,19 +1,26 @@
-/* What a layer that gathers threads from the pool needs beyond the public
- * API (pragmas/src/team.c, a parallel region's team).
+/* The runtime's one interface to the layers built on it (the OpenMP-style
+ * API in pragmas/): everything such a layer may use beyond the public
+ * headers, each with the reason it needs it. Nothing else of runtime/src
+ * crosses; the layer's CMake target sees only this folder.
  *
- * A region asks for n threads at once. Right after the previous region,
+ * Gathering a team. A region asks for n threads at once. Right after the previous region,
  * the workers that served it are still on their way back to the queue:
  * neither searching nor parked, so an ordinary submit (or
  * up_pool_reserve) takes them for busy and starts new threads, which then
  * compete with the team for the CPUs. The gatherer instead queues its
  * member tasks without growing the pool, gives the workers it has a short
  * grace to take them, and asks up_pool_reserve only for the rest. */
-#ifndef UP_RECRUIT_H
-#define UP_RECRUIT_H
+#ifndef UP_LAYER_H
+#define UP_LAYER_H
 
 #include <stddef.h>
 
 #include <ultrapool/pool.h>
+
+/* The atomics and the store-buffering step (up__store_sb, up__fence_sb,
+ * up__load_sb) of the runtime, so the layer's lock-free code follows the
+ * same rules (one header for every atomic, see atomic.h). */
+#include "../src/atomic.h"
 
 /* up_submit_copy that wakes a parked worker when nobody is searching but
  * never starts one, except the first when the pool has none. */
@@ -21,5 +28,9 @@ int up__submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_t siz
 
 /* Workers the pool has now (running, searching, parked or starting). */
 unsigned up__pool_workers(const up_pool *p);
+
+/* Errors: the layer's failures set the text that up_last_error() returns,
+ * with the same printf-style call the runtime uses. */
+void up__set_error(const char *fmt, ...);
 
 #endif
