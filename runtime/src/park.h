@@ -8,7 +8,12 @@
 
 #include "atomic.h"
 
-#if !defined(__linux__)
+/* UP_PARK_COND selects park_cond.c's layout: CMake sets it where there is
+ * no futex, and on Linux too with -DUP_PARKER=cond. */
+#if !defined(__linux__) && !defined(UP_PARK_COND)
+#define UP_PARK_COND 1
+#endif
+#if defined(UP_PARK_COND)
 #include <pthread.h>
 #endif
 
@@ -16,7 +21,7 @@
  * consumes the token that up__parker_post() leaves, whichever comes first. */
 typedef struct up__parker {
     _Atomic uint32_t token; /* atomic: 1 when posted and not yet consumed */
-#if !defined(__linux__)
+#if defined(UP_PARK_COND)
     pthread_mutex_t mu;
     pthread_cond_t cv;
 #endif
@@ -35,7 +40,7 @@ void up__parker_post(up__parker *pk);
  * wait is never lost. */
 typedef struct up__event {
     _Atomic uint32_t count;
-#if !defined(__linux__)
+#if defined(UP_PARK_COND)
     pthread_mutex_t mu;
     pthread_cond_t cv;
 #endif
