@@ -46,6 +46,16 @@ static inline uint64_t test_size(const char *var, uint64_t dflt)
     return n ? n : 1;
 }
 
+/* A shape parameter (a recursion depth, an exponent): overridable by the
+ * named variable but never scaled, since scaling a depth changes what the
+ * test checks (fib(25) scaled by 0.05 is fib(1)). Scale a repetition
+ * count with test_size instead. */
+static inline uint64_t test_param(const char *var, uint64_t dflt)
+{
+    const char *v = getenv(var);
+    return v && *v ? strtoull(v, NULL, 10) : dflt;
+}
+
 static inline uint64_t test_seed(void)
 {
     const char *v = getenv("UP_TEST_SEED");

@@ -39,9 +39,19 @@ int main(void)
     CHECK_EQ(up_pool_create(&pool, &cfg), UP_OK);
     unsigned shards = up_pool_shards(pool);
     up_pool_destroy(pool);
+    /* Fairness between shards needs two of them: a machine with one
+     * shared cache gets a plan of two shards over its CPUs. */
+    if (shards < 2)
+        cfg.shards = 2;
     cfg.shard_min_workers = 4; /* four threads per core (one core per shard here) */
     cfg.shard_max_workers = 4;
     CHECK_EQ(up_pool_create(&pool, &cfg), UP_OK);
+    shards = up_pool_shards(pool);
+    if (shards < 2) {
+        printf("skipped: one shard, so no progress between shards to compare\n");
+        CHECK_EQ(up_pool_destroy(pool), UP_OK);
+        return TEST_SKIP;
+    }
     int roots = (int)test_size("UP_TEST_FAIR_ROOTS", 200);
     if (roots < 100 && !getenv("UP_TEST_FAIR_ROOTS"))
         roots = 100; /* a run too short to judge progress judges nothing */
@@ -65,10 +75,8 @@ int main(void)
            "(ratio %.2f, bound 20)\n",
            (unsigned long long)want, shards, (unsigned long long)lo, (unsigned long long)hi,
            lo ? (double)hi / (double)lo : 0.0);
-    if (shards > 1) {
-        CHECK(lo > 0);
-        CHECK(hi <= 20 * lo);
-    }
+    CHECK(lo > 0);
+    CHECK(hi <= 20 * lo);
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
     return 0;
 }

@@ -1,4 +1,4 @@
-/* Nested submits: fib(25) computed by a tree of tasks in which every call
+/* Nested submits: fib(22) computed by a tree of tasks in which every call
  * with n >= 2 submits its two subcalls from inside the pool (to the
  * worker's deque) and every leaf adds its value. The leaves sum to fib(n)
  * and the tree has 2 * fib(n + 1) - 1 tasks. */
@@ -36,11 +36,14 @@ static uint64_t fib(unsigned n)
 
 int main(void)
 {
-    unsigned n = (unsigned)test_size("UP_TEST_FIB_N", 25);
+    /* The depth is fixed (a shape, not a size); UP_TEST_SCALE scales the
+     * number of trees. */
+    unsigned n = (unsigned)test_param("UP_TEST_FIB_N", 22);
     if (n > 32)
         n = 32;
+    uint64_t rounds = test_size("UP_TEST_FIB_ROUNDS", 8);
     CHECK_EQ(fib(25), 75025);
-    uint64_t want_tasks = 2 * fib(n + 1) - 1;
+    uint64_t per_tree = 2 * fib(n + 1) - 1;
     /* A small deque so the overflow paths (shard queue, running inline)
      * are taken too. */
     up_config cfg;
@@ -48,18 +51,22 @@ int main(void)
     cfg.deque_capacity = 16;
     cfg.queue_capacity = 64;
     CHECK_EQ(up_pool_create(&pool, &cfg), UP_OK);
-    CHECK_EQ(up_submit_wait(pool, fib_task, (void *)(uintptr_t)n), UP_OK);
-    WAIT_UNTIL(atomic_load(&tasks) == want_tasks, 60000);
+    for (uint64_t r = 1; r <= rounds; r++) {
+        CHECK_EQ(up_submit_wait(pool, fib_task, (void *)(uintptr_t)n), UP_OK);
+        WAIT_UNTIL(atomic_load(&tasks) == r * per_tree, 60000);
+        CHECK_EQ(atomic_load(&sum), r * fib(n));
+    }
+    uint64_t want_tasks = rounds * per_tree;
     CHECK_EQ(up_pool_stop_and_wait(pool), UP_OK);
-    CHECK_EQ(atomic_load(&sum), fib(n));
+    CHECK_EQ(atomic_load(&sum), rounds * fib(n));
     CHECK_EQ(atomic_load(&tasks), want_tasks);
     up_stats st;
     up_pool_stats(pool, &st);
     CHECK_EQ(st.submitted, want_tasks);
     CHECK_EQ(st.executed, want_tasks);
-    printf("nested fib(%u) = %llu from %llu tasks (%llu steals)\n", n,
-           (unsigned long long)atomic_load(&sum), (unsigned long long)want_tasks,
-           (unsigned long long)st.steals);
+    printf("nested fib(%u) x %llu trees = %llu from %llu tasks (%llu steals)\n", n,
+           (unsigned long long)rounds, (unsigned long long)atomic_load(&sum),
+           (unsigned long long)want_tasks, (unsigned long long)st.steals);
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
     return 0;
 }

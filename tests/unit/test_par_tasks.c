@@ -321,11 +321,15 @@ static void taskloop_cancel_region(void *p)
 int main(void)
 {
     CHECK_EQ(up_pool_create(&pool, NULL), UP_OK);
-    int n = (int)test_size("UP_TEST_FIB_N", 24);
-    for (unsigned threads = 1; threads <= 4; threads *= 2) {
-        fib_job j = {n, 0};
-        CHECK_EQ(up_parallel(pool, threads, fib_region, &j), UP_OK);
-        CHECK_EQ(j.result, fib_seq(n));
+    /* fib's n is a shape (fixed); UP_TEST_SCALE scales the repetitions. */
+    int n = (int)test_param("UP_TEST_FIB_N", 22);
+    int reps = (int)test_size("UP_TEST_FIB_REPS", 4);
+    for (int rep = 0; rep < reps; rep++) {
+        for (unsigned threads = 1; threads <= 4; threads *= 2) {
+            fib_job j = {n, 0};
+            CHECK_EQ(up_parallel(pool, threads, fib_region, &j), UP_OK);
+            CHECK_EQ(j.result, fib_seq(n));
+        }
     }
     /* Outside a region tasks run on the caller. */
     long r = 0;
