@@ -105,14 +105,22 @@ struct up_pool {
 extern _Thread_local up__worker *up__tls_worker;
 extern _Thread_local up_pool *up__tls_running;
 
-/* worker.c */
-int up__spawn(up_pool *p, up__shard *s, int beyond_cpus);
+/* worker.c: the loop */
+void *up__worker_main(void *arg);
+int up__take_from_shard(up_pool *p, up__shard *s, up__task *out);
+int up__help_once(up_pool *p);
+/* idle.c: searching, parking, waking, retirement */
+enum { UP__PARK_AWAKE, UP__PARK_TIMEOUT };
+int up__park(up__worker *w);
+int up__try_retire(up__worker *w);
+void up__stop_searching(up__worker *w);
 void up__wake_one(up_pool *p, unsigned shard);
 void up__wake_all(up_pool *p);
-int up__take_from_shard(up_pool *p, up__shard *s, up__task *out);
+/* spawn.c: caps, threads, joins */
+unsigned up__reserve_worker(up_pool *p, up__shard *s, unsigned limit);
+int up__spawn(up_pool *p, up__shard *s, int beyond_cpus);
 void up__free_worker(up__worker *w);
 void up__join_exited(up_pool *p);
-int up__help_once(up_pool *p);
 /* submit.c */
 unsigned up__home_shard(const up_pool *p);
 /* monitor.c */
@@ -122,6 +130,19 @@ void up__monitor_join(up_pool *p);
 /* config.c */
 void up__set_error(const char *fmt, ...);
 void up__print_config(const up_config *cfg, const up__plan *plan, FILE *f);
+
+/* A statistic only its owner writes: a plain increment, published
+ * relaxed for readers that sum it. */
+static inline void up__count_owner(_Atomic uint64_t *c)
+{
+    up__store_relaxed(c, up__load_relaxed(c) + 1);
+}
+
+/* The worker in slot i of shard s, or NULL while the slot was never used. */
+static inline up__worker *up__slot_worker(up__shard *s, unsigned i)
+{
+    return (up__worker *)up__load_acquire((_Atomic(up__worker *) *)&s->slots[i]);
+}
 
 /* Runs one task on behalf of pool p on this thread, keeping the thread's
  * "running for pool" marker right across nesting. */

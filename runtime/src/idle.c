@@ -1,0 +1,179 @@
+/* The idle protocol (spin, then park), waking, and retirement of the
+ * workers whose loop is in worker.c.
+ *
+ * A worker that finds no task becomes a searcher
+ * (counted in the high half of pool->idle) and polls for cfg.spin rounds.
+ * Then it parks: under its shard's idle lock it pushes itself on the idle
+ * list and moves its count from searching to parked with one sequentially
+ * consistent RMW on pool->idle; after the lock it looks once more for work
+ * (queue positions and deque bounds, loaded sequentially consistently) and
+ * only then sleeps. A submitter publishes its task with a sequentially
+ * consistent CAS (tail, or bottom for a deque push) and then loads
+ * pool->idle. In the single total order of these operations either the
+ * worker's last look sees the task or the submitter sees the worker counted
+ * as parked and wakes one parked worker. A submitter that sees a searcher
+ * wakes nobody: the searcher will either find the task, or park (and take
+ * its last look after the submitter's CAS), or take some other task, in
+ * which case, if it was the last searcher and work is still visible, it
+ * wakes a parked worker or the monitor itself. So no wake-up is lost, and a
+ * burst of submits wakes one worker at a time instead of all.
+ *
+ * Waking moves a worker off the idle list and its count from parked to
+ * searching under the idle lock, then posts the worker's parker. Whoever
+ * takes a worker off the list (a waker, or the worker itself when its last
+ * look finds work or its park times out) adjusts the counts exactly once. */
+#include "pool_internal.h"
+
+/* Is any task queued or pushed anywhere in the pool? Sequentially
+ * consistent loads: this is the "last look" of the idle protocol. */
+static int work_visible(up_pool *p)
+{
+    for (unsigned i = 0; i < p->nshards; i++) {
+        up__shard *s = &p->shards[i];
+        if (up__mpmc_nonempty(&s->q))
+            return 1;
+        unsigned used = up__load_acquire(&s->slots_used);
+        for (unsigned k = 0; k < used; k++) {
+            up__worker *v = up__slot_worker(s, k);
+            if (v && up__deque_nonempty(&v->dq))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Takes the most recently parked worker of one shard off its idle list. */
+static up__worker *pop_idle(up_pool *p, up__shard *s)
+{
+    pthread_mutex_lock(&s->idle_lock);
+    up__worker *w = s->idle_top;
+    if (w) {
+        s->idle_top = w->idle_next;
+        w->listed = 0;
+        up__store_relaxed(&s->nparked, up__load_relaxed(&s->nparked) - 1);
+        up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE - UP__IDLE_PARK_ONE);
+    }
+    pthread_mutex_unlock(&s->idle_lock);
+    return w;
+}
+
+void up__wake_one(up_pool *p, unsigned shard)
+{
+    const unsigned *order = &p->plan.order[shard * p->nshards];
+    for (unsigned k = 0; k < p->nshards; k++) {
+        up__shard *s = &p->shards[order[k]];
+        if (up__load_relaxed(&s->nparked) == 0 && k + 1 < p->nshards)
+            continue; /* a peek to skip empty lists; the lock decides */
+        up__worker *w = pop_idle(p, s);
+        if (w) {
+            up__fetch_add_relaxed(&p->wakes, 1);
+            up__parker_post(&w->parker);
+            return;
+        }
+    }
+}
+
+void up__wake_all(up_pool *p)
+{
+    for (unsigned i = 0; i < p->nshards; i++) {
+        up__worker *w;
+        while ((w = pop_idle(p, &p->shards[i])) != NULL)
+            up__parker_post(&w->parker);
+    }
+}
+
+/* Removes w from its idle list if nobody else did; 1 when w did it. */
+static int unlist(up_pool *p, up__shard *s, up__worker *w)
+{
+    int mine = 0;
+    pthread_mutex_lock(&s->idle_lock);
+    if (w->listed) {
+        up__worker **pp = &s->idle_top;
+        while (*pp != w)
+            pp = &(*pp)->idle_next;
+        *pp = w->idle_next;
+        w->listed = 0;
+        up__store_relaxed(&s->nparked, up__load_relaxed(&s->nparked) - 1);
+        up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE - UP__IDLE_PARK_ONE);
+        mine = 1;
+    }
+    pthread_mutex_unlock(&s->idle_lock);
+    return mine;
+}
+
+/* Called while counted as searching; returns counted as searching. */
+int up__park(up__worker *w)
+{
+    up_pool *p = w->pool;
+    up__shard *s = &p->shards[w->shard];
+    pthread_mutex_lock(&s->idle_lock);
+    w->idle_next = s->idle_top;
+    s->idle_top = w;
+    w->listed = 1;
+    up__store_relaxed(&s->nparked, up__load_relaxed(&s->nparked) + 1);
+    up__fetch_add_seqcst(&p->idle, UP__IDLE_PARK_ONE - UP__IDLE_SPIN_ONE);
+    pthread_mutex_unlock(&s->idle_lock);
+    up__count_owner(&w->parks);
+
+    if (work_visible(p) || up__load_seqcst(&p->stopping)) {
+        if (!unlist(p, s, w))
+            up__parker_wait(&w->parker, UINT64_MAX); /* a waker's token is coming */
+        return UP__PARK_AWAKE;
+    }
+    int above_floor = up__load_relaxed(&s->nworkers) > p->cfg.shard_min_workers;
+    uint64_t timeout = above_floor ? p->cfg.idle_timeout_ns : UINT64_MAX;
+    if (up__parker_wait(&w->parker, timeout))
+        return UP__PARK_AWAKE;
+    if (unlist(p, s, w))
+        return UP__PARK_TIMEOUT;
+    up__parker_wait(&w->parker, UINT64_MAX);
+    return UP__PARK_AWAKE;
+}
+
+/* Retirement. The worker gives up its searcher count and its reservation
+ * first, and only then takes its last look at the queues. A submitter
+ * publishes, then reads the idle word and, finding nobody to wake, the
+ * worker count to decide whether to spawn. So either the submitter sees
+ * the reduced count and can start a worker, or this worker's last look
+ * sees the task and it takes its reservation back (or, if the caps no
+ * longer allow it, whoever holds the slot now will look). Looking before
+ * giving up the reservation would let a submit slip between the look and
+ * the give-up, find the shard "full" and strand its task. */
+int up__try_retire(up__worker *w)
+{
+    up_pool *p = w->pool;
+    up__shard *s = &p->shards[w->shard];
+    unsigned min = p->cfg.shard_min_workers;
+    if (up__load_relaxed(&s->nworkers) <= min || work_visible(p))
+        return 0;
+    up__fetch_sub_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+    unsigned n = up__load_relaxed(&s->nworkers);
+    do {
+        if (n <= min) {
+            up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+            return 0;
+        }
+    } while (!up__cas_weak_seqcst(&s->nworkers, &n, n - 1));
+    up__fetch_sub_seqcst(&p->workers, 1);
+    if (work_visible(p) && up__reserve_worker(p, s, p->cfg.shard_max_workers)) {
+        up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+        return 0;
+    }
+    up__fetch_add_relaxed(&p->retired, 1);
+    return 1;
+}
+
+/* A searcher that found a task stops searching. If it was the last one
+ * and work is still visible, somebody else must look: a parked worker, or
+ * the monitor when every worker is busy. */
+void up__stop_searching(up__worker *w)
+{
+    up_pool *p = w->pool;
+    uint64_t old = up__fetch_sub_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+    if (UP__IDLE_SPINNING(old) != 1 || !work_visible(p))
+        return;
+    if (UP__IDLE_PARKED(old) != 0)
+        up__wake_one(p, w->shard);
+    else
+        up__monitor_poke(p);
+}

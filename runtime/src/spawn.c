@@ -1,0 +1,190 @@
+/* Spawning: worker structures, the reservation of a worker under the
+ * per-shard and global caps, thread creation, and joining threads that
+ * have exited. Workers are created by submitters (up to one per CPU of a
+ * shard), by the monitor (beyond that, for blocked tasks), at create (the
+ * floor) and by up_pool_reserve. */
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool_internal.h"
+
+static up__worker *new_worker(up_pool *p, unsigned shard, unsigned slot)
+{
+    up__worker *w = aligned_alloc(UP_CACHE_LINE, sizeof *w);
+    if (!w)
+        return NULL;
+    memset(w, 0, sizeof *w);
+    if (up__deque_init(&w->dq, p->cfg.deque_capacity) != 0) {
+        free(w);
+        return NULL;
+    }
+    if (up__parker_init(&w->parker) != 0) {
+        up__deque_free(&w->dq);
+        free(w);
+        return NULL;
+    }
+    w->pool = p;
+    w->shard = shard;
+    w->slot = slot;
+    w->rng = 0x9e3779b9u ^ (shard * 0x85ebca6bu) ^ (slot * 0xc2b2ae35u);
+    atomic_init(&w->state, UP__SLOT_FREE);
+    return w;
+}
+
+void up__free_worker(up__worker *w)
+{
+    up__parker_destroy(&w->parker);
+    up__deque_free(&w->dq);
+    free(w);
+}
+
+/* Creates the thread for one already-reserved worker, reusing a free slot
+ * or the slot of a thread that has exited (joined here). */
+static int start_thread(up_pool *p, up__shard *s)
+{
+    static _Atomic unsigned next_id;
+    pthread_mutex_lock(&s->slot_lock);
+    unsigned i;
+    up__worker *w = NULL;
+    for (i = 0; i < s->nslots; i++) {
+        w = up__slot_worker(s, i);
+        if (!w || up__load_acquire(&w->state) != UP__SLOT_RUNNING)
+            break;
+    }
+    if (i == s->nslots) {
+        /* Every slot runs a thread, so one of them gave back its
+         * reservation and is on its way out: wait for it. */
+        for (;;) {
+            for (i = 0; i < s->nslots; i++)
+                if (up__load_acquire(&up__slot_worker(s, i)->state) != UP__SLOT_RUNNING)
+                    break;
+            if (i < s->nslots)
+                break;
+            sched_yield();
+        }
+        w = up__slot_worker(s, i);
+    }
+    if (!w) {
+        w = new_worker(p, s->index, i);
+        if (!w) {
+            pthread_mutex_unlock(&s->slot_lock);
+            up__set_error("out of memory for a worker");
+            return UP_ENOMEM;
+        }
+        up__store_release((_Atomic(up__worker *) *)&s->slots[i], w);
+    }
+    if (w->joinable) {
+        pthread_join(w->thread, NULL);
+        w->joinable = 0;
+    }
+    w->id = up__fetch_add_relaxed(&next_id, 1);
+    up__store_release(&w->state, UP__SLOT_RUNNING);
+    pthread_mutex_lock(&p->mu);
+    p->live++;
+    pthread_mutex_unlock(&p->mu);
+
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    if (p->cfg.stack_size)
+        pthread_attr_setstacksize(&attr, p->cfg.stack_size);
+    /* Workers block asynchronous signals so the application's handlers run
+     * on its own threads; faults (SEGV, BUS, FPE, ILL) stay deliverable. */
+    sigset_t all, old;
+    sigfillset(&all);
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGBUS);
+    sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGILL);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&w->thread, &attr, up__worker_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        up__store_release(&w->state, UP__SLOT_FREE);
+        pthread_mutex_lock(&p->mu);
+        if (--p->live == 0)
+            pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        pthread_mutex_unlock(&s->slot_lock);
+        up__set_error("pthread_create failed: %s", strerror(rc));
+        return UP_EAGAIN;
+    }
+    w->joinable = 1;
+    if (i + 1 > up__load_relaxed(&s->slots_used))
+        up__store_release(&s->slots_used, i + 1);
+    pthread_mutex_unlock(&s->slot_lock);
+    return UP_OK;
+}
+
+static unsigned shard_parallelism(const up_pool *p, const up__shard *s)
+{
+    unsigned n = s->ncpus ? s->ncpus : 1;
+    return n < p->cfg.shard_max_workers ? n : p->cfg.shard_max_workers;
+}
+
+/* Reserves one worker of shard s under two caps: the shard's count below
+ * limit, then the pool's below max_workers. Each is a CAS loop on its
+ * counter, so concurrent reservers never push a count past its cap; a
+ * shard reservation that finds the global cap reached is given back. Both
+ * are sequentially consistent: retirement (idle.c) gives a reservation
+ * back and then takes its last look, and a submitter publishes and then
+ * reads these counts, so they must fall in one total order with the queue
+ * positions. Returns the pool's new worker count, 0 when a cap is reached. */
+unsigned up__reserve_worker(up_pool *p, up__shard *s, unsigned limit)
+{
+    unsigned n = up__load_relaxed(&s->nworkers);
+    do {
+        if (n >= limit)
+            return 0;
+    } while (!up__cas_weak_seqcst(&s->nworkers, &n, n + 1));
+    unsigned g = up__load_relaxed(&p->workers);
+    do {
+        if (p->cfg.max_workers && g >= p->cfg.max_workers) {
+            up__fetch_sub_seqcst(&s->nworkers, 1);
+            return 0;
+        }
+    } while (!up__cas_weak_seqcst(&p->workers, &g, g + 1));
+    return g + 1;
+}
+
+/* Reserves a worker under the shard cap (the shard's CPU count unless
+ * beyond_cpus) and the global cap, then starts its thread. */
+int up__spawn(up_pool *p, up__shard *s, int beyond_cpus)
+{
+    unsigned limit = beyond_cpus ? p->cfg.shard_max_workers : shard_parallelism(p, s);
+    unsigned g = up__reserve_worker(p, s, limit);
+    if (g == 0)
+        return UP_EAGAIN;
+
+    unsigned peak = up__load_relaxed(&p->workers_peak);
+    while (g > peak && !up__cas_weak_relaxed(&p->workers_peak, &peak, g))
+        ;
+
+    int rc = start_thread(p, s);
+    if (rc != UP_OK) {
+        up__fetch_sub_acq_rel(&p->workers, 1);
+        up__fetch_sub_acq_rel(&s->nworkers, 1);
+        up__fetch_add_relaxed(&p->spawn_failed, 1);
+        return rc;
+    }
+    up__fetch_add_relaxed(&p->spawned, 1);
+    return UP_OK;
+}
+
+void up__join_exited(up_pool *p)
+{
+    for (unsigned i = 0; i < p->nshards; i++) {
+        up__shard *s = &p->shards[i];
+        pthread_mutex_lock(&s->slot_lock);
+        for (unsigned k = 0; k < s->nslots; k++) {
+            up__worker *w = up__slot_worker(s, k);
+            if (w && w->joinable) {
+                pthread_join(w->thread, NULL);
+                w->joinable = 0;
+            }
+        }
+        pthread_mutex_unlock(&s->slot_lock);
+    }
+}
