@@ -198,6 +198,13 @@ void up_pool_stop(up_pool *p)
     up__parker_post(&p->monitor_parker);
 }
 
+void up__notify_stopper(up_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
 static int inside_own_task(const up_pool *p)
 {
     return up__tls_running == p || (up__tls_worker && up__tls_worker->pool == p);
@@ -228,8 +235,7 @@ static void drain_here(up_pool *p)
         int ran = 0;
         for (unsigned i = 0; i < p->nshards; i++)
             while (up__take_from_shard(p, &p->shards[i], &t)) {
-                up__run_task(p, &t);
-                up__fetch_add_relaxed(&p->shards[i].helped, 1);
+                up__run_counted(p, NULL, &p->shards[i], &t);
                 ran = 1;
             }
         if (!ran)

@@ -154,4 +154,48 @@ static inline void up__run_task(up_pool *p, const up__task *t)
     up__tls_running = saved;
 }
 
+/* pool.c: wakes a waiting stop, which compares executed with submitted. */
+void up__notify_stopper(up_pool *p);
+
+/* Counting executed tasks: the one place, for every runner.
+ *
+ * The invariant: a stats snapshot never shows more executed than
+ * submitted, and a waiting stop (executed == submitted, no worker left)
+ * never returns while an accepted task is still running. Every task is
+ * counted submitted before any thread can take it (the queue's tail CAS,
+ * a worker's pushed count before its deque push, a shard's direct count
+ * before it runs inline), and counted executed here, after it returned,
+ * with a release. up_pool_stats loads every executed counter with acquire
+ * first and every submitted counter after. A reader whose acquire load
+ * sees an executed count therefore synchronizes with this release, which
+ * follows (in the runner) the take of the task, which synchronizes with
+ * its publication, which follows its submitted count: the reader's later
+ * load of that submitted counter sees it (coherence along happens-before).
+ * A relaxed executed count would let a reader see the task executed but
+ * not yet submitted.
+ *
+ * w is the calling thread's worker when it is one of p's workers: its own
+ * counter, written only by it, so a plain increment published by a
+ * release store. Any other thread (a helping submitter, a group waiter, a
+ * stop draining on its caller's thread) adds to the shard s the tasks came
+ * from, a counter several threads share, with an RMW; it also wakes a
+ * waiting stop, which otherwise sees the count only at its next slice. */
+static inline void up__count_executed(up_pool *p, up__worker *w, up__shard *s, uint64_t n)
+{
+    if (w) {
+        up__store_release(&w->executed, up__load_relaxed(&w->executed) + n);
+        return;
+    }
+    up__fetch_add_acq_rel(&s->helped, n);
+    if (up__load_relaxed(&p->stopping))
+        up__notify_stopper(p);
+}
+
+/* The one path that runs a queued task of p and counts it (see above). */
+static inline void up__run_counted(up_pool *p, up__worker *w, up__shard *s, const up__task *t)
+{
+    up__run_task(p, t);
+    up__count_executed(p, w, s, 1);
+}
+
 #endif

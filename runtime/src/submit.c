@@ -130,8 +130,7 @@ static int push_from(up_pool *p, unsigned home, unsigned first, const up__task *
  * starts with one task, doubles its batch (up to HELP_BATCH, and never
  * more than an eighth of what is queued) while its tasks average under
  * HELP_SHORT_NS, and falls back to one as soon as they do not. Tasks count
- * as executed only after they return, which is what a waiting stop
- * compares against the accepted count. */
+ * as executed only after they return (up__count_executed). */
 #define HELP_BATCH    32
 #define HELP_SHORT_NS 20000
 static _Thread_local unsigned tls_help_batch = 1;
@@ -166,23 +165,18 @@ static int help_one(up_pool *p, unsigned home, int any)
         tls_help_batch = tls_help_batch * 2 > HELP_BATCH ? HELP_BATCH : tls_help_batch * 2;
     else
         tls_help_batch = 1;
-    up__fetch_add_seqcst(&s->helped, n);
-    if (up__load_relaxed(&p->stopping)) {
-        pthread_mutex_lock(&p->mu);
-        pthread_cond_broadcast(&p->cv);
-        pthread_mutex_unlock(&p->mu);
-    }
+    /* One count for the batch: each task has returned (up__count_executed). */
+    up__count_executed(p, NULL, s, n);
     return 1;
 }
 
 /* Accepts a task by running it on the calling thread. */
 static void run_inline(up_pool *p, up__shard *s, const up__task *t)
 {
-    up__fetch_add_seqcst(&s->direct, 1);
+    up__fetch_add_seqcst(&s->direct, 1); /* submitted, before it runs */
     tls_help_depth++;
-    up__run_task(p, t);
+    up__run_counted(p, NULL, s, t);
     tls_help_depth--;
-    up__fetch_add_seqcst(&s->helped, 1);
 }
 
 static int queue_full(up__mpmc *q)
@@ -293,9 +287,8 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
             /* A worker facing full queues and its own full deque runs the
              * task itself: waiting could wait for this very worker, and
              * the stack grows no deeper than the program's own recursion. */
-            up__run_task(p, t);
-            up__store_relaxed(&w->pushed, up__load_relaxed(&w->pushed) + 1);
-            up__store_relaxed(&w->executed, up__load_relaxed(&w->executed) + 1);
+            up__count_owner(&w->pushed); /* submitted, before it runs */
+            up__run_counted(p, w, NULL, t);
             return UP_OK;
         }
         if (may_help && tls_help_depth < MAX_HELP_DEPTH && help_one(p, home, 1))

@@ -10,13 +10,6 @@
 _Thread_local up__worker *up__tls_worker;
 _Thread_local up_pool *up__tls_running;
 
-/* executed is a release store: a stats reader that sees the count with an
- * acquire load then sees the task's submission counted (pool.c). */
-static inline void count_executed(up__worker *w)
-{
-    up__store_release(&w->executed, up__load_relaxed(&w->executed) + 1);
-}
-
 static inline uint32_t next_random(uint32_t *s)
 {
     uint32_t x = *s;
@@ -91,8 +84,7 @@ static int find_work(up__worker *w, up__task *out)
  * its home shard on, then from the workers' deques. A thread that is not
  * one of p's workers runs nothing when p has a start hook: such tasks
  * expect their worker's state (up_worker_local()).
- * Returns 1 when it ran a task. The task counts as executed after it
- * returns, which is what a waiting stop compares against. */
+ * Returns 1 when it ran a task, counted as up__run_counted says. */
 int up__help_once(up_pool *p)
 {
     up__worker *w = up__tls_worker;
@@ -100,8 +92,7 @@ int up__help_once(up_pool *p)
     if (w && w->pool == p) {
         if (!find_work(w, &t))
             return 0;
-        up__run_task(p, &t);
-        count_executed(w);
+        up__run_counted(p, w, NULL, &t);
         return 1;
     }
     if (p->cfg.on_worker_start)
@@ -112,13 +103,7 @@ int up__help_once(up_pool *p)
         up__shard *s = &p->shards[order[k]];
         if (!up__take_from_shard(p, s, &t) && !steal_from_deques(s, NULL, &t))
             continue;
-        up__run_task(p, &t);
-        up__fetch_add_seqcst(&s->helped, 1);
-        if (up__load_relaxed(&p->stopping)) {
-            pthread_mutex_lock(&p->mu);
-            pthread_cond_broadcast(&p->cv);
-            pthread_mutex_unlock(&p->mu);
-        }
+        up__run_counted(p, NULL, s, &t);
         return 1;
     }
     return 0;
@@ -147,8 +132,7 @@ static void worker_loop(up__worker *w)
                 searching = 0;
                 up__stop_searching(w);
             }
-            up__run_task(p, &t);
-            count_executed(w);
+            up__run_counted(p, w, NULL, &t);
             continue;
         }
         if (!searching) {
