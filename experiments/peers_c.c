@@ -1,10 +1,12 @@
 /* The runner for the peers that need nothing but C and their library:
  * ultrapool, GLib's GThreadPool, a thread per task, a thread per task under
  * a counting semaphore, the textbook mutex+condvar pool, and the
- * single-thread loop. See harness.h for the command line. */
+ * single-thread loop. See harness.h for the command line. GLib's peer is
+ * built only where GLib was found (UP_HAVE_GLIB). */
+#if defined(UP_HAVE_GLIB)
 #include <glib.h>
+#endif
 #include <pthread.h>
-#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -12,6 +14,7 @@
 #include <ultrapool/pool.h>
 
 #include "harness.h"
+#include "portable.h"
 #include "textbook_pool.h"
 
 /* ---- ultrapool: its defaults, as a user gets them ------------------------ */
@@ -55,6 +58,8 @@ static const peer p_ultrapool = {.name = "ultrapool",
                                  .exports_sde = 1};
 
 /* ---- GLib's GThreadPool: one exclusive thread per core ------------------ */
+
+#if defined(UP_HAVE_GLIB)
 
 static GThreadPool *gpool;
 static harness_fn g_fn;
@@ -100,6 +105,7 @@ static const peer p_glib = {.name = "glib",
                             .submit = g_submit,
                             .fini = g_fini,
                             .version = g_version};
+#endif
 
 /* ---- a thread per task, and the same under a counting semaphore ---------- */
 
@@ -112,7 +118,7 @@ typedef struct thread_task {
 } thread_task;
 
 static pthread_attr_t small_stack;
-static sem_t limit;
+static bench_sem limit;
 static int limited;
 static unsigned permits;
 
@@ -122,7 +128,7 @@ static void *thread_main(void *p)
     free(p);
     t.fn(t.arg);
     if (limited)
-        sem_post(&limit);
+        bench_sem_post(&limit);
     return NULL;
 }
 
@@ -140,8 +146,7 @@ static int threads_init(unsigned submitters, unsigned cores)
 static void thread_submit(harness_fn fn, void *arg)
 {
     if (limited)
-        while (sem_wait(&limit) != 0)
-            ;
+        bench_sem_wait(&limit);
     thread_task *t = malloc(sizeof *t);
     if (!t)
         abort();
@@ -160,9 +165,8 @@ static void threads_fini(void)
 {
     if (limited) {
         for (unsigned i = 0; i < permits; i++)
-            while (sem_wait(&limit) != 0)
-                ;
-        sem_destroy(&limit);
+            bench_sem_wait(&limit);
+        bench_sem_destroy(&limit);
         limited = 0;
     }
     pthread_attr_destroy(&small_stack);
@@ -173,7 +177,7 @@ static void threads_fini(void)
 static int sem_init_peer(unsigned submitters, unsigned cores)
 {
     threads_init(submitters, cores);
-    if (sem_init(&limit, 0, cores) != 0)
+    if (bench_sem_init(&limit, cores) != 0)
         return -1;
     permits = cores;
     limited = 1;
@@ -254,7 +258,15 @@ static const peer p_loop = {.name = "loop",
 
 int main(int argc, char **argv)
 {
-    static const peer *const peers[] = {&p_ultrapool,  &p_glib,     &p_thread,
-                                        &p_thread_sem, &p_textbook, &p_loop};
+    static const peer *const peers[] = {
+        &p_ultrapool,
+#if defined(UP_HAVE_GLIB)
+        &p_glib,
+#endif
+        &p_thread,
+        &p_thread_sem,
+        &p_textbook,
+        &p_loop
+    };
     return harness_main(argc, argv, "bench_c", peers, sizeof peers / sizeof peers[0]);
 }
