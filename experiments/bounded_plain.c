@@ -2,7 +2,8 @@
  * with pthreads and nothing else (the C counterparts of the four Go
  * patterns in the bounded-parallelism article):
  *   sem+thread       a counting semaphore taken by the submitting loop and
- *                    released by each task's own thread (POSIX sem_t);
+ *                    released by each task's own thread (POSIX sem_t;
+ *                    on macOS, which has none, portable.h's);
  *   fixed-pool       `limit` threads reading tasks from a bounded ring
  *                    (BP_RING slots) behind a mutex and two condition
  *                    variables;
@@ -15,13 +16,9 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
-#if defined(__APPLE__)
-#include <dispatch/dispatch.h>
-#else
-#include <semaphore.h>
-#endif
 
 #include "bounded_patterns.h"
+#include "portable.h"
 #include "textbook_pool.h"
 
 /* ---- a wait group --------------------------------------------------------- */
@@ -80,28 +77,10 @@ static int spawn_detached(void *(*fn)(void *), void *arg)
 
 /* ---- 1. counting semaphore + thread per task ------------------------------ */
 
-#if defined(__APPLE__)
-typedef dispatch_semaphore_t counting_sem; /* macOS has no unnamed sem_t */
-static void csem_init(counting_sem *s, unsigned n) { *s = dispatch_semaphore_create(n); }
-static void csem_wait(counting_sem *s) { dispatch_semaphore_wait(*s, DISPATCH_TIME_FOREVER); }
-static void csem_post(counting_sem *s) { dispatch_semaphore_signal(*s); }
-static void csem_destroy(counting_sem *s) { dispatch_release(*s); }
-#else
-typedef sem_t counting_sem;
-static void csem_init(counting_sem *s, unsigned n) { sem_init(s, 0, n); }
-static void csem_wait(counting_sem *s)
-{
-    while (sem_wait(s) != 0)
-        ; /* EINTR */
-}
-static void csem_post(counting_sem *s) { sem_post(s); }
-static void csem_destroy(counting_sem *s) { sem_destroy(s); }
-#endif
-
 typedef struct sem_run {
     bp_task task;
     void *arg;
-    counting_sem sem;
+    bench_sem sem;
     waitgroup wg;
 } sem_run;
 
@@ -109,7 +88,7 @@ static void *sem_thread(void *p)
 {
     sem_run *r = p;
     r->task(r->arg);
-    csem_post(&r->sem);
+    bench_sem_post(&r->sem);
     wg_done(&r->wg);
     return NULL;
 }
@@ -117,18 +96,19 @@ static void *sem_thread(void *p)
 static int run_sem_thread(unsigned n, unsigned limit, bp_task task, void *arg)
 {
     sem_run r = {.task = task, .arg = arg};
-    csem_init(&r.sem, limit);
+    if (bench_sem_init(&r.sem, limit) != 0)
+        return -1;
     wg_init(&r.wg);
     int rc = 0;
     for (unsigned i = 0; i < n && rc == 0; i++) {
-        csem_wait(&r.sem);
+        bench_sem_wait(&r.sem);
         wg_add(&r.wg);
         rc = spawn_detached(sem_thread, &r);
         if (rc != 0)
             wg_done(&r.wg);
     }
     wg_wait_destroy(&r.wg);
-    csem_destroy(&r.sem);
+    bench_sem_destroy(&r.sem);
     return rc;
 }
 

@@ -3,24 +3,31 @@
 #include <errno.h>
 #include <time.h>
 
-void up_k_sleep_ns(uint64_t ns)
-{
-    struct timespec now, until;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    uint64_t t = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + ns;
-    until.tv_sec = (time_t)(t / 1000000000u);
-    until.tv_nsec = (long)(t % 1000000000u);
-    /* An absolute deadline, so a signal that interrupts the sleep does not
-     * stretch or shorten it when it is resumed. */
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-        ;
-}
-
 static uint64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* An absolute deadline, so a signal that interrupts the sleep does not
+ * stretch or shorten it when it is resumed. macOS has no clock_nanosleep:
+ * there the remaining time is slept with nanosleep, measured again against
+ * the same deadline after every wake-up. UP_PORTABLE_FALLBACKS selects that
+ * path on Linux too, so it is compiled and run there. */
+void up_k_sleep_ns(uint64_t ns)
+{
+    uint64_t t = now_ns() + ns;
+#if defined(__APPLE__) || defined(UP_PORTABLE_FALLBACKS)
+    for (uint64_t now = now_ns(); now < t; now = now_ns()) {
+        struct timespec left = {(time_t)((t - now) / 1000000000u), (long)((t - now) % 1000000000u)};
+        nanosleep(&left, NULL);
+    }
+#else
+    struct timespec until = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+        ;
+#endif
 }
 
 int up_k_sleep_verify(void)

@@ -6,8 +6,9 @@
 
 #include <stdint.h>
 
-/* Sleeps at least ns nanoseconds on CLOCK_MONOTONIC (clock_nanosleep),
- * resuming after signals. The kernel adds its timer slack (about 50 us on
+/* Sleeps at least ns nanoseconds on CLOCK_MONOTONIC, to an absolute
+ * deadline (clock_nanosleep; on macOS, nanosleep toward it), resuming
+ * after signals. The kernel adds its timer slack (about 50 us on
  * Linux), so a 1 us sleep lasts much longer than 1 us. */
 void up_k_sleep_ns(uint64_t ns);
 /* Returns 0 when a 1 us and a 2 ms sleep each lasted at least as asked. */

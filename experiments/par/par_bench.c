@@ -151,12 +151,9 @@ void pb_progress(const char *fmt, ...)
 void pb_round(const pb_opts *o, const char *what, int round, int rounds, int ncells)
 {
     char load[128] = "unknown";
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fgets(load, sizeof load, f))
-            load[strcspn(load, "\n")] = 0;
-        fclose(f);
-    }
+    double avg[3];
+    if (getloadavg(avg, 3) == 3) /* Linux and macOS; no /proc on macOS */
+        snprintf(load, sizeof load, "%.2f %.2f %.2f", avg[0], avg[1], avg[2]);
     pb_progress("%s: round %d/%d, %d cells (load average %s)\n", what, round + 1, rounds, ncells,
                 load);
     if (o->raw)
