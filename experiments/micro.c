@@ -194,7 +194,7 @@ int main(int argc, char **argv)
     double run_time = 0.25;
     int wmask = (1 << NWORKLOADS) - 1, pmask = (1 << NPEERS) - 1;
     const char *csv_path = NULL;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
             usage();
@@ -216,7 +216,6 @@ int main(int argc, char **argv)
             csv_path = v;
         else
             usage();
-        i++;
     }
     if (rounds == 0 || run_time <= 0 || nsubs <= 0 || wmask <= 0 || pmask < 0)
         usage();
