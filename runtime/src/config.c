@@ -1,20 +1,36 @@
 /* Configuration: defaults, the UP_* environment variables, validation and
  * printing. Every option has a field, a variable, a default and a range;
- * a value outside its range is an error that names it, never a clamp. */
-#include <ctype.h>
-#include <errno.h>
+ * a value outside its range is an error that names it, never a clamp.
+ *
+ * One table (options[]) describes every field-backed variable, so parsing,
+ * validation, the unknown-name check and UP_PRINT_CONFIG cannot disagree
+ * about names, units or ranges. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include <ultrapool/version.h>
 
 #include "config.h"
 #include "pool_internal.h"
 
-#define KIB 1024ull
-#define MS  1000000ull
-#define SEC 1000000000ull
+#if defined(__APPLE__)
+/* A shared library on macOS cannot refer to environ directly. */
+#include <crt_externs.h>
+static char **process_environ(void) { return *_NSGetEnviron(); }
+#else
+extern char **environ;
+static char **process_environ(void) { return environ; }
+#endif
+
+#define KIB UINT64_C(1024)
+#define US  UINT64_C(1000)
+#define MS  UINT64_C(1000000)
+#define SEC UINT64_C(1000000000)
 
 static _Thread_local char errbuf[256];
 
@@ -24,6 +40,18 @@ void up__set_error(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(errbuf, sizeof errbuf, fmt, ap);
     va_end(ap);
+}
+
+/* A configuration problem: kept for up_last_error() and printed on stderr
+ * at once, so that a program which ignores the return code still shows
+ * why its pool did not start. */
+void up__config_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(errbuf, sizeof errbuf, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "ultrapool: %s\n", errbuf);
 }
 
 const char *up_last_error(void) { return errbuf; }
@@ -54,98 +82,149 @@ const char *up_strerror(int err)
     }
 }
 
-/* The numeric options, with their ranges. */
+/* The enumerations: the words a variable accepts (the index is the value)
+ * and the C constants a program uses for the field. */
+static const char *const bind_words[] = {"none", "shard", "core", NULL};
+static const char *const bind_cnames[] = {"UP_BIND_NONE", "UP_BIND_SHARD", "UP_BIND_CORE", NULL};
+static const char *const choice_words[] = {"local", "random", NULL};
+static const char *const choice_cnames[] = {"UP_SHARD_LOCAL", "UP_SHARD_RANDOM", NULL};
+
+/* Enumerations are read and written as int. */
+_Static_assert(sizeof(up_bind) == sizeof(int), "up_bind is not int-sized");
+_Static_assert(sizeof(up_shard_choice) == sizeof(int), "up_shard_choice is not int-sized");
+
 typedef struct option {
-    const char *env;
-    size_t offset; /* into up_config */
-    int kind;      /* 'u' unsigned, 'i' int, 'd' duration (uint64 ns), 'z' size_t bytes */
-    uint64_t lo, hi;
-    int pow2;    /* must be a power of two */
-    int zero_ok; /* 0 is allowed besides [lo, hi] (means "auto" or "none") */
+    const char *env;   /* the variable */
+    const char *field; /* the up_config member */
+    size_t offset;     /* into up_config */
+    char kind; /* 'u' unsigned, 'i' int, 'd' duration (uint64 ns), 'z' size_t bytes, 'e' enum */
+    unsigned char pow2;        /* must be a power of two */
+    unsigned char zero_ok;     /* 0 is allowed besides [lo, hi] (means "auto" or "none") */
+    uint64_t lo, hi;           /* the range; for 'e' the largest value is hi */
+    const char *const *words;  /* 'e': the accepted words */
+    const char *const *cnames; /* 'e': the C constants */
 } option;
 
-#define OPT(env, field, kind, lo, hi, pow2, zero)                                                  \
+#define NUM(env, field, kind, lo, hi, pow2, zero)                                                  \
     {                                                                                              \
-        env, offsetof(up_config, field), kind, lo, hi, pow2, zero                                  \
+        env, #field, offsetof(up_config, field), kind, pow2, zero, lo, hi, NULL, NULL              \
+    }
+#define ENUM(env, field, words, cnames)                                                            \
+    {                                                                                              \
+        env, #field, offsetof(up_config, field), 'e', 0, 0, 0, sizeof words / sizeof words[0] - 2, \
+            words, cnames                                                                          \
     }
 
+/* In the order of the fields of up_config, which is the order of
+ * UP_PRINT_CONFIG's lines. */
 static const option options[] = {
-    OPT("UP_SHARDS", shards, 'u', 1, 4096, 0, 1),
-    OPT("UP_SHARD_MIN_WORKERS", shard_min_workers, 'u', 0, 65536, 0, 1),
-    OPT("UP_SHARD_MAX_WORKERS", shard_max_workers, 'u', 1, 65536, 0, 0),
-    OPT("UP_MAX_WORKERS", max_workers, 'u', 1, 1u << 20, 0, 1),
-    OPT("UP_QUEUE_CAPACITY", queue_capacity, 'u', 2, 1u << 24, 1, 0),
-    OPT("UP_DEQUE_CAPACITY", deque_capacity, 'u', 2, 1u << 20, 1, 0),
-    OPT("UP_IDLE_TIMEOUT", idle_timeout_ns, 'd', 1000, 30 * 24 * 3600 * SEC, 0, 0),
-    OPT("UP_SPAWN_DELAY", spawn_delay_ns, 'd', 10000, 10 * SEC, 0, 0),
-    OPT("UP_SPIN", spin, 'u', 0, 10000000, 0, 1),
-    OPT("UP_SUBMIT_HELP", submit_help, 'i', 0, 2, 0, 1),
-    OPT("UP_SHARD_MAX_CORES", shard_max_cores, 'u', 1, 4096, 0, 1),
-    OPT("UP_STACK_SIZE", stack_size, 'z', 64 * KIB, 1024 * 1024 * KIB, 0, 1),
+    NUM("UP_SHARDS", shards, 'u', 1, 4096, 0, 1),
+    NUM("UP_SHARD_MIN_WORKERS", shard_min_workers, 'u', 0, 65536, 0, 1),
+    NUM("UP_SHARD_MAX_WORKERS", shard_max_workers, 'u', 1, 65536, 0, 0),
+    NUM("UP_MAX_WORKERS", max_workers, 'u', 1, 1u << 20, 0, 1),
+    NUM("UP_QUEUE_CAPACITY", queue_capacity, 'u', 2, 1u << 24, 1, 0),
+    NUM("UP_DEQUE_CAPACITY", deque_capacity, 'u', 2, 1u << 20, 1, 0),
+    NUM("UP_IDLE_TIMEOUT", idle_timeout_ns, 'd', US, 30 * 24 * 3600 * SEC, 0, 0),
+    NUM("UP_SPAWN_DELAY", spawn_delay_ns, 'd', 10 * US, 10 * SEC, 0, 0),
+    NUM("UP_SPIN", spin, 'u', 0, 10000000, 0, 1),
+    NUM("UP_SUBMIT_HELP", submit_help, 'i', 0, 2, 0, 1),
+    ENUM("UP_BIND", bind, bind_words, bind_cnames),
+    NUM("UP_SHARD_MAX_CORES", shard_max_cores, 'u', 1, 4096, 0, 1),
+    ENUM("UP_SHARD_CHOICE", shard_choice, choice_words, choice_cnames),
+    NUM("UP_STACK_SIZE", stack_size, 'z', 64 * KIB, 1024 * 1024 * KIB, 0, 1),
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
+
+/* Variables that are not fields: booleans that ask for an action. */
+static const char *const flag_vars[] = {"UP_PRINT_CONFIG"};
+#define NFLAGS (sizeof flag_vars / sizeof flag_vars[0])
+
+/* Names that start with UP_ and belong to ultrapool without being read by
+ * the library: the tools' and tests' own variables, and names a later
+ * version reads. None of them draws the unknown-name warning. */
+static const char *const reserved_vars[] = {
+    "UP_BACKEND", /* the OpenMP backend switch (ultrapool, gomp, llvm), not read yet */
+    "UP_FUZZ",    /* set by ctest for the configuration fuzzer */
+    "UP_MACHINE", /* the machine name scripts/bench-par records */
+};
+static const char *const reserved_prefixes[] = {
+    "UP_TEST_",  /* sizes, seeds and knobs of the test programs */
+    "UP_BENCH_", /* knobs of the benchmark programs and scripts */
+};
+#define NRESERVED (sizeof reserved_vars / sizeof reserved_vars[0])
+#define NPREFIXES (sizeof reserved_prefixes / sizeof reserved_prefixes[0])
+
+#define BOOL_WORDS "1 0 true false yes no on off y n"
 
 static uint64_t get_field(const up_config *cfg, const option *o)
 {
     const char *base = (const char *)cfg + o->offset;
     switch (o->kind) {
-    case 'd':
-        return *(const uint64_t *)base;
-    case 'z':
-        return *(const size_t *)base;
+    case 'd': {
+        uint64_t v;
+        memcpy(&v, base, sizeof v);
+        return v;
+    }
+    case 'z': {
+        size_t v;
+        memcpy(&v, base, sizeof v);
+        return v;
+    }
     case 'i':
-        return (uint64_t)(int64_t) * (const int *)base;
-    default:
-        return *(const unsigned *)base;
+    case 'e': {
+        int v;
+        memcpy(&v, base, sizeof v);
+        return (uint64_t)(int64_t)v; /* a negative value becomes huge, so out of range */
+    }
+    default: {
+        unsigned v;
+        memcpy(&v, base, sizeof v);
+        return v;
+    }
     }
 }
 
+/* Only called with a value that passed in_range(), so every cast is exact. */
 static void set_field(up_config *cfg, const option *o, uint64_t v)
 {
     char *base = (char *)cfg + o->offset;
     switch (o->kind) {
     case 'd':
-        *(uint64_t *)base = v;
+        memcpy(base, &v, sizeof v);
         break;
-    case 'z':
-        *(size_t *)base = (size_t)v;
+    case 'z': {
+        size_t z = (size_t)v;
+        memcpy(base, &z, sizeof z);
         break;
+    }
     case 'i':
-        *(int *)base = (int)v;
+    case 'e': {
+        int i = (int)v;
+        memcpy(base, &i, sizeof i);
         break;
-    default:
-        *(unsigned *)base = (unsigned)v;
+    }
+    default: {
+        unsigned u = (unsigned)v;
+        memcpy(base, &u, sizeof u);
         break;
+    }
     }
 }
 
-static int check_range(const option *o, uint64_t v, const char *shown)
-{
-    if (v == 0 && o->zero_ok)
-        return UP_OK;
-    if (v < o->lo || v > o->hi) {
-        up__set_error("%s=%s: out of range [%" PRIu64 ", %" PRIu64 "]%s", o->env, shown, o->lo,
-                      o->hi, o->zero_ok ? " (or 0)" : "");
-        return UP_EINVAL;
-    }
-    if (o->pow2 && (v & (v - 1)) != 0) {
-        up__set_error("%s=%s: must be a power of two", o->env, shown);
-        return UP_EINVAL;
-    }
-    return UP_OK;
-}
+/* ---- parsing ---------------------------------------------------------- */
 
-/* Parses a whole decimal number; returns the index after the digits or -1. */
+/* Parses a whole decimal number; returns the index after the digits, -1
+ * when there is no digit, -2 when the number does not fit in 64 bits. */
 static int parse_digits(const char *s, uint64_t *out)
 {
     int i = 0;
     uint64_t v = 0;
-    if (!isdigit((unsigned char)s[0]))
+    if (s[0] < '0' || s[0] > '9')
         return -1;
-    for (; isdigit((unsigned char)s[i]); i++) {
+    for (; s[i] >= '0' && s[i] <= '9'; i++) {
         uint64_t d = (uint64_t)(s[i] - '0');
         if (v > (UINT64_MAX - d) / 10)
-            return -1;
+            return -2;
         v = v * 10 + d;
     }
     *out = v;
@@ -155,7 +234,7 @@ static int parse_digits(const char *s, uint64_t *out)
 static int mul_checked(uint64_t v, uint64_t m, uint64_t *out)
 {
     if (m && v > UINT64_MAX / m)
-        return -1;
+        return -2;
     *out = v * m;
     return 0;
 }
@@ -167,7 +246,7 @@ int up__parse_duration(const char *s, uint64_t *out)
     uint64_t v;
     int n = parse_digits(s, &v);
     if (n < 0)
-        return -1;
+        return n;
     const char *u = s + n;
     uint64_t m;
     if (*u == '\0')
@@ -175,7 +254,7 @@ int up__parse_duration(const char *s, uint64_t *out)
     else if (!strcmp(u, "ns"))
         m = 1;
     else if (!strcmp(u, "us"))
-        m = 1000;
+        m = US;
     else if (!strcmp(u, "ms"))
         m = MS;
     else if (!strcmp(u, "s"))
@@ -197,7 +276,7 @@ static int parse_size(const char *s, uint64_t *out)
     uint64_t v;
     int n = parse_digits(s, &v);
     if (n < 0)
-        return -1;
+        return n;
     const char *u = s + n;
     uint64_t m = 0;
     if (*u == '\0')
@@ -213,69 +292,202 @@ static int parse_size(const char *s, uint64_t *out)
     return mul_checked(v, m, out);
 }
 
-static int parse_bool(const char *s, uint64_t *out)
+static int parse_number(const char *s, uint64_t *out)
 {
-    if (!strcmp(s, "1") || !strcmp(s, "yes") || !strcmp(s, "on") || !strcmp(s, "true"))
-        *out = 1;
-    else if (!strcmp(s, "0") || !strcmp(s, "no") || !strcmp(s, "off") || !strcmp(s, "false"))
-        *out = 0;
-    else
-        return -1;
-    return 0;
+    int n = parse_digits(s, out);
+    if (n < 0)
+        return n;
+    return s[n] == '\0' ? 0 : -1;
+}
+
+static int parse_word(const char *s, const char *const *words, uint64_t *out)
+{
+    for (uint64_t i = 0; words[i]; i++)
+        if (!strcmp(s, words[i])) {
+            *out = i;
+            return 0;
+        }
+    return -1;
+}
+
+/* The one boolean parser: every boolean variable goes through it. */
+int up__parse_bool(const char *s, int *out)
+{
+    static const char *const yes[] = {"1", "true", "yes", "on", "y"};
+    static const char *const no[] = {"0", "false", "no", "off", "n"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        if (!strcasecmp(s, yes[i])) {
+            *out = 1;
+            return 0;
+        }
+        if (!strcasecmp(s, no[i])) {
+            *out = 0;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int up__env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    int on = 0;
+    return v && up__parse_bool(v, &on) == 0 && on;
 }
 
 int up__parse_bind(const char *s, up_bind *out)
 {
-    if (!strcmp(s, "none"))
-        *out = UP_BIND_NONE;
-    else if (!strcmp(s, "shard"))
-        *out = UP_BIND_SHARD;
-    else if (!strcmp(s, "core"))
-        *out = UP_BIND_CORE;
-    else
+    uint64_t v;
+    if (parse_word(s, bind_words, &v) != 0)
         return -1;
+    *out = (up_bind)v;
     return 0;
 }
 
 int up__parse_shard_choice(const char *s, up_shard_choice *out)
 {
-    if (!strcmp(s, "local"))
-        *out = UP_SHARD_LOCAL;
-    else if (!strcmp(s, "random"))
-        *out = UP_SHARD_RANDOM;
-    else
+    uint64_t v;
+    if (parse_word(s, choice_words, &v) != 0)
         return -1;
+    *out = (up_shard_choice)v;
     return 0;
 }
+
+static int parse_value(const option *o, const char *s, uint64_t *out)
+{
+    switch (o->kind) {
+    case 'd':
+        return up__parse_duration(s, out);
+    case 'z':
+        return parse_size(s, out);
+    case 'e':
+        return parse_word(s, o->words, out);
+    default:
+        return parse_number(s, out);
+    }
+}
+
+/* ---- printing values -------------------------------------------------- */
+
+/* A duration in the largest unit that divides it exactly, in the form the
+ * parser reads back: 1s, 250us, 90s, 720h. */
+static void format_duration(uint64_t ns, char *buf, size_t size)
+{
+    static const struct {
+        uint64_t mul;
+        const char *unit;
+    } units[] = {{3600 * SEC, "h"}, {60 * SEC, "m"}, {SEC, "s"}, {MS, "ms"}, {US, "us"}};
+    if (ns == 0) {
+        snprintf(buf, size, "0");
+        return;
+    }
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (ns % units[i].mul == 0) {
+            snprintf(buf, size, "%" PRIu64 "%s", ns / units[i].mul, units[i].unit);
+            return;
+        }
+    snprintf(buf, size, "%" PRIu64 "ns", ns);
+}
+
+static void format_size(uint64_t bytes, char *buf, size_t size)
+{
+    if (bytes && bytes % (KIB * KIB * KIB) == 0)
+        snprintf(buf, size, "%" PRIu64 "G", bytes / (KIB * KIB * KIB));
+    else if (bytes && bytes % (KIB * KIB) == 0)
+        snprintf(buf, size, "%" PRIu64 "M", bytes / (KIB * KIB));
+    else if (bytes && bytes % KIB == 0)
+        snprintf(buf, size, "%" PRIu64 "k", bytes / KIB);
+    else
+        snprintf(buf, size, "%" PRIu64, bytes);
+}
+
+/* A value as the variable would spell it. */
+static void format_value(const option *o, uint64_t v, char *buf, size_t size)
+{
+    switch (o->kind) {
+    case 'd':
+        format_duration(v, buf, size);
+        break;
+    case 'z':
+        format_size(v, buf, size);
+        break;
+    case 'e':
+        if (v <= o->hi)
+            snprintf(buf, size, "%s", o->words[v]);
+        else
+            snprintf(buf, size, "%" PRId64, (int64_t)v);
+        break;
+    case 'i':
+        snprintf(buf, size, "%" PRId64, (int64_t)v);
+        break;
+    default:
+        snprintf(buf, size, "%" PRIu64, v);
+        break;
+    }
+}
+
+/* What a value must be, e.g. "a power of two in 2..16777216", "0 or in
+ * 1..4096", "in 1us..720h", "one of none, shard, core". */
+static void describe_range(const option *o, int c_names, char *buf, size_t size)
+{
+    if (o->kind == 'e') {
+        const char *const *w = c_names ? o->cnames : o->words;
+        int n = snprintf(buf, size, "one of");
+        for (size_t i = 0; w[i] && n >= 0 && (size_t)n < size; i++)
+            n += snprintf(buf + n, size - (size_t)n, "%s %s", i ? "," : "", w[i]);
+        return;
+    }
+    char lo[32], hi[32];
+    format_value(o, o->lo, lo, sizeof lo);
+    format_value(o, o->hi, hi, sizeof hi);
+    snprintf(buf, size, "%s%sin %s..%s", o->zero_ok && o->lo > 0 ? "0 or " : "",
+             o->pow2 ? "a power of two " : "", lo, hi);
+}
+
+static int in_range(const option *o, uint64_t v)
+{
+    if (v == 0 && o->zero_ok)
+        return 1;
+    if (v < o->lo || v > o->hi)
+        return 0;
+    return !o->pow2 || (v & (v - 1)) == 0;
+}
+
+/* ---- the environment -------------------------------------------------- */
 
 static int apply_env_option(up_config *cfg, const option *o, const char *val)
 {
     uint64_t v = 0;
-    int bad;
-    const char *what;
-    switch (o->kind) {
-    case 'd':
-        bad = up__parse_duration(val, &v);
-        what = "a duration such as 500ms, 2s, 100us";
-        break;
-    case 'z':
-        bad = parse_size(val, &v);
-        what = "a size in bytes such as 262144, 256k, 8M";
-        break;
-    default:
-        bad = parse_digits(val, &v);
-        bad = bad < 0 || val[bad] != '\0' || v > UINT32_MAX;
-        what = "a whole number";
-        break;
-    }
-    if (bad) {
-        up__set_error("%s=\"%s\": not %s", o->env, val, what);
+    char range[160];
+    int rc = parse_value(o, val, &v);
+    if (rc == -1) {
+        const char *what;
+        switch (o->kind) {
+        case 'd':
+            what = "not a duration with a unit (ns us ms s m h), such as 500ms or 2s";
+            break;
+        case 'z':
+            what = "not a size in bytes such as 262144, 256k, 8M or 1G";
+            break;
+        case 'e':
+            describe_range(o, 0, range, sizeof range);
+            up__set_error("%s=\"%s\": must be %s", o->env, val, range);
+            return UP_EINVAL;
+        default:
+            what = "not a whole number";
+            break;
+        }
+        up__set_error("%s=\"%s\": %s", o->env, val, what);
         return UP_EINVAL;
     }
-    int rc = check_range(o, v, val);
-    if (rc == UP_OK)
-        set_field(cfg, o, v);
-    return rc;
+    /* rc == -2: too large for 64 bits, so certainly out of range. */
+    if (rc != 0 || !in_range(o, v)) {
+        describe_range(o, 0, range, sizeof range);
+        up__set_error("%s=%s: must be %s", o->env, val, range);
+        return UP_EINVAL;
+    }
+    set_field(cfg, o, v);
+    return UP_OK;
 }
 
 static void defaults(up_config *cfg)
@@ -307,12 +519,118 @@ static void env_failed(int *rc, char *first, size_t size)
     *rc = UP_EINVAL;
 }
 
+/* ---- names that look like ours but are not ---------------------------- */
+
+#define NAME_MAX_CMP 64
+
+/* Upper case for ASCII letters only: the C library's toupper depends on
+ * the locale, and variable names are ASCII. */
+static int toupper_ascii(char c) { return c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c; }
+
+/* Optimal string alignment distance (Levenshtein plus the swap of two
+ * neighbours, the commonest typo: UP_SHRADS), ignoring case, over the
+ * first NAME_MAX_CMP characters. */
+static unsigned name_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    la = la > NAME_MAX_CMP ? NAME_MAX_CMP : la;
+    lb = lb > NAME_MAX_CMP ? NAME_MAX_CMP : lb;
+    unsigned rows[3][NAME_MAX_CMP + 1];
+    unsigned *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = (unsigned)j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = (unsigned)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int ca = toupper_ascii(a[i - 1]), cb = toupper_ascii(b[j - 1]);
+            unsigned best = prev[j - 1] + (ca != cb);
+            if (prev[j] + 1 < best)
+                best = prev[j] + 1;
+            if (cur[j - 1] + 1 < best)
+                best = cur[j - 1] + 1;
+            if (i > 1 && j > 1 && ca == toupper_ascii(b[j - 2]) && toupper_ascii(a[i - 2]) == cb &&
+                prev2[j - 2] + 1 < best)
+                best = prev2[j - 2] + 1;
+            cur[j] = best;
+        }
+        unsigned *t = prev2;
+        prev2 = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[lb];
+}
+
+static int is_known_name(const char *name)
+{
+    for (size_t i = 0; i < NOPTIONS; i++)
+        if (!strcmp(name, options[i].env))
+            return 1;
+    for (size_t i = 0; i < NFLAGS; i++)
+        if (!strcmp(name, flag_vars[i]))
+            return 1;
+    for (size_t i = 0; i < NRESERVED; i++)
+        if (!strcmp(name, reserved_vars[i]))
+            return 1;
+    for (size_t i = 0; i < NPREFIXES; i++)
+        if (!strncmp(name, reserved_prefixes[i], strlen(reserved_prefixes[i])))
+            return 1;
+    return 0;
+}
+
+/* The library variable nearest to name (the first one on a tie). */
+static const char *nearest_name(const char *name)
+{
+    const char *best = options[0].env;
+    unsigned best_d = name_distance(name, best);
+    for (size_t i = 1; i < NOPTIONS + NFLAGS; i++) {
+        const char *cand = i < NOPTIONS ? options[i].env : flag_vars[i - NOPTIONS];
+        unsigned d = name_distance(name, cand);
+        if (d < best_d) {
+            best_d = d;
+            best = cand;
+        }
+    }
+    return best;
+}
+
+unsigned up__env_check_names(char *const *env, FILE *f)
+{
+    unsigned warned = 0;
+    for (size_t i = 0; env && env[i]; i++) {
+        const char *e = env[i];
+        if (strncmp(e, "UP_", 3) != 0)
+            continue;
+        char name[NAME_MAX_CMP + 1];
+        size_t len = strcspn(e, "=");
+        if (len > NAME_MAX_CMP)
+            len = NAME_MAX_CMP;
+        memcpy(name, e, len);
+        name[len] = '\0';
+        if (is_known_name(name))
+            continue;
+        fprintf(f,
+                "ultrapool: warning: %s is not an ultrapool variable and is ignored; "
+                "the nearest is %s\n",
+                name, nearest_name(name));
+        warned++;
+    }
+    return warned;
+}
+
+static pthread_once_t names_checked = PTHREAD_ONCE_INIT;
+
+static void check_process_names(void) { (void)up__env_check_names(process_environ(), stderr); }
+
 int up_config_init(up_config *cfg)
 {
     if (!cfg) {
         up__set_error("up_config_init: cfg is NULL");
         return UP_EINVAL;
     }
+    /* Once per process, not per pool: the environment rarely changes, and
+     * a program that creates many pools should not repeat the warning. */
+    pthread_once(&names_checked, check_process_names);
     defaults(cfg);
     int rc = UP_OK;
     char first[sizeof errbuf] = "";
@@ -321,85 +639,119 @@ int up_config_init(up_config *cfg)
         if (val && apply_env_option(cfg, &options[i], val) != UP_OK)
             env_failed(&rc, first, sizeof first);
     }
-    const char *bind = getenv("UP_BIND");
-    if (bind && up__parse_bind(bind, &cfg->bind) != 0) {
-        up__set_error("UP_BIND=\"%s\": not none, shard or core", bind);
-        env_failed(&rc, first, sizeof first);
-    }
-    const char *choice = getenv("UP_SHARD_CHOICE");
-    if (choice && up__parse_shard_choice(choice, &cfg->shard_choice) != 0) {
-        up__set_error("UP_SHARD_CHOICE=\"%s\": not local or random", choice);
-        env_failed(&rc, first, sizeof first);
-    }
-    const char *print = getenv("UP_PRINT_CONFIG");
-    uint64_t dummy;
-    if (print && parse_bool(print, &dummy) != 0) {
-        up__set_error("UP_PRINT_CONFIG=\"%s\": not 0 or 1", print);
-        env_failed(&rc, first, sizeof first);
+    for (size_t i = 0; i < NFLAGS; i++) {
+        const char *val = getenv(flag_vars[i]);
+        int on;
+        if (val && up__parse_bool(val, &on) != 0) {
+            up__set_error("%s=\"%s\": not a boolean; use one of " BOOL_WORDS " (any case)",
+                          flag_vars[i], val);
+            env_failed(&rc, first, sizeof first);
+        }
     }
     if (rc != UP_OK)
         memcpy(errbuf, first, sizeof errbuf); /* report the first problem */
     return rc;
 }
 
+/* ---- validation ------------------------------------------------------- */
+
 int up_config_validate(const up_config *cfg)
 {
     if (!cfg) {
-        up__set_error("config is NULL");
+        up__config_error("up_config_validate: cfg is NULL");
         return UP_EINVAL;
     }
-    char shown[32];
     for (size_t i = 0; i < NOPTIONS; i++) {
-        uint64_t v = get_field(cfg, &options[i]);
-        snprintf(shown, sizeof shown, "%" PRIu64, v);
-        if (check_range(&options[i], v, shown) != UP_OK)
-            return UP_EINVAL;
+        const option *o = &options[i];
+        uint64_t v = get_field(cfg, o);
+        if (in_range(o, v))
+            continue;
+        /* The value as the program wrote it: in the field's own unit (ns,
+         * bytes), and an enumeration as its number. */
+        char shown[32], range[160];
+        if (o->kind == 'i' || o->kind == 'e')
+            snprintf(shown, sizeof shown, "%" PRId64, (int64_t)v);
+        else
+            snprintf(shown, sizeof shown, "%" PRIu64, v);
+        describe_range(o, 1, range, sizeof range);
+        up__config_error("up_config.%s (%s) = %s: must be %s", o->field, o->env, shown, range);
+        return UP_EINVAL;
     }
     if (cfg->shard_min_workers > cfg->shard_max_workers) {
-        up__set_error("shard_min_workers (%u) is above shard_max_workers (%u)",
-                      cfg->shard_min_workers, cfg->shard_max_workers);
-        return UP_EINVAL;
-    }
-    if ((unsigned)cfg->bind > UP_BIND_CORE) {
-        up__set_error("bind (%d) is not UP_BIND_NONE, UP_BIND_SHARD or UP_BIND_CORE",
-                      (int)cfg->bind);
-        return UP_EINVAL;
-    }
-    if ((unsigned)cfg->shard_choice > UP_SHARD_RANDOM) {
-        up__set_error("shard_choice (%d) is not UP_SHARD_LOCAL or UP_SHARD_RANDOM",
-                      (int)cfg->shard_choice);
+        up__config_error("up_config.shard_min_workers (UP_SHARD_MIN_WORKERS) = %u: above "
+                         "up_config.shard_max_workers (UP_SHARD_MAX_WORKERS) = %u",
+                         cfg->shard_min_workers, cfg->shard_max_workers);
         return UP_EINVAL;
     }
     return UP_OK;
 }
 
-static const char *bind_name(up_bind b)
+/* ---- UP_PRINT_CONFIG -------------------------------------------------- */
+
+/* When the environment sets a variable to something other than what is in
+ * effect (the program filled or changed the field itself), say so, since
+ * the program's value wins. */
+static void note_environment(const option *o, uint64_t effective, FILE *f)
 {
-    return b == UP_BIND_SHARD ? "shard" : b == UP_BIND_CORE ? "core" : "none";
+    const char *val = getenv(o->env);
+    uint64_t v;
+    if (!val || (parse_value(o, val, &v) == 0 && v == effective))
+        return;
+    fprintf(f, "# note: %s=%s in the environment is not in effect: the program set up_config.%s\n",
+            o->env, val, o->field);
+}
+
+/* The shard plan as comment lines: the planner's table with "# " in front
+ * of every line, so that the whole output stays a valid shell script. */
+static void print_plan(const up_config *cfg, const up__plan *plan, FILE *f)
+{
+    unsigned cpus = 0;
+    for (unsigned s = 0; s < plan->nshards; s++)
+        cpus += plan->shards[s].ncpus;
+    fprintf(f, "# shard plan: %u shard%s over %u CPU%s from %s", plan->nshards,
+            plan->nshards == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s", plan->source);
+    if (plan->max_cores)
+        fprintf(f, ", at most %u cores per shard", plan->max_cores);
+    fprintf(f, "; binding %s\n",
+            plan->pinned_externally ? "left to likwid-pin"
+            : plan->bind_supported  ? "supported"
+                                    : "not possible here");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) {
+        fprintf(f, "# (the shard table could not be formatted: out of memory)\n");
+        return;
+    }
+    up__plan_print(plan, cfg, mem);
+    fclose(mem);
+    for (char *line = text; line && *line;) {
+        char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        fprintf(f, "# %.*s\n", (int)n, line);
+        line = nl ? nl + 1 : line + n;
+    }
+    free(text);
 }
 
 void up__print_config(const up_config *cfg, const up__plan *plan, FILE *f)
 {
-    fprintf(f, "ultrapool configuration:\n");
-    fprintf(f, "  shards              %u (%s plan%s)\n", plan->nshards, plan->source,
-            cfg->shards ? ", set" : "");
-    fprintf(f, "  shard_min_workers   %u\n", cfg->shard_min_workers);
-    fprintf(f, "  shard_max_workers   %u\n", cfg->shard_max_workers);
-    fprintf(f, "  max_workers         %u%s\n", cfg->max_workers, cfg->max_workers ? "" : " (none)");
-    fprintf(f, "  queue_capacity      %u\n", cfg->queue_capacity);
-    fprintf(f, "  deque_capacity      %u\n", cfg->deque_capacity);
-    fprintf(f, "  idle_timeout        %" PRIu64 " ns\n", cfg->idle_timeout_ns);
-    fprintf(f, "  spawn_delay         %" PRIu64 " ns\n", cfg->spawn_delay_ns);
-    fprintf(f, "  spin                %u\n", cfg->spin);
-    fprintf(f, "  submit_help         %d\n", cfg->submit_help);
-    fprintf(f, "  bind                %s\n", bind_name(cfg->bind));
-    if (cfg->shard_max_cores)
-        fprintf(f, "  shard_max_cores     %u\n", cfg->shard_max_cores);
-    else
-        fprintf(f, "  shard_max_cores     0 (default %u)\n", UP__SHARD_MAX_CORES_DEFAULT);
-    fprintf(f, "  shard_choice        %s\n",
-            cfg->shard_choice == UP_SHARD_RANDOM ? "random" : "local");
-    fprintf(f, "  stack_size          %zu%s\n", cfg->stack_size,
-            cfg->stack_size ? "" : " (system)");
-    up__plan_print(plan, cfg, f);
+    fprintf(f, "# ULTRAPOOL CONFIGURATION BEGIN\n");
+    fprintf(f, "# ultrapool %s\n", UP_VERSION_STRING);
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        char shown[32];
+        uint64_t v = get_field(cfg, &options[i]);
+        format_value(&options[i], v, shown, sizeof shown);
+        fprintf(f, "%s=%s\n", options[i].env, shown);
+        note_environment(&options[i], v, f);
+    }
+    for (size_t i = 0; i < NFLAGS; i++)
+        fprintf(f, "%s=%d\n", flag_vars[i], up__env_flag(flag_vars[i]));
+    if (cfg->on_worker_start || cfg->on_worker_stop)
+        fprintf(f, "# worker hooks set by the program:%s%s\n",
+                cfg->on_worker_start ? " on_worker_start" : "",
+                cfg->on_worker_stop ? " on_worker_stop" : "");
+    if (plan)
+        print_plan(cfg, plan, f);
+    fprintf(f, "# ULTRAPOOL CONFIGURATION END\n");
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "config.h"
 #include "pool_internal.h"
 #include "sde.h"
 
@@ -80,8 +81,7 @@ static int init_shard(up_pool *p, unsigned i)
 
 static int print_config_requested(void)
 {
-    const char *v = getenv("UP_PRINT_CONFIG");
-    return v && (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "on") || !strcmp(v, "true"));
+    return up__env_flag("UP_PRINT_CONFIG"); /* config.c's one boolean parser */
 }
 
 int up_pool_create(up_pool **out, const up_config *cfg_in)
@@ -125,8 +125,9 @@ int up_pool_create(up_pool **out, const up_config *cfg_in)
     }
     p->nshards = p->plan.nshards;
     if (cfg.max_workers && cfg.max_workers < (uint64_t)p->nshards * cfg.shard_min_workers) {
-        up__set_error("max_workers (%u) is below shards (%u) x shard_min_workers (%u)",
-                      cfg.max_workers, p->nshards, cfg.shard_min_workers);
+        up__config_error("up_config.max_workers (UP_MAX_WORKERS) = %u: below the %u shards x "
+                         "up_config.shard_min_workers (UP_SHARD_MIN_WORKERS) = %u",
+                         cfg.max_workers, p->nshards, cfg.shard_min_workers);
         free_pool(p, 0);
         return UP_EINVAL;
     }
