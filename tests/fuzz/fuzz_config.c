@@ -3,15 +3,20 @@
  * sets it; then up_config_init parses the environment and
  * up_config_validate checks the result. Whatever the bytes, this must not
  * crash, leak or hang, and a refused variable must be named in the error.
- * The duration and binding parsers are fed the raw input too. Run by
+ * A configuration that passes is printed as UP_PRINT_CONFIG prints it, the
+ * printed lines are set as the environment again, and parsing them must
+ * give the same configuration. Every UP_* line also goes through the
+ * unknown-name check, and the raw input through the value parsers. Run by
  * scripts/test for a short time (clang -fsanitize=fuzzer,address,undefined). */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <ultrapool/pool.h>
 
 #include "config.h"
+#include "pool_internal.h"
 
 static const char *names[] = {"UP_SHARDS",
                               "UP_SHARD_MIN_WORKERS",
@@ -25,24 +30,86 @@ static const char *names[] = {"UP_SHARDS",
                               "UP_SUBMIT_HELP",
                               "UP_BIND",
                               "UP_SHARD_MAX_CORES",
+                              "UP_SHARD_CHOICE",
                               "UP_STACK_SIZE",
                               "UP_PRINT_CONFIG"};
 #define NNAMES (sizeof names / sizeof names[0])
 
+static void clear_names(void)
+{
+    for (size_t i = 0; i < NNAMES; i++)
+        unsetenv(names[i]);
+}
+
+static int same(const up_config *a, const up_config *b)
+{
+    return a->shards == b->shards && a->shard_min_workers == b->shard_min_workers &&
+           a->shard_max_workers == b->shard_max_workers && a->max_workers == b->max_workers &&
+           a->queue_capacity == b->queue_capacity && a->deque_capacity == b->deque_capacity &&
+           a->idle_timeout_ns == b->idle_timeout_ns && a->spawn_delay_ns == b->spawn_delay_ns &&
+           a->spin == b->spin && a->submit_help == b->submit_help && a->bind == b->bind &&
+           a->shard_max_cores == b->shard_max_cores && a->shard_choice == b->shard_choice &&
+           a->stack_size == b->stack_size;
+}
+
+/* Print, set the printed lines as the environment, parse again. */
+static void round_trip(const up_config *cfg, FILE *sink)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return;
+    up__print_config(cfg, NULL, mem);
+    fclose(mem);
+    clear_names();
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *eq = strchr(line, '=');
+        if (line[0] == '#')
+            continue;
+        if (!eq)
+            abort(); /* a line that is neither a comment nor an assignment */
+        *eq = '\0';
+        setenv(line, eq + 1, 1);
+    }
+    free(text);
+    up_config back;
+    if (up_config_init(&back) != UP_OK || !same(cfg, &back)) {
+        fprintf(sink, "round trip failed: %s\n", up_last_error());
+        abort();
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
-    if (!text)
+    static FILE *sink;
+    if (!sink)
+        sink = fopen("/dev/null", "w");
+    if (!sink)
         return 0;
+    char *text = malloc(size + 1);
+    char **env = calloc(size / 3 + 2, sizeof *env); /* every UP_* line, at most size/3 */
+    if (!text || !env) {
+        free(text);
+        free(env);
+        return 0;
+    }
     memcpy(text, data, size);
     text[size] = '\0';
 
     uint64_t ns;
     up_bind b;
+    up_shard_choice sc;
+    int on;
     (void)up__parse_duration(text, &ns);
     (void)up__parse_bind(text, &b);
+    (void)up__parse_shard_choice(text, &sc);
+    (void)up__parse_bool(text, &on);
 
+    size_t nenv = 0;
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (!strncmp(line, "UP_", 3))
+            env[nenv++] = line;
         char *eq = strchr(line, '=');
         if (!eq)
             continue;
@@ -50,18 +117,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < NNAMES; i++)
             if (!strcmp(line, names[i]))
                 setenv(names[i], eq + 1, 1);
+        *eq = '=';
     }
+    env[nenv] = NULL;
+    (void)up__env_check_names(env, sink);
+
     up_config cfg;
     int rc = up_config_init(&cfg);
     if (rc != UP_OK) {
         /* The message names the variable it refuses. */
         if (strncmp(up_last_error(), "UP_", 3) != 0)
             abort();
-    } else {
-        (void)up_config_validate(&cfg);
+    } else if (up_config_validate(&cfg) == UP_OK) {
+        round_trip(&cfg, sink);
     }
-    for (size_t i = 0; i < NNAMES; i++)
-        unsetenv(names[i]);
+    clear_names();
+    free(env);
     free(text);
     return 0;
 }
