@@ -33,4 +33,11 @@ unsigned up__pool_workers(const up_pool *p);
  * with the same printf-style call the runtime uses. */
 void up__set_error(const char *fmt, ...);
 
+/* The one bound on helping depth: a layer thread that runs tasks while it
+ * waits enters each level with up__help_enter() (0 at the limit: then it
+ * must not help) and leaves it with up__help_leave(), sharing the
+ * thread-local depth and the stack-derived limit of the pool's own group
+ * waiters and helping submitters (help.h says how the limit is chosen). */
+#include "../src/help.h"
+
 #endif

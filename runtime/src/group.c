@@ -32,6 +32,7 @@
 #include <stdlib.h>
 
 #include "clock.h"
+#include "help.h"
 #include "pool_internal.h"
 #include "spin.h"
 
@@ -40,10 +41,6 @@
 #define CANCELLED         (UINT64_C(1) << 33)
 #define CANCELLED_BY_USER (UINT64_C(1) << 34)
 #define LIMIT_MAX         0x7fffffffu
-
-/* How deeply tasks run while waiting may nest on one stack; deeper
- * waiters sleep instead of helping. */
-#define MAX_HELP_DEPTH 16
 
 struct up_group {
     up_pool *pool; /* (ro) */
@@ -71,7 +68,6 @@ typedef struct frame {
     struct frame *prev;
 } frame;
 static _Thread_local frame *tls_frames;
-static _Thread_local unsigned tls_help_depth;
 
 enum { FOR_ROOM, FOR_ALL };
 
@@ -175,15 +171,16 @@ static uint64_t await(up_group *g, int kind)
         uint64_t s = up__load_acquire(&g->state);
         if (ready(g, s, kind))
             return s;
-        if (tls_help_depth < MAX_HELP_DEPTH) {
+        /* Helping nests on this stack: help.h bounds how deep, for every
+         * kind of helping together; beyond that this waiter sleeps. */
+        if (up__help_enter()) {
             /* A task run from here belongs to no group until it says so:
              * the empty frame hides the enclosing ones from
              * up_group_current(), while frames_of() still sees them. */
             frame barrier = {NULL, tls_frames};
             tls_frames = &barrier;
-            tls_help_depth++;
             int ran = up__help_once(g->pool);
-            tls_help_depth--;
+            up__help_leave();
             tls_frames = barrier.prev;
             if (ran) {
                 spins = 0;

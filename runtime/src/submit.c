@@ -12,6 +12,7 @@
 #include <sched.h>
 
 #include "clock.h"
+#include "help.h"
 #include "pool_internal.h"
 #include "../layer/up_layer.h"
 
@@ -24,11 +25,6 @@ static _Thread_local int tls_cpu = -1;
 static _Thread_local unsigned tls_cpu_age;
 static _Atomic unsigned thread_seq;
 static _Thread_local unsigned tls_thread_hash;
-
-/* A submitter that helps runs a task that may itself submit and help; this
- * bounds how deep such help may nest on one stack. */
-#define MAX_HELP_DEPTH 4
-static _Thread_local unsigned tls_help_depth;
 
 static unsigned thread_hash(void)
 {
@@ -155,12 +151,10 @@ static int help_one(up_pool *p, unsigned home, int any)
         return 0;
     if (up__load_seqcst(&s->space_armed) && up__exchange_acq_rel(&s->space_armed, 0))
         up__event_notify_all(&s->space);
-    tls_help_depth++;
     uint64_t t0 = up__now_ns();
     for (unsigned i = 0; i < n; i++)
         up__run_task(p, &batch[i]);
     uint64_t per = (up__now_ns() - t0) / n;
-    tls_help_depth--;
     if (per < HELP_SHORT_NS)
         tls_help_batch = tls_help_batch * 2 > HELP_BATCH ? HELP_BATCH : tls_help_batch * 2;
     else
@@ -174,9 +168,7 @@ static int help_one(up_pool *p, unsigned home, int any)
 static void run_inline(up_pool *p, up__shard *s, const up__task *t)
 {
     up__fetch_add_seqcst(&s->direct, 1); /* submitted, before it runs */
-    tls_help_depth++;
     up__run_counted(p, NULL, s, t);
-    tls_help_depth--;
 }
 
 static int queue_full(up__mpmc *q)
@@ -251,17 +243,20 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
          * shard is stuck until that thread runs again, and this CPU stays
          * busy meanwhile. */
         int rc = push_from(p, home, 0, t, mode);
-        if (rc == UP_EOVERLOAD && may_help && tls_help_depth < MAX_HELP_DEPTH) {
+        if (rc == UP_EOVERLOAD && may_help && up__help_enter()) {
             int ran = help_one(p, home, 0);
             if (p->cfg.submit_help == 1) {
+                up__help_leave();
                 if (ran)
                     continue;
             } else {
                 if (up__load_relaxed(&p->stopping)) {
+                    up__help_leave();
                     up__set_error("submit: the pool is stopped");
                     return UP_ESTOPPED;
                 }
                 run_inline(p, &p->shards[home], t);
+                up__help_leave();
                 return UP_OK;
             }
         }
@@ -291,8 +286,12 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
             up__run_counted(p, w, NULL, t);
             return UP_OK;
         }
-        if (may_help && tls_help_depth < MAX_HELP_DEPTH && help_one(p, home, 1))
-            continue;
+        if (may_help && up__help_enter()) {
+            int ran = help_one(p, home, 1);
+            up__help_leave();
+            if (ran)
+                continue;
+        }
         wait_for_space(p, &p->shards[home], deadline);
     }
 }
