@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Tables and plots of a cross-library benchmark run (Python 3 standard
-library; plots with gnuplot when it is installed).
+library; plots with gnuplot when it is installed). Each plot shows the
+median of every cell with an error bar from its fastest to its slowest
+round, and the run's machine, date and commit in its title.
 
     scripts/bench --summary DIR      (or: python3 scripts/bench_report.py DIR)
 
@@ -15,6 +17,10 @@ import shutil
 import statistics
 import subprocess
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in scripts/
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_meta  # noqa: E402
 
 # The columns of the tables, in this order when present.
 PEER_ORDER = ["ultrapool", "go-ultrapool", "omp-gomp-single", "omp-gomp-team", "omp-llvm-single",
@@ -69,6 +75,7 @@ def cell_stats(runs):
              "tasks": rs[0].get("tasks"),
              "median": median(ns), "mean": statistics.mean(ns) if ns else None,
              "stdev": statistics.stdev(ns) if len(ns) > 1 else 0.0 if ns else None,
+             "min": min(ns) if ns else None, "max": max(ns) if ns else None,
              "failures": sorted({r.get("check", "?") for r in rs if r not in good})}
         for k in ("cpu_use", "peak_threads", "peak_workers", "nvcsw", "nivcsw", "maxrss_kb"):
             c[k] = median([r[k] for r in good if r.get(k) is not None])
@@ -189,7 +196,7 @@ def details(stats, s, workloads, peers, cores):
 
 def write_summary_csv(stats, path):
     keys = ["workload", "peer", "submitters", "s_independent", "runs", "good", "tasks", "median",
-            "mean", "stdev", "cpu_use", "peak_workers", "workers_source", "peak_threads", "nvcsw",
+            "mean", "stdev", "min", "max", "cpu_use", "peak_workers", "workers_source", "peak_threads", "nvcsw",
             "nivcsw", "maxrss_kb"] + HW + ["sde_" + k for k in SDE] + ["sde_tasks_run"]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
@@ -198,35 +205,48 @@ def write_summary_csv(stats, path):
             w.writerow(["" if stats[k].get(x) is None else stats[k][x] for x in keys])
 
 
-def plot(stats, s, workloads, peers, path):
-    """A clustered bar chart of median ns/op, log scale, with gnuplot."""
+def plot(stats, s, workloads, peers, path, meta, provenance):
+    """A clustered bar chart of median ns/op, log scale, with gnuplot; each
+    bar's error bar spans the cell's fastest to its slowest round."""
     gp = shutil.which("gnuplot")
     if not gp:
         return "gnuplot not installed: no plot"
     dat = path[:-4] + ".dat"
     with open(dat, "w") as f:
-        f.write("workload " + " ".join('"%s"' % p for p in peers) + "\n")
         for w in workloads:
             vals = []
             for p in peers:
                 c = stats.get((w, p, 1 if stat_s_indep(stats, w, p) else s))
-                vals.append("%.3f" % c["median"] if c and c["median"] else "NaN")
+                if c and c["median"]:
+                    vals.append("%.3f %.3f %.3f" % (c["median"], c["min"], c["max"]))
+                else:
+                    vals.append("NaN NaN NaN")
             f.write('"%s" %s\n' % (TITLES.get(w, w), " ".join(vals)))
+    title = ["ns per task, S=%d submitters (log scale; lower is better)" % s,
+             "bars: median of %d round%s; error bars: fastest to slowest round" % (
+                 meta.get("rounds") or 0, "" if meta.get("rounds") == 1 else "s"), provenance]
     script = "\n".join([
-        "set terminal pngcairo size 1500,620 font 'DejaVu Sans,10'" if has_cairo(gp)
-        else "set terminal png size 1500,620",
+        "set terminal pngcairo size 1500,660 font 'DejaVu Sans,10'" if has_cairo(gp)
+        else "set terminal png size 1500,660",
         "set output '%s'" % path,
-        "set title 'ns per task, S=%d submitters (median over rounds; log scale; lower is better)'" % s,
+        "set title %s noenhanced" % '."\\n".'.join(gp_quote(t) for t in title),
         "set logscale y", "set format y '10^{%L}'", "set ylabel 'ns/op'",
-        "set style data histograms", "set style histogram clustered gap 1",
-        "set style fill solid 0.85 border -1", "set boxwidth 0.9",
-        "set key outside right top vertical", "set grid ytics", "set xtics nomirror rotate by -20",
+        "set style data histograms", "set style histogram errorbars gap 1 lw 1",
+        "set style fill solid 0.85 border -1", "set boxwidth 0.9", "set bars front",
+        "set key outside right top vertical noenhanced", "set grid ytics",
+        "set xtics nomirror rotate by -20",
         "colors = '%s'" % " ".join(COLORS.get(p, "#7f7f7f") for p in peers),
-        "plot for [i=2:%d] '%s' using i:xtic(1) title columnheader(i) lc rgb word(colors, i-1)" % (
-            len(peers) + 1, dat), ""])
+        "names = '%s'" % " ".join(peers),
+        "plot for [i=1:%d] '%s' using (column(3*i-1)):(column(3*i)):(column(3*i+1)):xtic(1) "
+        "title word(names, i) lc rgb word(colors, i)" % (len(peers), dat), ""])
     r = subprocess.run([gp], input=script, text=True, capture_output=True)
     os.remove(dat)
     return None if r.returncode == 0 else "gnuplot failed: " + r.stderr.strip()
+
+
+def gp_quote(text):
+    """text as a gnuplot string in double quotes."""
+    return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def has_cairo(gp):
@@ -285,7 +305,8 @@ def report(out):
                "SDE: ultrapool's counters read through PAPI, summed over rounds; cycles and "
                "instructions per task over the whole runner process, – where missing." % cores, "",
                details(stats, s, workloads, peers, cores), "", "</details>", ""]
-        err = plot(stats, s, workloads, peers, os.path.join(out, "plot_S%d.png" % s))
+        err = plot(stats, s, workloads, peers, os.path.join(out, "plot_S%d.png" % s), meta,
+                   bench_meta.provenance(out, meta))
         md += ["![ns/op at S=%d](plot_S%d.png)" % (s, s) if not err else "(%s)" % err, ""]
     text = "\n".join(md)
     with open(os.path.join(out, "summary.md"), "w") as f:

@@ -5,18 +5,18 @@ Runs every (peer, workload, submitters) cell through the runner executables
 built under experiments/ (one process per run), in a fresh random order in
 every round, after one calibration round that fixes each cell's task count
 for runs of about --time seconds. Writes the raw log, runs.csv and
-runs.json (every run plus the machine's metadata) into
-experiments/results/<machine>/<timestamp>/ (the log as raw.log.gz), then the tables and plots
-(scripts/bench_report.py).
+runs.json (every run plus the machine's metadata) and meta.json (the
+metadata alone, in the format scripts/bench --par writes too: see
+bench_meta.py) into experiments/results/<machine>/<timestamp>/ (the log as
+raw.log.gz), then the tables and plots (scripts/bench_report.py).
 
-Usage: scripts/bench [options]   (see --help)
+Usage: scripts/bench [options]   (scripts/bench --help lists every mode and option)
 """
 import argparse
 import datetime
 import gzip
 import json
 import os
-import platform
 import random
 import re
 import shutil
@@ -26,13 +26,22 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in scripts/
 sys.path.insert(0, HERE)
+import bench_meta  # noqa: E402
 import bench_report  # noqa: E402
 
 WORKLOADS = ["sleep-1us", "sleep-50ms", "sha256-1k", "aes-cbc-1k", "aes-cbc-8k",
              "crc32-64", "bytesum-4k", "mixed", "mutex"]
+# Keep in step with scripts/bench's lists (its --help) and PEER_ORDER in bench_report.py.
 RUNNERS = ["bench_c", "bench_omp_gcc", "bench_omp_clang", "bench_tbb", "bench_go",
            "bench_go_ultrapool"]
+# The runner that offers each peer (the left-out messages name the peer).
+PEER_RUNNER = {"ultrapool": "bench_c", "glib": "bench_c", "textbook": "bench_c",
+               "thread": "bench_c", "thread-sem": "bench_c", "loop": "bench_c",
+               "omp-gomp-single": "bench_omp_gcc", "omp-gomp-team": "bench_omp_gcc",
+               "omp-llvm-single": "bench_omp_clang", "omp-llvm-team": "bench_omp_clang",
+               "tbb": "bench_tbb", "goroutines": "bench_go", "go-ultrapool": "go-ultrapool"}
 GO_LIBRARY = "github.com/maurice2k/ultrapool/v2"
 
 
@@ -40,14 +49,17 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(
         prog="scripts/bench",
         description="Cross-library benchmark: ultrapool against OpenMP (libgomp, libomp), "
-                    "oneTBB, GLib, threads, a textbook pool and goroutines.")
+                    "oneTBB, GLib, threads, a textbook pool and goroutines. "
+                    "scripts/bench --help lists every mode, workload and peer.")
     ap.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
     ap.add_argument("--time", type=float, default=0.2,
                     help="seconds per run, which fixes each cell's task count (default 0.2)")
     ap.add_argument("--submitters", default="2,100",
                     help="submitter threads S, a comma list (default 2,100; the Go tables use 100)")
-    ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma list of workloads")
-    ap.add_argument("--peers", default="", help="comma list of peers (default: every peer built)")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS),
+                    help="comma list of workloads (default: all: %s)" % ",".join(WORKLOADS))
+    ap.add_argument("--peers", default="",
+                    help="comma list of peers (default: every peer built; loop always runs)")
     ap.add_argument("--seed", type=int, default=None, help="seed of the run order")
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "bench"),
                     help="the CMake build folder with experiments/ (default build/bench)")
@@ -55,16 +67,23 @@ def parse_args(argv):
                     help="results folder (default experiments/results/<machine>/<timestamp>)")
     ap.add_argument("--full", action="store_true",
                     help="the full run: S=1,2,100, 5 rounds of 1 s")
-    ap.add_argument("--timeout", type=float, default=120, help="seconds before a run is killed")
+    ap.add_argument("--timeout", type=float, default=120,
+                    help="seconds before a run is killed (default 120)")
+    ap.add_argument("--check-args", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.full:
         a.rounds, a.time, a.submitters = max(a.rounds, 5), max(a.time, 1.0), "1,2,100"
     a.submitters = [int(x) for x in a.submitters.split(",") if x]
     a.workloads = [w for w in a.workloads.split(",") if w]
     unknown = [w for w in a.workloads if w not in WORKLOADS]
-    if unknown or not a.submitters or min(a.submitters) < 1 or a.rounds < 1 or a.time <= 0:
-        ap.error("bad workloads %s or submitters/rounds/time" % unknown)
+    if unknown:
+        ap.error("unknown workloads %s (known: %s)" % (",".join(unknown), ",".join(WORKLOADS)))
+    if not a.submitters or min(a.submitters) < 1 or a.rounds < 1 or a.time <= 0 or a.timeout <= 0:
+        ap.error("submitters, rounds, time and timeout must be positive")
     a.peers = [p for p in a.peers.split(",") if p]
+    unknown = [p for p in a.peers if p not in bench_report.PEER_ORDER]
+    if unknown:
+        ap.error("unknown peers %s (known: %s)" % (",".join(unknown), ",".join(bench_report.PEER_ORDER)))
     a.build = os.path.abspath(a.build)
     if a.seed is None:
         a.seed = random.SystemRandom().randrange(1 << 40)
@@ -77,12 +96,6 @@ def run_cmd(cmd, timeout=30, env=None):
         return r.returncode, r.stdout, r.stderr
     except (OSError, subprocess.TimeoutExpired) as e:
         return -1, "", str(e)
-
-
-def first_line(cmd):
-    rc, out, err = run_cmd(cmd)
-    text = (out or err).strip().splitlines()
-    return text[0] if rc == 0 and text else None
 
 
 def build_go_library(build_dir, log):
@@ -150,53 +163,27 @@ def discover(build_dir, log):
 
 
 def metadata(args, runners, peers, missing, command):
-    def cpu_model():
-        try:
-            with open("/proc/cpuinfo") as f:
-                for line in f:
-                    if line.startswith("model name"):
-                        return line.split(":", 1)[1].strip()
-        except OSError:
-            pass
-        return first_line(["sysctl", "-n", "machdep.cpu.brand_string"]) or platform.processor()
-
-    topo = ""
-    lstopo = shutil.which("lstopo-no-graphics") or shutil.which("hwloc-ls")
-    if lstopo:
-        rc, out, _ = run_cmd([lstopo, "--of", "console", "--no-io"])
-        topo = out if rc == 0 else ""
-    caches = {}
-    for level, size in re.findall(r"\b(L\d[di]?) L#\d+ \((\d+[KMG]?B)\)", topo):
-        caches.setdefault(level, size)
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count()
-    git = first_line(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]) or "?"
-    dirty = run_cmd(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"])[1].strip()
-    env = {k: v for k, v in os.environ.items()
-           if re.match(r"^(OMP_|GOMP_|KMP_|UP_|GOMAXPROCS|TBB_|G_)", k)}
+    """bench_meta's common metadata (the keys meta.json has for both
+    front-ends), plus this driver's settings under "run" and, for
+    bench_report and older readers, at the top level too."""
     any_runner = next(iter(runners.values()), {})
-    return {
-        "command": command,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    run = {
         "seed": args.seed, "rounds": args.rounds, "time_per_run_s": args.time,
         "submitters": args.submitters, "workloads": args.workloads,
-        "git": git + ("-dirty" if dirty else ""),
-        "cpu_model": cpu_model(), "cores_online": os.cpu_count(), "cores_usable": usable,
-        "caches": caches, "topology": topo.strip(),
-        "kernel": "%s %s %s" % (platform.system(), platform.release(), platform.machine()),
-        "virtualization": first_line(["systemd-detect-virt"]) or "unknown",
-        "compilers": {c: first_line([c, "--version"]) for c in ("gcc", "g++", "clang")},
-        "go": first_line(["go", "version"]),
-        "python": platform.python_version(),
-        "papi": any_runner.get("papi"), "openssl": any_runner.get("openssl"),
-        "zlib": any_runner.get("zlib"), "likwid_built": any_runner.get("likwid"),
         "peers": {n: {"runner": p["runner"], "about": p["about"], "version": p["version"],
                       "s_independent": p["s_independent"]} for n, p in peers.items()},
         "left_out": missing,
-        "environment": env,
+        "papi": any_runner.get("papi"), "openssl": any_runner.get("openssl"),
+        "zlib": any_runner.get("zlib"), "likwid_built": any_runner.get("likwid"),
     }
+    meta = bench_meta.start("scripts/bench", command, args.build, run)
+    meta.update(run)
+    return meta
+
+
+def common_metadata(meta):
+    """meta without the top-level copies of the run's settings: meta.json."""
+    return {k: v for k, v in meta.items() if k not in meta["run"] or k == "run"}
 
 
 def machine_name(meta):
@@ -260,14 +247,20 @@ def main(argv):
         def flush(self):
             pass
 
+    if args.check_args:
+        return 0
     peers, runners, missing = discover(args.build, Buf())
     if not peers:
         sys.exit("bench: no runner found under %s/experiments (build first)" % args.build)
+    # Every peer not built here is left out with a line saying why: the
+    # configure step's reason (a library not found) when it gave one.
+    cmake_left = bench_meta.build_info(args.build).get("left_out") or {}
+    left = {}
+    for p in bench_report.PEER_ORDER:
+        if p not in peers and (not args.peers or p in args.peers):
+            left[p] = cmake_left.get(p) or missing.get(PEER_RUNNER.get(p, ""), "not built")
+    missing = left
     if args.peers:
-        unknown = [p for p in args.peers if p not in peers]
-        if unknown:
-            sys.exit("bench: unknown or unbuilt peers: %s (built: %s)" % (
-                ",".join(unknown), ",".join(sorted(peers))))
         peers = {n: p for n, p in peers.items() if n in args.peers or n == "loop"}
     meta = metadata(args, runners, peers, missing, command)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -277,7 +270,7 @@ def main(argv):
     log.write("# %s\n# %s\n" % (command, json.dumps({k: meta[k] for k in ("date", "seed", "git")})))
     log.write("".join(tmp_log))
     for what, why in sorted(missing.items()):
-        print("bench: %s left out: %s" % (what, why), file=sys.stderr)
+        print("bench: peer %s left out: %s" % (what, why), file=sys.stderr)
 
     cells = []
     for w in args.workloads:
@@ -316,6 +309,8 @@ def main(argv):
     progress.end()
     log.close()
 
+    bench_meta.end(meta)
+    bench_meta.write(common_metadata(meta), os.path.join(out, "meta.json"))
     with open(os.path.join(out, "runs.json"), "w") as f:
         json.dump({"metadata": meta, "runs": runs}, f, separators=(",", ":"))
     # The raw log is kept beside the tables, compressed: it is mostly the
