@@ -15,11 +15,12 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: ultrapool-topo [--xml FILE | --synthetic \"DESCRIPTION\"]\n"
                "                      [--shard-max-cores N] [--shards N] [--order]\n"
-               "                      [--summary NAME]\n"
+               "                      [--summary NAME] | --version\n"
                "Prints the shard plan (shard, cpus, cores, cache, NUMA node, package,\n"
                "core kind, workers) for this machine or the given hwloc topology.\n"
                "  --order          also print each shard's steal and overflow order\n"
-               "  --summary NAME   print one Markdown table row about the plan instead\n");
+               "  --summary NAME   print one Markdown table row about the plan instead\n"
+               "  --version        print the library's version and exit\n");
 }
 
 static int parse_unsigned(const char *s, unsigned *out)
@@ -91,6 +92,13 @@ static void print_summary(const up__plan *plan, const char *name)
 
 int main(int argc, char **argv)
 {
+    /* Answered before the UP_* variables are read, so that a malformed
+     * one cannot hide the version. */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--version")) {
+            printf("ultrapool-topo %s\n", up_version());
+            return 0;
+        }
     up_config cfg;
     if (up_config_init(&cfg) != UP_OK)
         return 1;

@@ -40,6 +40,7 @@
 #include <stdint.h>
 
 #include <ultrapool/pool.h>
+#include <ultrapool/export.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,28 +55,28 @@ typedef void (*up_region_fn)(void *ctx);
  * done. A nested region (called from inside a region) gets the idle
  * workers it can find right away, possibly none: it never waits for a
  * thread, so it cannot deadlock. Returns UP_OK, UP_EINVAL, UP_ESTOPPED. */
-int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx);
+UP_API int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx);
 
 /* Like up_parallel, but all or nothing: when fewer than nthreads members
  * can be gathered in time, runs nothing and returns UP_EAGAIN. For code
  * that partitions its data by up_thread_num(). */
-int up_parallel_exact(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx);
+UP_API int up_parallel_exact(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx);
 
-unsigned up_thread_num(void);  /* 0 .. up_num_threads() - 1; 0 outside */
-unsigned up_num_threads(void); /* 1 outside a region */
-unsigned up_level(void);       /* nesting depth of active regions */
+UP_API unsigned up_thread_num(void);  /* 0 .. up_num_threads() - 1; 0 outside */
+UP_API unsigned up_num_threads(void); /* 1 outside a region */
+UP_API unsigned up_level(void);       /* nesting depth of active regions */
 
 /* Waits for every member of the team and for every task the team created.
  * Waiting members run tasks meanwhile. */
-void up_barrier(void);
+UP_API void up_barrier(void);
 /* 1 for exactly one member per encounter (the first to arrive); no
  * barrier is implied: call up_barrier() for OpenMP's default. */
-int up_single(void);
-int up_master(void); /* 1 for member 0 */
+UP_API int up_single(void);
+UP_API int up_master(void); /* 1 for member 0 */
 /* Critical sections by name (NULL is the unnamed one); names are compared
  * by content. */
-void up_critical_begin(const char *name);
-void up_critical_end(const char *name);
+UP_API void up_critical_begin(const char *name);
+UP_API void up_critical_end(const char *name);
 
 /* ---- Worksharing loops ----------------------------------------------- */
 
@@ -98,13 +99,13 @@ typedef void (*up_range_fn)(int64_t lo, int64_t hi, void *ctx);
 typedef void (*up_range2d_fn)(int64_t i, int64_t jlo, int64_t jhi, void *ctx);
 
 /* Inside a region: shares [lo, hi) among the members. opts NULL: static. */
-int up_for(int64_t lo, int64_t hi, const up_for_opts *opts, up_range_fn body, void *ctx);
 /* collapse(2): the rows x columns space flattened and shared. */
-int up_for_2d(int64_t ilo, int64_t ihi, int64_t jlo, int64_t jhi, const up_for_opts *opts,
-              up_range2d_fn body, void *ctx);
+UP_API int up_for(int64_t lo, int64_t hi, const up_for_opts *opts, up_range_fn body, void *ctx);
+UP_API int up_for_2d(int64_t ilo, int64_t ihi, int64_t jlo, int64_t jhi, const up_for_opts *opts,
+                     up_range2d_fn body, void *ctx);
 /* A region that runs one shared loop: #pragma omp parallel for. */
-int up_parallel_for(up_pool *pool, int64_t lo, int64_t hi, const up_for_opts *opts,
-                    up_range_fn body, void *ctx);
+UP_API int up_parallel_for(up_pool *pool, int64_t lo, int64_t hi, const up_for_opts *opts,
+                           up_range_fn body, void *ctx);
 
 /* ---- Reductions ------------------------------------------------------ */
 
@@ -113,10 +114,10 @@ typedef enum up_red_type { UP_INT64, UP_UINT64, UP_DOUBLE, UP_FLOAT, UP_INT32 } 
 /* Combines *value across the team (every member calls it with its partial
  * value); on return *value holds the result in every member. Partials live
  * on separate cache lines. Implies a barrier. */
-int up_reduce(void *value, up_red_op op, up_red_type type);
+UP_API int up_reduce(void *value, up_red_op op, up_red_type type);
 /* A user combiner: combine(into, from) for values of size bytes (<= 256). */
 typedef void (*up_combine_fn)(void *into, const void *from);
-int up_reduce_user(void *value, size_t size, up_combine_fn combine);
+UP_API int up_reduce_user(void *value, size_t size, up_combine_fn combine);
 
 /* ---- Tasks ----------------------------------------------------------- */
 
@@ -133,24 +134,24 @@ typedef struct up_task_opts {
  * As OpenMP allows, the task may run at once on the calling thread (it
  * does when this thread already has tasks queued for others to take), so
  * a task must not wait for something a task created after it provides. */
-int up_task(up_task_fn fn, void *arg, const up_task_opts *opts);
+UP_API int up_task(up_task_fn fn, void *arg, const up_task_opts *opts);
 /* Like up_task, with size (<= UP_TASK_PAYLOAD) bytes copied into the task
  * (firstprivate); fn receives a pointer to the copy. */
 #define UP_TASK_PAYLOAD 40
-int up_task_copy(up_task_fn fn, const void *payload, size_t size, const up_task_opts *opts);
+UP_API int up_task_copy(up_task_fn fn, const void *payload, size_t size, const up_task_opts *opts);
 /* Waits for the children of the current task; runs tasks meanwhile. */
-void up_taskwait(void);
+UP_API void up_taskwait(void);
 /* Runs one other pending task if there is one. */
-void up_taskyield(void);
+UP_API void up_taskyield(void);
 /* Runs fn(ctx) and waits for every task created inside it (and their
  * descendants). UP_ECANCELED when the group was cancelled. */
-int up_taskgroup(up_region_fn fn, void *ctx);
+UP_API int up_taskgroup(up_region_fn fn, void *ctx);
 /* Inside a taskgroup: tasks of the group not yet started are skipped;
  * running ones see up_cancelled() become 1. */
-void up_cancel_taskgroup(void);
-int up_cancelled(void);
+UP_API void up_cancel_taskgroup(void);
+UP_API int up_cancelled(void);
 /* Nesting depth of task frames on this thread (the bound on helping). */
-unsigned up_task_depth(void);
+UP_API unsigned up_task_depth(void);
 
 /* Dependencies between sibling tasks, on addresses. */
 typedef enum up_dep_kind { UP_DEP_IN, UP_DEP_OUT, UP_DEP_INOUT, UP_DEP_MUTEXINOUTSET } up_dep_kind;
@@ -158,11 +159,11 @@ typedef struct up_dep {
     const void *addr;
     up_dep_kind kind;
 } up_dep;
-int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
-                 const up_task_opts *opts);
+UP_API int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
+                        const up_task_opts *opts);
 /* The same with size (<= UP_TASK_PAYLOAD) bytes copied into the task. */
-int up_task_deps_copy(up_task_fn fn, const void *payload, size_t size, const up_dep *deps,
-                      size_t ndeps, const up_task_opts *opts);
+UP_API int up_task_deps_copy(up_task_fn fn, const void *payload, size_t size, const up_dep *deps,
+                             size_t ndeps, const up_task_opts *opts);
 
 typedef struct up_taskloop_opts {
     int64_t grainsize; /* iterations per task (0: from num_tasks) */
@@ -170,7 +171,8 @@ typedef struct up_taskloop_opts {
     int nogroup;       /* 1: no implicit taskgroup at the end */
 } up_taskloop_opts;
 /* Splits [lo, hi) into tasks running body on their ranges. */
-int up_taskloop(int64_t lo, int64_t hi, const up_taskloop_opts *opts, up_range_fn body, void *ctx);
+UP_API int up_taskloop(int64_t lo, int64_t hi, const up_taskloop_opts *opts, up_range_fn body,
+                       void *ctx);
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,7 @@
 #define ULTRAPOOL_GROUP_H
 
 #include <ultrapool/pool.h>
+#include <ultrapool/export.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,14 +39,14 @@ typedef int (*up_group_fn)(void *arg);
 
 /* Creates a group running its tasks on pool. limit: most tasks active at
  * once, 0 for no limit (up to 2^31 - 1). */
-int up_group_create(up_group **out, up_pool *pool, unsigned limit);
+UP_API int up_group_create(up_group **out, up_pool *pool, unsigned limit);
 
 /* Submits fn(arg) to the group's pool, first waiting while `limit` tasks
  * of the group are active. UP_ECANCELED once the group is cancelled (the
  * task is not run); the pool's submit errors (UP_ESTOPPED) likewise.
  * UP_EDEADLK when the caller is itself one of the group's tasks and every
  * slot is held by tasks further down its own stack. */
-int up_group_go(up_group *g, up_group_fn fn, void *arg);
+UP_API int up_group_go(up_group *g, up_group_fn fn, void *arg);
 
 /* Waits until every task submitted to the group has finished or been
  * skipped. Returns the first non-zero result of a task; else UP_ECANCELED
@@ -54,21 +55,21 @@ int up_group_go(up_group *g, up_group_fn fn, void *arg);
  * called from a task of the group (or with one further down the calling
  * thread's stack: a task run while waiting waits on an enclosing group).
  * A group may be used again after a wait; its error and cancellation stay. */
-int up_group_wait(up_group *g);
+UP_API int up_group_wait(up_group *g);
 
 /* Cancels the group: queued tasks are skipped, later up_group_go calls
  * return UP_ECANCELED, threads blocked in up_group_go return. */
-void up_group_cancel(up_group *g);
+UP_API void up_group_cancel(up_group *g);
 /* 1 once the group is cancelled (by up_group_cancel or a failed task). */
-int up_group_cancelled(const up_group *g);
+UP_API int up_group_cancelled(const up_group *g);
 /* Tasks skipped because the group was cancelled before they started. */
-uint64_t up_group_skipped(const up_group *g);
+UP_API uint64_t up_group_skipped(const up_group *g);
 /* Inside a task of a group: that group; NULL elsewhere. */
-up_group *up_group_current(void);
+UP_API up_group *up_group_current(void);
 
 /* Waits for the group's tasks if any are left, then frees it.
  * UP_EDEADLK (nothing freed) from inside one of its tasks. */
-int up_group_destroy(up_group *g);
+UP_API int up_group_destroy(up_group *g);
 
 #ifdef __cplusplus
 }

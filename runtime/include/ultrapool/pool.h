@@ -16,6 +16,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <ultrapool/export.h>
+#include <ultrapool/version.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -35,9 +38,12 @@ enum {
     UP_EDEADLK = -8    /* waiting here would wait for the caller itself */
 };
 
-const char *up_strerror(int err);
+UP_API const char *up_strerror(int err);
 /* The message of the last failed call on this thread ("" when none). */
-const char *up_last_error(void);
+UP_API const char *up_last_error(void);
+/* The version of the library the program runs with, "MAJOR.MINOR.PATCH";
+ * UP_VERSION_STRING (<ultrapool/version.h>) is that of the headers. */
+UP_API const char *up_version(void);
 
 /* Largest payload up_submit_copy() stores inline in a queue slot. */
 #define UP_PAYLOAD_MAX 40
@@ -84,34 +90,34 @@ typedef struct up_config {
 /* Fills defaults, then applies the UP_* environment variables. Returns
  * UP_EINVAL (and names the variable in up_last_error()) when a variable is
  * malformed; the fields of valid variables are still applied. */
-int up_config_init(up_config *cfg);
+UP_API int up_config_init(up_config *cfg);
 /* Checks a configuration without creating anything. */
-int up_config_validate(const up_config *cfg);
+UP_API int up_config_validate(const up_config *cfg);
 
 /* Creates and starts a pool. cfg NULL: up_config_init() defaults. */
-int up_pool_create(up_pool **out, const up_config *cfg);
+UP_API int up_pool_create(up_pool **out, const up_config *cfg);
 
 /* Never blocks. UP_EOVERLOAD when the chosen shard and its neighbours are
  * full and no worker can be added; UP_ESTOPPED after stop. */
-int up_submit(up_pool *p, up_fn fn, void *arg);
+UP_API int up_submit(up_pool *p, up_fn fn, void *arg);
 /* Blocks while full (optionally running queued tasks meanwhile). */
-int up_submit_wait(up_pool *p, up_fn fn, void *arg);
-int up_submit_timeout(up_pool *p, up_fn fn, void *arg, uint64_t timeout_ns);
+UP_API int up_submit_wait(up_pool *p, up_fn fn, void *arg);
+UP_API int up_submit_timeout(up_pool *p, up_fn fn, void *arg, uint64_t timeout_ns);
 /* Copies size bytes (<= UP_PAYLOAD_MAX) into the slot; fn receives a
  * pointer to a copy that lives while fn runs. */
-int up_submit_copy(up_pool *p, up_fn fn, const void *payload, size_t size);
-int up_submit_copy_wait(up_pool *p, up_fn fn, const void *payload, size_t size);
+UP_API int up_submit_copy(up_pool *p, up_fn fn, const void *payload, size_t size);
+UP_API int up_submit_copy_wait(up_pool *p, up_fn fn, const void *payload, size_t size);
 
 /* No new tasks; queued and running ones finish. Idempotent. */
-void up_pool_stop(up_pool *p);
+UP_API void up_pool_stop(up_pool *p);
 /* Stop, then wait until every accepted task has run and workers exited.
  * UP_EDEADLK when called from one of the pool's own tasks. */
-int up_pool_stop_and_wait(up_pool *p);
+UP_API int up_pool_stop_and_wait(up_pool *p);
 /* UP_OK, UP_ETIMEDOUT (work goes on in the background), or UP_EDEADLK. */
-int up_pool_stop_timeout(up_pool *p, uint64_t timeout_ns);
+UP_API int up_pool_stop_timeout(up_pool *p, uint64_t timeout_ns);
 /* Stops and waits if that was not done, then frees everything.
  * UP_EDEADLK (nothing freed) when called from one of the pool's tasks. */
-int up_pool_destroy(up_pool *p);
+UP_API int up_pool_destroy(up_pool *p);
 
 /* Counters since create. Each is read on its own, so they need not agree
  * at one instant: a retiring worker leaves `workers` just before it counts
@@ -127,26 +133,26 @@ typedef struct up_stats {
     unsigned searching; /* workers looking for work now */
 } up_stats;
 
-void up_pool_stats(const up_pool *p, up_stats *out);
+UP_API void up_pool_stats(const up_pool *p, up_stats *out);
 /* The same for one shard (steals: taken from other shards by its workers;
  * workers_peak is the pool's). UP_EINVAL for a bad pool or shard. */
-int up_pool_shard_stats(const up_pool *p, unsigned shard, up_stats *out);
-unsigned up_pool_shards(const up_pool *p);
+UP_API int up_pool_shard_stats(const up_pool *p, unsigned shard, up_stats *out);
+UP_API unsigned up_pool_shards(const up_pool *p);
 /* Prints the effective configuration (what UP_PRINT_CONFIG=1 shows). */
-void up_pool_print_config(const up_pool *p, void *file /* FILE * */);
+UP_API void up_pool_print_config(const up_pool *p, void *file /* FILE * */);
 
 /* For layers that need n tasks running at the same time (a parallel
  * region's team): wakes parked workers and starts new ones (beyond one per
  * CPU, within the caps) until n workers are idle or starting. Returns how
  * many it could make available, at most n. */
-unsigned up_pool_reserve(up_pool *p, unsigned n);
+UP_API unsigned up_pool_reserve(up_pool *p, unsigned n);
 
 /* Inside a task: the local state of the running worker (what the start
  * hook returned); NULL outside a worker, and for a task of another pool
  * that the worker runs while it waits on that pool. */
-void *up_worker_local(void);
+UP_API void *up_worker_local(void);
 /* Inside a task: the pool running it, NULL elsewhere. */
-up_pool *up_current_pool(void);
+UP_API up_pool *up_current_pool(void);
 
 /* A typed front: UP_TYPED(name, T, handler) defines
  *   int name_submit(up_pool *, T value);       never blocks
@@ -157,8 +163,15 @@ up_pool *up_current_pool(void);
 #else
 #define UP_MAYBE_UNUSED
 #endif
+/* C++ spells the static assertion differently (static_assert is a keyword
+ * there, and _Static_assert only a compiler extension). */
+#ifdef __cplusplus
+#define UP_STATIC_ASSERT_ static_assert
+#else
+#define UP_STATIC_ASSERT_ _Static_assert
+#endif
 #define UP_TYPED(name, T, handler)                                                                 \
-    _Static_assert(sizeof(T) <= UP_PAYLOAD_MAX, #T " does not fit in a queue slot");               \
+    UP_STATIC_ASSERT_(sizeof(T) <= UP_PAYLOAD_MAX, #T " does not fit in a queue slot");            \
     static inline void name##_trampoline_(void *p_) { handler((T *)p_); }                          \
     UP_MAYBE_UNUSED static inline int name##_submit(up_pool *pool_, T value_)                      \
     {                                                                                              \

@@ -17,6 +17,7 @@
 #define ULTRAPOOL_SEM_H
 
 #include <ultrapool/pool.h>
+#include <ultrapool/export.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,27 +26,27 @@ extern "C" {
 typedef struct up_sem up_sem; /* opaque */
 
 /* capacity: 1 .. 2^62 units. */
-int up_sem_create(up_sem **out, uint64_t capacity);
+UP_API int up_sem_create(up_sem **out, uint64_t capacity);
 
 /* Takes weight units, waiting in line until they are free. A weight of 0
  * succeeds at once; above the capacity is UP_EINVAL (it could never fit). */
-int up_sem_acquire(up_sem *s, uint64_t weight);
+UP_API int up_sem_acquire(up_sem *s, uint64_t weight);
 /* As up_sem_acquire, or UP_ETIMEDOUT after timeout_ns (nothing taken). */
-int up_sem_acquire_timeout(up_sem *s, uint64_t weight, uint64_t timeout_ns);
+UP_API int up_sem_acquire_timeout(up_sem *s, uint64_t weight, uint64_t timeout_ns);
 /* Takes weight units only if they are free and nobody is waiting;
  * UP_EAGAIN otherwise. */
-int up_sem_try_acquire(up_sem *s, uint64_t weight);
+UP_API int up_sem_try_acquire(up_sem *s, uint64_t weight);
 /* Returns weight units and wakes the waiters that now fit, in order.
  * UP_EINVAL, and nothing changes, when more would be returned than is held. */
-int up_sem_release(up_sem *s, uint64_t weight);
+UP_API int up_sem_release(up_sem *s, uint64_t weight);
 
 /* Units held now (a snapshot). */
-uint64_t up_sem_held(const up_sem *s);
+UP_API uint64_t up_sem_held(const up_sem *s);
 /* Threads waiting now (a snapshot). */
-unsigned up_sem_waiting(const up_sem *s);
+UP_API unsigned up_sem_waiting(const up_sem *s);
 
 /* Frees the semaphore. UP_EINVAL (nothing freed) while a thread waits. */
-int up_sem_destroy(up_sem *s);
+UP_API int up_sem_destroy(up_sem *s);
 
 #ifdef __cplusplus
 }

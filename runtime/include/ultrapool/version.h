@@ -8,14 +8,15 @@
 #ifndef ULTRAPOOL_VERSION_H
 #define ULTRAPOOL_VERSION_H
 
-#define UP_VERSION_MAJOR 0
-#define UP_VERSION_MINOR 1
-#define UP_VERSION_PATCH 0
+#define UP_VERSION_MAJOR  0
+#define UP_VERSION_MINOR  1
+#define UP_VERSION_PATCH  0
 #define UP_VERSION_STRING "0.1.0"
 
 /* One number that grows with every release, for preprocessor comparisons:
  * #if UP_VERSION_NUMBER >= UP_VERSION_ENCODE(0, 2, 0) */
-#define UP_VERSION_ENCODE(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
+#define UP_VERSION_ENCODE(major, minor, patch) ((major)*10000 + (minor)*100 + (patch))
+
 #define UP_VERSION_NUMBER UP_VERSION_ENCODE(UP_VERSION_MAJOR, UP_VERSION_MINOR, UP_VERSION_PATCH)
 
 #endif
