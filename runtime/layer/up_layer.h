@@ -40,4 +40,9 @@ void up__set_error(const char *fmt, ...);
  * waiters and helping submitters (help.h says how the limit is chosen). */
 #include "../src/help.h"
 
+/* The one pseudo-random generator (up__rng_seed, up__rng_next,
+ * up__rng_below; inline, a word of state per thread): for a thief's first
+ * victim, as the pool's own workers choose theirs. */
+#include "../src/rng.h"
+
 #endif

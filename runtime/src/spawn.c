@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pool_internal.h"
+#include "rng.h"
 
 static up__worker *new_worker(up_pool *p, unsigned shard, unsigned slot)
 {
@@ -28,7 +29,7 @@ static up__worker *new_worker(up_pool *p, unsigned shard, unsigned slot)
     w->pool = p;
     w->shard = shard;
     w->slot = slot;
-    w->rng = 0x9e3779b9u ^ (shard * 0x85ebca6bu) ^ (slot * 0xc2b2ae35u);
+    w->rng = up__rng_seed(shard, slot);
     atomic_init(&w->state, UP__SLOT_FREE);
     return w;
 }

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "help.h"
 #include "pool_internal.h"
+#include "rng.h"
 #include "../layer/up_layer.h"
 
 /* MODE_NOGROW: never start a worker beyond the first (see layer/up_layer.h). */
@@ -47,18 +48,15 @@ static int current_cpu(void)
 }
 
 /* A random shard per submit: the Go pool's policy, kept for comparison
- * (cfg.shard_choice). A per-thread xorshift, so choosing costs no shared
- * line. */
+ * (cfg.shard_choice). A per-thread stream (rng.h), so choosing costs no
+ * shared line. */
 static _Thread_local uint32_t tls_random;
 
 static unsigned random_shard(const up_pool *p)
 {
-    uint32_t x = tls_random ? tls_random : thread_hash();
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    tls_random = x;
-    return (unsigned)(((uint64_t)x * p->nshards) >> 32);
+    if (tls_random == 0)
+        tls_random = up__rng_seed(thread_hash(), 0);
+    return up__rng_below(&tls_random, p->nshards);
 }
 
 static unsigned home_shard(const up_pool *p)

@@ -6,18 +6,10 @@
 #include <sched.h>
 
 #include "pool_internal.h"
+#include "rng.h"
 
 _Thread_local up__worker *up__tls_worker;
 _Thread_local up_pool *up__tls_running;
-
-static inline uint32_t next_random(uint32_t *s)
-{
-    uint32_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return *s = x ? x : 0x9e3779b9u;
-}
 
 int up__take_from_shard(up_pool *p, up__shard *s, up__task *out)
 {
@@ -36,7 +28,7 @@ static int steal_from_deques(up__shard *s, up__worker *self, up__task *out)
     unsigned used = up__load_acquire(&s->slots_used);
     if (used == 0)
         return 0;
-    unsigned start = self ? next_random(&self->rng) % used : 0;
+    unsigned start = self ? up__rng_below(&self->rng, used) : 0;
     for (unsigned k = 0; k < used; k++) {
         up__worker *v = up__slot_worker(s, (start + k) % used);
         if (!v || v == self)
