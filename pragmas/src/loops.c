@@ -1,6 +1,13 @@
 /* Worksharing loops (static, dynamic, guided, auto; 2-D collapse), the
  * combined parallel loop, and taskloop.
  *
+ * Counts and offsets are unsigned. A range [lo, hi) of int64 bounds holds
+ * up to 2^64 - 1 iterations, which hi - lo in int64 cannot represent, so
+ * every loop works on offsets from lo in [0, n) with n = hi - lo computed
+ * as uint64_t, and turns an offset back into an index only to call the
+ * body (at()). No sum of offsets below ever exceeds n, except the
+ * dynamic counter's, whose bound is checked before it is used.
+ *
  * Dynamic and guided loops share one iteration counter per loop. Loops in
  * flight (members may run ahead with nowait) use a ring of PAR_WS_SLOTS
  * counters: the c-th dynamic loop of a region uses slot c % PAR_WS_SLOTS
@@ -11,20 +18,45 @@
 
 #include "par_internal.h"
 
-static void run_static(int64_t lo, int64_t hi, int64_t chunk, unsigned me, unsigned size,
-                       up_range_fn body, void *ctx)
+/* Iterations of [lo, hi): 0 when hi <= lo. */
+static uint64_t count_of(int64_t lo, int64_t hi)
 {
-    int64_t n = hi - lo;
-    if (chunk <= 0) {
-        int64_t per = n / size, extra = n % size;
-        int64_t b = lo + per * me + (me < extra ? me : extra);
-        int64_t e = b + per + (me < extra ? 1 : 0);
+    return hi > lo ? (uint64_t)hi - (uint64_t)lo : 0;
+}
+
+/* lo + off for an offset within the range, so the result is an int64: the
+ * sum is taken modulo 2^64 and converted back without an
+ * implementation-defined cast. */
+static int64_t at(int64_t lo, uint64_t off)
+{
+    uint64_t u = (uint64_t)lo + off;
+    return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(UINT64_MAX - u) - 1;
+}
+
+/* A loop body on offsets [b, e) of the shared range. */
+typedef void (*span_fn)(uint64_t b, uint64_t e, void *ctx);
+
+/* Static: chunk 0 gives member me the me-th of size balanced blocks;
+ * chunk c deals chunks k = me, me + size, ... of c iterations. The chunk
+ * index stays below the number of chunks, so k * c < n never wraps. */
+static void run_static(uint64_t n, uint64_t chunk, unsigned me, unsigned size, span_fn fn,
+                       void *ctx)
+{
+    if (chunk == 0) {
+        uint64_t per = n / size, extra = n % size;
+        uint64_t b = per * me + (me < extra ? me : extra);
+        uint64_t e = b + per + (me < extra ? 1 : 0);
         if (b < e)
-            body(b, e, ctx);
+            fn(b, e, ctx);
         return;
     }
-    for (int64_t b = lo + chunk * me; b < hi; b += chunk * size)
-        body(b, b + chunk < hi ? b + chunk : hi, ctx);
+    uint64_t nchunks = n / chunk + (n % chunk != 0);
+    for (uint64_t k = me; k < nchunks; k += size) {
+        uint64_t b = k * chunk;
+        fn(b, n - b > chunk ? b + chunk : n, ctx);
+        if (nchunks - k <= size)
+            break; /* k + size would pass the last chunk (and might wrap) */
+    }
 }
 
 static par_ws *enter_ws(par_thread *th)
@@ -48,89 +80,171 @@ static void leave_ws(par_thread *th, par_ws *ws, unsigned size)
     (void)th;
 }
 
-int up_for(int64_t lo, int64_t hi, const up_for_opts *opts, up_range_fn body, void *ctx)
+/* Dynamic: chunks of c iterations from the shared counter. With a
+ * fetch-and-add, the counter goes past n: every chunk handed out adds c,
+ * and so does each member's last, failing, attempt, so it ends at most at
+ * n + (size + 1) * c. Where that could wrap past 2^64 (a chunk near
+ * INT64_MAX, a range near 2^64) the counter would come back below n and
+ * hand out iterations again; there a CAS takes min(c, n - i) instead and
+ * the counter never passes n. Relaxed: the counter only divides the work;
+ * the loop's end (barrier) orders the bodies' effects. */
+static void run_dynamic(par_ws *ws, uint64_t n, uint64_t c, unsigned size, span_fn fn, void *ctx)
 {
-    if (!body)
-        return UP_EINVAL;
-    up_for_opts o = opts ? *opts : (up_for_opts){UP_SCHED_STATIC, 0, 0};
-    if ((unsigned)o.schedule > UP_SCHED_AUTO || o.chunk < 0)
-        return UP_EINVAL;
+    if (c <= (UINT64_MAX - n) / ((uint64_t)size + 1)) {
+        for (;;) {
+            uint64_t i = atomic_fetch_add_explicit(&ws->next, c, memory_order_relaxed);
+            if (i >= n)
+                break;
+            fn(i, n - i > c ? i + c : n, ctx);
+        }
+        return;
+    }
+    uint64_t i = atomic_load_explicit(&ws->next, memory_order_relaxed);
+    while (i < n) {
+        uint64_t take = n - i < c ? n - i : c;
+        if (atomic_compare_exchange_weak_explicit(&ws->next, &i, i + take, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            fn(i, i + take, ctx);
+            i += take;
+        }
+    }
+}
+
+/* Guided: each take is the remaining iterations over twice the team, at
+ * least min, at most what is left; the counter never passes n. */
+static void run_guided(par_ws *ws, uint64_t n, uint64_t min, unsigned size, span_fn fn, void *ctx)
+{
+    uint64_t i = atomic_load_explicit(&ws->next, memory_order_relaxed);
+    while (i < n) {
+        uint64_t take = (n - i) / (2 * (uint64_t)size);
+        if (take < min)
+            take = min;
+        if (take > n - i)
+            take = n - i;
+        if (atomic_compare_exchange_weak_explicit(&ws->next, &i, i + take, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            fn(i, i + take, ctx);
+            i += take;
+        }
+    }
+}
+
+static int opts_valid(const up_for_opts *o)
+{
+    return (unsigned)o->schedule <= UP_SCHED_AUTO && o->chunk >= 0;
+}
+
+/* Shares offsets [0, n) among the current team by the schedule of o (a
+ * team of one runs them in one call), then waits at the barrier unless
+ * nowait. Every member calls it with the same n and o. */
+static void share(uint64_t n, const up_for_opts *o, span_fn fn, void *ctx)
+{
     par_thread *th = par_tls;
     unsigned size =
         th && th->c.team ? atomic_load_explicit(&th->c.team->size, memory_order_relaxed) : 1;
     if (size < 2) {
-        if (lo < hi)
-            body(lo, hi, ctx);
-        return UP_OK;
+        if (n)
+            fn(0, n, ctx);
+        return;
     }
     unsigned me = th->c.member;
-    int64_t n = hi > lo ? hi - lo : 0;
-    switch (o.schedule) {
+    uint64_t chunk = (uint64_t)o->chunk;
+    switch (o->schedule) {
     case UP_SCHED_STATIC:
     case UP_SCHED_AUTO:
-        run_static(lo, hi, o.schedule == UP_SCHED_AUTO ? 0 : o.chunk, me, size, body, ctx);
+        run_static(n, o->schedule == UP_SCHED_AUTO ? 0 : chunk, me, size, fn, ctx);
         break;
-    case UP_SCHED_DYNAMIC: {
-        int64_t chunk = o.chunk ? o.chunk : 1;
-        par_ws *ws = enter_ws(th);
-        for (;;) {
-            int64_t i = atomic_fetch_add_explicit(&ws->next, chunk, memory_order_relaxed);
-            if (i >= n)
-                break;
-            body(lo + i, lo + (i + chunk < n ? i + chunk : n), ctx);
-        }
-        leave_ws(th, ws, size);
-        break;
-    }
+    case UP_SCHED_DYNAMIC:
     case UP_SCHED_GUIDED: {
-        int64_t min = o.chunk ? o.chunk : 1;
         par_ws *ws = enter_ws(th);
-        int64_t i = atomic_load_explicit(&ws->next, memory_order_relaxed);
-        while (i < n) {
-            int64_t take = (n - i) / (2 * (int64_t)size);
-            if (take < min)
-                take = min;
-            if (i + take > n)
-                take = n - i;
-            if (atomic_compare_exchange_weak_explicit(&ws->next, &i, i + take, memory_order_relaxed,
-                                                      memory_order_relaxed))
-                body(lo + i, lo + i + take, ctx), i += take;
-        }
+        if (o->schedule == UP_SCHED_DYNAMIC)
+            run_dynamic(ws, n, chunk ? chunk : 1, size, fn, ctx);
+        else
+            run_guided(ws, n, chunk ? chunk : 1, size, fn, ctx);
         leave_ws(th, ws, size);
         break;
     }
     }
-    if (!o.nowait)
+    if (!o->nowait)
         par_barrier(th);
+}
+
+typedef struct flat1d {
+    int64_t lo;
+    up_range_fn body;
+    void *ctx;
+} flat1d;
+
+static void flat1d_body(uint64_t b, uint64_t e, void *p)
+{
+    const flat1d *f = p;
+    f->body(at(f->lo, b), at(f->lo, e), f->ctx);
+}
+
+int up_for(int64_t lo, int64_t hi, const up_for_opts *opts, up_range_fn body, void *ctx)
+{
+    up_for_opts o = opts ? *opts : (up_for_opts){UP_SCHED_STATIC, 0, 0};
+    if (!body || !opts_valid(&o))
+        return UP_EINVAL;
+    flat1d f = {lo, body, ctx};
+    share(count_of(lo, hi), &o, flat1d_body, &f);
     return UP_OK;
 }
 
 typedef struct flat2d {
-    int64_t ilo, jlo, ncols;
+    int64_t ilo, jlo;
+    uint64_t ncols;
     up_range2d_fn body;
     void *ctx;
 } flat2d;
 
-/* A flat range cut into row pieces. */
-static void flat_body(int64_t a, int64_t b, void *p)
+/* Collapsed cells [a, b), row-major, cut into row pieces: one division for
+ * the first row, then whole rows. (i + 1) * ncols never wraps: the flat
+ * space is only used when rows * ncols fits. */
+static void cells_body(uint64_t a, uint64_t b, void *p)
 {
-    flat2d *f = p;
+    const flat2d *f = p;
+    uint64_t i = a / f->ncols, j = a % f->ncols;
     while (a < b) {
-        int64_t i = a / f->ncols, j = a % f->ncols;
-        int64_t end = (i + 1) * f->ncols < b ? (i + 1) * f->ncols : b;
-        f->body(f->ilo + i, f->jlo + j, f->jlo + j + (end - a), f->ctx);
+        uint64_t row_end = (i + 1) * f->ncols;
+        uint64_t end = row_end < b ? row_end : b;
+        f->body(at(f->ilo, i), at(f->jlo, j), at(f->jlo, j + (end - a)), f->ctx);
         a = end;
+        i++;
+        j = 0;
     }
 }
 
+/* Rows [a, b), each whole. */
+static void rows_body(uint64_t a, uint64_t b, void *p)
+{
+    const flat2d *f = p;
+    for (uint64_t i = a; i < b; i++)
+        f->body(at(f->ilo, i), f->jlo, at(f->jlo, f->ncols), f->ctx);
+}
+
+/* The rows x columns space is flattened and shared by cells while its size
+ * fits in 64 bits; beyond 2^64 - 1 cells (every such loop has at least
+ * 2^32 rows or columns) the rows are shared instead, and the chunk, still
+ * counted in cells, becomes the whole rows it holds, at least one. */
 int up_for_2d(int64_t ilo, int64_t ihi, int64_t jlo, int64_t jhi, const up_for_opts *opts,
               up_range2d_fn body, void *ctx)
 {
-    if (!body)
+    up_for_opts o = opts ? *opts : (up_for_opts){UP_SCHED_STATIC, 0, 0};
+    if (!body || !opts_valid(&o))
         return UP_EINVAL;
-    int64_t rows = ihi > ilo ? ihi - ilo : 0, cols = jhi > jlo ? jhi - jlo : 0;
-    flat2d f = {ilo, jlo, cols ? cols : 1, body, ctx};
-    return up_for(0, rows * cols, opts, flat_body, &f);
+    uint64_t rows = count_of(ilo, ihi), cols = count_of(jlo, jhi);
+    flat2d f = {ilo, jlo, cols, body, ctx};
+    if (rows == 0 || cols == 0)
+        share(0, &o, cells_body, &f);
+    else if (rows <= UINT64_MAX / cols)
+        share(rows * cols, &o, cells_body, &f);
+    else {
+        if (o.chunk > 0)
+            o.chunk = (uint64_t)o.chunk / cols ? (int64_t)((uint64_t)o.chunk / cols) : 1;
+        share(rows, &o, rows_body, &f);
+    }
+    return UP_OK;
 }
 
 typedef struct pfor {
@@ -154,7 +268,7 @@ int up_parallel_for(up_pool *pool, int64_t lo, int64_t hi, const up_for_opts *op
     if (!body)
         return UP_EINVAL;
     pfor a = {lo, hi, opts ? *opts : (up_for_opts){UP_SCHED_STATIC, 0, 0}, body, ctx};
-    if ((unsigned)a.opts.schedule > UP_SCHED_AUTO || a.opts.chunk < 0)
+    if (!opts_valid(&a.opts))
         return UP_EINVAL;
     return up_parallel(pool, 0, pfor_region, &a);
 }
@@ -167,18 +281,18 @@ int up_parallel_for(up_pool *pool, int64_t lo, int64_t hi, const up_for_opts *op
  * fewer than 2g iterations (all of them when n < g); num_tasks t gives
  * exactly min(t, n) chunks. */
 typedef struct tloop {
-    int64_t lo, hi, chunks; /* [lo, hi) in chunks balanced pieces */
+    int64_t lo, hi;  /* [lo, hi) */
+    uint64_t chunks; /* in chunks balanced pieces, at most hi - lo */
     up_range_fn body;
     void *ctx;
 } tloop;
 
 /* Where the first kl of a range's k balanced chunks end. */
-static int64_t chunks_end(int64_t lo, int64_t hi, int64_t k, int64_t kl)
+static int64_t chunks_end(int64_t lo, int64_t hi, uint64_t k, uint64_t kl)
 {
-    uint64_t n = (uint64_t)hi - (uint64_t)lo;
-    uint64_t q = n / (uint64_t)k, r = n % (uint64_t)k;
-    uint64_t extra = (uint64_t)kl < r ? (uint64_t)kl : r;
-    return (int64_t)((uint64_t)lo + (uint64_t)kl * q + extra);
+    uint64_t n = count_of(lo, hi);
+    uint64_t q = n / k, r = n % k;
+    return at(lo, kl * q + (kl < r ? kl : r));
 }
 
 /* Where every task would run at once anyway (a team of one, or a final
@@ -188,15 +302,14 @@ static int64_t chunks_end(int64_t lo, int64_t hi, int64_t k, int64_t kl)
 static void tloop_serial(const tloop *a, const par_frame *f)
 {
     const par_group *g = f ? f->group : NULL;
-    uint64_t n = (uint64_t)a->hi - (uint64_t)a->lo, k = (uint64_t)a->chunks;
-    uint64_t q = n / k, r = n % k;
-    int64_t lo = a->lo;
+    uint64_t n = count_of(a->lo, a->hi), k = a->chunks;
+    uint64_t q = n / k, r = n % k, off = 0;
     for (uint64_t i = 0; i < k; i++) {
-        int64_t hi = (int64_t)((uint64_t)lo + q + (i < r));
+        uint64_t end = off + q + (i < r);
         if (g && atomic_load_explicit(&g->cancelled, memory_order_relaxed))
             return;
-        a->body(lo, hi, a->ctx);
-        lo = hi;
+        a->body(at(a->lo, off), at(a->lo, end), a->ctx);
+        off = end;
     }
 }
 
@@ -211,7 +324,8 @@ static void tloop_task(void *p)
         return;
     }
     while (a.chunks > 1) {
-        int64_t kl = a.chunks - a.chunks / 2, mid = chunks_end(a.lo, a.hi, a.chunks, kl);
+        uint64_t kl = a.chunks - a.chunks / 2;
+        int64_t mid = chunks_end(a.lo, a.hi, a.chunks, kl);
         tloop right = {mid, a.hi, a.chunks / 2, a.body, a.ctx};
         up_task_copy(tloop_task, &right, sizeof right, NULL);
         a.hi = mid;
@@ -226,15 +340,15 @@ int up_taskloop(int64_t lo, int64_t hi, const up_taskloop_opts *opts, up_range_f
 {
     if (!body || (opts && (opts->grainsize < 0 || opts->num_tasks < 0)))
         return UP_EINVAL;
-    if (hi <= lo)
+    uint64_t n = count_of(lo, hi), k;
+    if (n == 0)
         return UP_OK;
-    int64_t n = hi - lo, k;
     if (opts && opts->grainsize)
-        k = n / opts->grainsize;
+        k = n / (uint64_t)opts->grainsize;
     else if (opts && opts->num_tasks)
-        k = opts->num_tasks;
+        k = (uint64_t)opts->num_tasks;
     else
-        k = 4 * (int64_t)up_num_threads();
+        k = 4 * (uint64_t)up_num_threads();
     if (k > n)
         k = n;
     if (k < 1)

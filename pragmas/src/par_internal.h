@@ -78,7 +78,7 @@ typedef struct par_member {
  * dynamic or guided loop, reset by the last member to leave it. */
 typedef struct par_ws {
     _Alignas(PAR_LINE) _Atomic uint64_t gen; /* construct number it serves */
-    _Atomic int64_t next;                    /* iterations handed out */
+    _Atomic uint64_t next;                   /* iterations handed out (loops.c) */
     _Atomic unsigned done;                   /* members finished with it */
 } par_ws;
 

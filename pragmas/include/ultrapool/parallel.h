@@ -93,13 +93,22 @@ typedef struct up_for_opts {
     int nowait; /* 1: no barrier at the end */
 } up_for_opts;
 
-/* body(lo, hi, ctx) is called for disjoint ranges covering [lo, hi). */
+/* body(lo, hi, ctx) is called for disjoint ranges covering [lo, hi)
+ * exactly: any int64 bounds, up to 2^64 - 1 iterations (INT64_MIN to
+ * INT64_MAX), for every schedule and chunk; hi <= lo is an empty loop. The
+ * ranges follow the schedule (static chunk c: chunks of c iterations dealt
+ * round robin by member; dynamic: chunks of c; guided: at least c), except
+ * in a team of one, where body runs once over all of [lo, hi). */
 typedef void (*up_range_fn)(int64_t lo, int64_t hi, void *ctx);
 /* body(i, jlo, jhi, ctx): row i, columns [jlo, jhi). */
 typedef void (*up_range2d_fn)(int64_t i, int64_t jlo, int64_t jhi, void *ctx);
 
 /* Inside a region: shares [lo, hi) among the members. opts NULL: static. */
-/* collapse(2): the rows x columns space flattened and shared. */
+/* collapse(2): the rows x columns space flattened and shared, chunk
+ * counted in cells and body called per row piece. A space of more than
+ * 2^64 - 1 cells (say 2^32 x 2^32) cannot be flattened: its rows are
+ * shared instead, whole, chunk / (hi - lo columns) of them at a time (at
+ * least one). */
 UP_API int up_for(int64_t lo, int64_t hi, const up_for_opts *opts, up_range_fn body, void *ctx);
 UP_API int up_for_2d(int64_t ilo, int64_t ihi, int64_t jlo, int64_t jhi, const up_for_opts *opts,
                      up_range2d_fn body, void *ctx);
@@ -170,7 +179,8 @@ typedef struct up_taskloop_opts {
     int64_t num_tasks; /* tasks to create (0 and grainsize 0: 4 per member) */
     int nogroup;       /* 1: no implicit taskgroup at the end */
 } up_taskloop_opts;
-/* Splits [lo, hi) into tasks running body on their ranges. */
+/* Splits [lo, hi) (any int64 bounds, as up_for) into tasks running body
+ * on their ranges. */
 UP_API int up_taskloop(int64_t lo, int64_t hi, const up_taskloop_opts *opts, up_range_fn body,
                        void *ctx);
 
