@@ -1,6 +1,8 @@
 /* Task dependencies between siblings, on addresses (OpenMP's depend
  * clause). The creating frame keeps a table from address to the last task
- * that writes it and the tasks that read it since. A new task depends on
+ * that writes it and the tasks that read it since. Any address is a key,
+ * NULL included (addresses are compared, never dereferenced): NULL, the
+ * table's empty marker, has its entry beside the table. A new task depends on
  * the last writer (in) or on the last writer and every reader since (out,
  * inout); mutexinoutset is ordered like inout, which is one of the orders
  * OpenMP allows (the tasks of a set run one at a time, in creation order).
@@ -89,6 +91,9 @@ struct par_deptable {
     par_node *nodes_tail; /* the first one taken, last in the chain */
     edge_block *blocks;   /* in use; kept with the table when recycled */
     edge_block *spare;
+    /* The entry of address NULL, which marks the empty slots of entries
+     * and so cannot have one there. */
+    dep_entry null_entry;
 };
 
 static pthread_mutex_t stash_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -170,6 +175,8 @@ static int grow(par_deptable *t)
 
 static dep_entry *lookup(par_deptable *t, const void *addr)
 {
+    if (!addr)
+        return &t->null_entry;
     if (2 * (t->used + 1) > t->cap && grow(t) != 0)
         return NULL;
     size_t k = slot_of(addr, t->cap);
@@ -332,6 +339,7 @@ void par_deps_free(par_thread *th, par_frame *f)
         t->spare = b;
     }
     memset(t->entries, 0, t->cap * sizeof *t->entries);
+    memset(&t->null_entry, 0, sizeof t->null_entry);
     t->used = 0;
     pthread_mutex_lock(&stash_lock);
     if (tail) {

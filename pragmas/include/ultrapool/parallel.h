@@ -162,7 +162,9 @@ UP_API int up_cancelled(void);
 /* Nesting depth of task frames on this thread (the bound on helping). */
 UP_API unsigned up_task_depth(void);
 
-/* Dependencies between sibling tasks, on addresses. */
+/* Dependencies between sibling tasks, on addresses. Any address orders
+ * the tasks that name it, NULL and addresses of no object included: they
+ * are compared, never dereferenced. */
 typedef enum up_dep_kind { UP_DEP_IN, UP_DEP_OUT, UP_DEP_INOUT, UP_DEP_MUTEXINOUTSET } up_dep_kind;
 typedef struct up_dep {
     const void *addr;
