@@ -113,6 +113,9 @@ static void member_task(void *arg)
     drop_ref(t);
 }
 
+/* What a region of one submits to learn whether the pool is stopped. */
+static void probe_task(void *arg) { (void)arg; }
+
 static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, int exact)
 {
     if (!pool || !fn || nthreads > PAR_MAX_TEAM)
@@ -125,6 +128,16 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
     unsigned level = th->level + 1;
     if (level > PAR_MAX_LEVELS || !par_level_deque(th, level - 1))
         nthreads = 1; /* too deep, or no memory for a deque: a team of one */
+    /* A stopped pool runs no region, whatever its size. A region with
+     * members learns it from its first member task, which the pool
+     * refuses (below); a region of one, which submits none, asks with a
+     * task that does nothing (the layer's interface has no query). */
+    if (nthreads == 1) {
+        int rc = level == 1 ? up__submit_copy_nogrow(pool, probe_task, &pool, sizeof pool)
+                            : up_submit_copy(pool, probe_task, &pool, sizeof pool);
+        if (rc == UP_ESTOPPED)
+            return UP_ESTOPPED;
+    }
 
     par_team *t = aligned_alloc(PAR_LINE, sizeof *t);
     par_member *members = aligned_alloc(PAR_LINE, nthreads * sizeof *members);

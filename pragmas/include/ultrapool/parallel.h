@@ -54,7 +54,10 @@ typedef void (*up_region_fn)(void *ctx);
  * pool) and returns when all of them, and every task they created, are
  * done. A nested region (called from inside a region) gets the idle
  * workers it can find right away, possibly none: it never waits for a
- * thread, so it cannot deadlock. Returns UP_OK, UP_EINVAL, UP_ESTOPPED. */
+ * thread, so it cannot deadlock. Returns UP_OK, UP_EINVAL, or
+ * UP_ESTOPPED when the pool is stopped: then the region does not run,
+ * whatever nthreads (a team of one included). up_parallel_exact and
+ * up_parallel_for return UP_ESTOPPED the same way. */
 UP_API int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx);
 
 /* Like up_parallel, but all or nothing: when fewer than nthreads members
