@@ -152,7 +152,7 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
     t->fn = fn;
     t->ctx = ctx;
     t->requested = nthreads;
-    t->level = level <= PAR_MAX_LEVELS ? level : PAR_MAX_LEVELS;
+    t->level = level; /* any depth: only the deque cache stops at PAR_MAX_LEVELS */
     t->members = members;
     pthread_mutex_init(&t->urgent_lock, NULL);
     for (unsigned i = 0; i < PAR_WS_SLOTS; i++)

@@ -63,11 +63,14 @@ UP_API int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *
 /* Like up_parallel, but all or nothing: when fewer than nthreads members
  * can be gathered in time, runs nothing and returns UP_EAGAIN. For code
  * that partitions its data by up_thread_num(). */
+/* up_level() counts the regions enclosing the caller, teams of one
+ * included (OpenMP's omp_get_level), at any depth. Regions nested more
+ * than 8 deep run on a team of one, whose tasks run at once. */
 UP_API int up_parallel_exact(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx);
 
 UP_API unsigned up_thread_num(void);  /* 0 .. up_num_threads() - 1; 0 outside */
 UP_API unsigned up_num_threads(void); /* 1 outside a region */
-UP_API unsigned up_level(void);       /* nesting depth of active regions */
+UP_API unsigned up_level(void);       /* enclosing regions, any depth (above) */
 
 /* Waits for every member of the team and for every task the team created.
  * Waiting members run tasks meanwhile. */
