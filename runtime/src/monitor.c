@@ -11,24 +11,14 @@
  * was not empty at either look and CPU time went unused. When nothing is queued the
  * monitor sleeps until a submitter or the last searching worker pokes it,
  * so an idle pool costs no wake-ups. */
-#include <signal.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 
 #include "clock.h"
+#include "os.h"
 #include "pool_internal.h"
 
 /* Most workers one shard gains in one look. */
 #define MAX_SPAWNS_PER_LOOK 32
-
-static uint64_t process_cpu_ns(void)
-{
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0)
-        return 0;
-    return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
-           (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
-}
 
 static unsigned allowed_cpus(const up_pool *p)
 {
@@ -90,11 +80,11 @@ static void *monitor_main(void *arg)
 {
     up_pool *p = arg;
     unsigned ncpus = allowed_cpus(p);
-    uint64_t last_wall = up__now_ns(), last_cpu = process_cpu_ns();
+    uint64_t last_wall = up__now_ns(), last_cpu = up__os_process_cpu_ns();
     for (;;) {
         if (up__load_acquire(&p->stopping) && up__load_acquire(&p->workers) == 0)
             break;
-        uint64_t wall = up__now_ns(), cpu = process_cpu_ns();
+        uint64_t wall = up__now_ns(), cpu = up__os_process_cpu_ns();
         uint64_t dwall = wall - last_wall, dcpu = cpu - last_cpu;
         last_wall = wall;
         last_cpu = cpu;
@@ -115,7 +105,7 @@ static void *monitor_main(void *arg)
             up__parker_wait(&p->monitor_parker, UINT64_MAX);
         up__store_seqcst(&p->monitor_parked, 0);
         last_wall = up__now_ns();
-        last_cpu = process_cpu_ns();
+        last_cpu = up__os_process_cpu_ns();
     }
     return NULL;
 }
@@ -128,11 +118,10 @@ void up__monitor_poke(up_pool *p)
 
 int up__monitor_start(up_pool *p)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+    sigset_t old;
+    up__os_block_signals(&old, 0); /* the monitor takes no signal at all */
     int rc = pthread_create(&p->monitor, NULL, monitor_main, p);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    up__os_restore_signals(&old);
     if (rc != 0)
         return UP_EAGAIN;
     p->monitor_started = 1;

@@ -1,15 +1,42 @@
 /* The runtime's one OS layer: what differs between Linux, macOS and other
- * POSIX systems, behind plain functions, so the core files carry no
+ * POSIX systems, behind plain functions (os.c), so the core files carry no
  * #ifdef. Each function says what it returns where the OS offers nothing.
- * The futex itself is Linux-only and used only by park_futex.c (the
- * parker elsewhere is park_cond.c). */
+ * None of them is on a per-task path: the CPU id is cached by its caller,
+ * the rest run per thread start, per monitor look or per sleep. */
 #ifndef UP_OS_H
 #define UP_OS_H
 
+#include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Usable size in bytes of the calling thread's stack, 0 when the OS does
  * not say. */
 size_t up__os_stack_size(void);
+
+/* The CPU the calling thread runs on now, -1 where the OS cannot say
+ * (then callers spread by thread instead). */
+int up__os_current_cpu(void);
+
+/* CPU time the whole process has used (user + system), in nanoseconds; 0
+ * when unavailable. The monitor compares it with wall time to tell
+ * blocked workers from busy ones. */
+uint64_t up__os_process_cpu_ns(void);
+
+/* Blocks signals in the calling thread, saving the previous mask in *old:
+ * every signal, or with keep_faults, every asynchronous one, leaving the
+ * synchronous faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL) deliverable, since
+ * blocking those makes a fault kill the process without its handler. A
+ * thread created meanwhile inherits the mask: the runtime's threads leave
+ * the application's signals to the application's threads. */
+void up__os_block_signals(sigset_t *old, int keep_faults);
+void up__os_restore_signals(const sigset_t *old);
+
+/* Futex words (Linux only; park_futex.c is their one user, park_cond.c
+ * serves the other systems). Waits while *addr == expected, at most
+ * timeout_ns (UINT64_MAX: no limit); returns early on a wake, a signal or
+ * spuriously, so callers re-check in a loop. Wake wakes up to n waiters. */
+void up__os_futex_wait(_Atomic uint32_t *addr, uint32_t expected, uint64_t timeout_ns);
+void up__os_futex_wake(_Atomic uint32_t *addr, int n);
 
 #endif

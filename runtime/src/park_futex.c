@@ -1,30 +1,13 @@
-/* Linux futex implementation of park.h. The futex words are private to the
- * process (FUTEX_*_PRIVATE); a wait returns on a wake, on a signal, or
- * spuriously, so every wait sits in a loop that re-checks its condition. */
+/* Linux futex implementation of park.h, on the futex calls of the OS layer
+ * (os.c). The futex words are private to the process; a wait returns on a
+ * wake, on a signal, or spuriously, so every wait sits in a loop that
+ * re-checks its condition. */
 #include "park.h"
 
-#include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "clock.h"
-
-static int futex_wait(_Atomic uint32_t *addr, uint32_t expected, uint64_t timeout_ns)
-{
-    struct timespec ts, *tsp = NULL;
-    if (timeout_ns != UINT64_MAX) {
-        ts = up__timespec_from_ns(timeout_ns);
-        tsp = &ts;
-    }
-    return (int)syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_PRIVATE, expected, tsp, NULL, 0);
-}
-
-static void futex_wake(_Atomic uint32_t *addr, int n)
-{
-    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
-}
+#include "os.h"
 
 int up__parker_init(up__parker *pk)
 {
@@ -43,14 +26,14 @@ int up__parker_wait(up__parker *pk, uint64_t timeout_ns)
         uint64_t left = up__remaining_ns(deadline);
         if (left == 0)
             return 0;
-        futex_wait(&pk->token, 0, left);
+        up__os_futex_wait(&pk->token, 0, left);
     }
 }
 
 void up__parker_post(up__parker *pk)
 {
     up__store_release(&pk->token, 1);
-    futex_wake(&pk->token, 1);
+    up__os_futex_wake(&pk->token, 1);
 }
 
 int up__event_init(up__event *ev)
@@ -70,18 +53,18 @@ int up__event_wait(up__event *ev, uint32_t key, uint64_t timeout_ns)
         uint64_t left = up__remaining_ns(deadline);
         if (left == 0)
             return 0;
-        futex_wait(&ev->count, key, left);
+        up__os_futex_wait(&ev->count, key, left);
     }
 }
 
 void up__event_notify_one(up__event *ev)
 {
     up__fetch_add_seqcst(&ev->count, 1);
-    futex_wake(&ev->count, 1);
+    up__os_futex_wake(&ev->count, 1);
 }
 
 void up__event_notify_all(up__event *ev)
 {
     up__fetch_add_seqcst(&ev->count, 1);
-    futex_wake(&ev->count, INT_MAX);
+    up__os_futex_wake(&ev->count, INT_MAX);
 }

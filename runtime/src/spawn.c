@@ -4,10 +4,10 @@
  * shard), by the monitor (beyond that, for blocked tasks), at create (the
  * floor) and by up_pool_reserve. */
 #include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "os.h"
 #include "pool_internal.h"
 #include "rng.h"
 
@@ -92,15 +92,10 @@ static int start_thread(up_pool *p, up__shard *s)
         pthread_attr_setstacksize(&attr, p->cfg.stack_size);
     /* Workers block asynchronous signals so the application's handlers run
      * on its own threads; faults (SEGV, BUS, FPE, ILL) stay deliverable. */
-    sigset_t all, old;
-    sigfillset(&all);
-    sigdelset(&all, SIGSEGV);
-    sigdelset(&all, SIGBUS);
-    sigdelset(&all, SIGFPE);
-    sigdelset(&all, SIGILL);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+    sigset_t old;
+    up__os_block_signals(&old, 1);
     int rc = pthread_create(&w->thread, &attr, up__worker_main, w);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    up__os_restore_signals(&old);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
         up__store_release(&w->state, UP__SLOT_FREE);

@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "help.h"
+#include "os.h"
 #include "pool_internal.h"
 #include "rng.h"
 #include "../layer/up_layer.h"
@@ -20,7 +21,7 @@
 /* MODE_NOGROW: never start a worker beyond the first (see layer/up_layer.h). */
 enum { MODE_NOWAIT = 0, MODE_WAIT = 1, MODE_NOGROW = 2 };
 
-/* The caller's CPU, refreshed every few submits: sched_getcpu costs a few
+/* The caller's CPU, refreshed every few submits: asking costs a few
  * nanoseconds, and a thread rarely migrates between two submits. */
 static _Thread_local int tls_cpu = -1;
 static _Thread_local unsigned tls_cpu_age;
@@ -38,11 +39,7 @@ static int current_cpu(void)
 {
     if (tls_cpu_age-- == 0 || tls_cpu < 0) {
         tls_cpu_age = 63;
-#if defined(__linux__)
-        tls_cpu = sched_getcpu();
-#else
-        tls_cpu = -1;
-#endif
+        tls_cpu = up__os_current_cpu();
     }
     return tls_cpu;
 }
