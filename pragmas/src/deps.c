@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "par_internal.h"
+#include "up_layer.h" /* up__set_error */
 
 typedef struct par_edge {
     par_node *node;
@@ -226,8 +227,10 @@ static int add_edge(par_deptable *t, par_node *pred, par_node *succ)
 int par_deps_create(par_thread *th, par_task *task, const up_dep *deps, size_t ndeps)
 {
     par_frame *f = th->c.frame;
-    if (!f->deps && !(f->deps = table_get(th)))
+    if (!f->deps && !(f->deps = table_get(th))) {
+        up__set_error("task dependencies: out of memory for a dependency table");
         return UP_ENOMEM;
+    }
     par_deptable *t = f->deps;
     if (!th->free_nodes) {
         pthread_mutex_lock(&stash_lock);
@@ -238,8 +241,10 @@ int par_deps_create(par_thread *th, par_task *task, const up_dep *deps, size_t n
     par_node *n = th->free_nodes;
     if (n)
         th->free_nodes = n->next;
-    else if (!(n = aligned_alloc(PAR_LINE, sizeof *n)))
+    else if (!(n = aligned_alloc(PAR_LINE, sizeof *n))) {
+        up__set_error("task dependencies: out of memory for a task's node");
         return UP_ENOMEM;
+    }
     atomic_init(&n->npred, NPRED_BIAS);
     atomic_init(&n->nsucc, 0);
     atomic_init(&n->more, NULL);
@@ -280,6 +285,7 @@ fail:
      * bias so its own predecessors never run it. */
     atomic_store_explicit(&n->nsucc, NSUCC_CLOSED, memory_order_release);
     atomic_store_explicit(&n->more, SUCC_CLOSED, memory_order_release);
+    up__set_error("task dependencies: out of memory for the table or its edges");
     return UP_ENOMEM;
 }
 

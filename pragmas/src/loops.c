@@ -14,9 +14,11 @@
  * once that slot's generation says c; the last member to leave resets the
  * counter and moves the generation to c + PAR_WS_SLOTS. Every member meets
  * the same loops in the same order (as OpenMP requires), so c agrees. */
-#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "par_internal.h"
+#include "up_layer.h" /* up__set_error */
 
 /* Iterations of [lo, hi): 0 when hi <= lo. */
 static uint64_t count_of(int64_t lo, int64_t hi)
@@ -129,9 +131,35 @@ static void run_guided(par_ws *ws, uint64_t n, uint64_t min, unsigned size, span
     }
 }
 
-static int opts_valid(const up_for_opts *o)
+/* The arguments of loop call who: UP_OK, or UP_EINVAL with the reason in
+ * up_last_error(). */
+static int loop_args(const char *who, int has_body, const up_for_opts *o)
 {
-    return (unsigned)o->schedule <= UP_SCHED_AUTO && o->chunk >= 0;
+    if (!has_body)
+        up__set_error("%s: body is NULL", who);
+    else if ((unsigned)o->schedule > UP_SCHED_AUTO)
+        up__set_error("%s: schedule %d is not an up_schedule", who, (int)o->schedule);
+    else if (o->chunk < 0)
+        up__set_error("%s: chunk %lld is negative", who, (long long)o->chunk);
+    else
+        return UP_OK;
+    return UP_EINVAL;
+}
+
+/* rc of a call made for who, with its error under who's name: "inner:
+ * reason" becomes "who: reason". */
+static int renamed(int rc, const char *who, const char *inner)
+{
+    if (rc == UP_OK)
+        return rc;
+    const char *e = up_last_error();
+    size_t n = strlen(inner);
+    if (strncmp(e, inner, n) == 0 && e[n] == ':')
+        e += n + (e[n + 1] == ' ' ? 2 : 1);
+    char reason[256];
+    snprintf(reason, sizeof reason, "%s", e); /* e is the buffer written next */
+    up__set_error("%s: %s", who, reason);
+    return rc;
 }
 
 /* Shares offsets [0, n) among the current team by the schedule of o (a
@@ -184,8 +212,9 @@ static void flat1d_body(uint64_t b, uint64_t e, void *p)
 int up_for(int64_t lo, int64_t hi, const up_for_opts *opts, up_range_fn body, void *ctx)
 {
     up_for_opts o = opts ? *opts : (up_for_opts){UP_SCHED_STATIC, 0, 0};
-    if (!body || !opts_valid(&o))
-        return UP_EINVAL;
+    int rc = loop_args("up_for", body != NULL, &o);
+    if (rc != UP_OK)
+        return rc;
     flat1d f = {lo, body, ctx};
     share(count_of(lo, hi), &o, flat1d_body, &f);
     return UP_OK;
@@ -231,8 +260,9 @@ int up_for_2d(int64_t ilo, int64_t ihi, int64_t jlo, int64_t jhi, const up_for_o
               up_range2d_fn body, void *ctx)
 {
     up_for_opts o = opts ? *opts : (up_for_opts){UP_SCHED_STATIC, 0, 0};
-    if (!body || !opts_valid(&o))
-        return UP_EINVAL;
+    int rc = loop_args("up_for_2d", body != NULL, &o);
+    if (rc != UP_OK)
+        return rc;
     uint64_t rows = count_of(ilo, ihi), cols = count_of(jlo, jhi);
     flat2d f = {ilo, jlo, cols, body, ctx};
     if (rows == 0 || cols == 0)
@@ -265,12 +295,11 @@ static void pfor_region(void *p)
 int up_parallel_for(up_pool *pool, int64_t lo, int64_t hi, const up_for_opts *opts,
                     up_range_fn body, void *ctx)
 {
-    if (!body)
-        return UP_EINVAL;
     pfor a = {lo, hi, opts ? *opts : (up_for_opts){UP_SCHED_STATIC, 0, 0}, body, ctx};
-    if (!opts_valid(&a.opts))
-        return UP_EINVAL;
-    return up_parallel(pool, 0, pfor_region, &a);
+    int rc = loop_args("up_parallel_for", body != NULL, &a.opts);
+    if (rc != UP_OK)
+        return rc;
+    return renamed(up_parallel(pool, 0, pfor_region, &a), "up_parallel_for", "up_parallel");
 }
 
 /* taskloop: the range is cut into k chunks of n / k or n / k + 1
@@ -338,8 +367,14 @@ static void tloop_group(void *p) { tloop_task(p); }
 
 int up_taskloop(int64_t lo, int64_t hi, const up_taskloop_opts *opts, up_range_fn body, void *ctx)
 {
-    if (!body || (opts && (opts->grainsize < 0 || opts->num_tasks < 0)))
+    if (!body || (opts && (opts->grainsize < 0 || opts->num_tasks < 0))) {
+        if (!body)
+            up__set_error("up_taskloop: body is NULL");
+        else
+            up__set_error("up_taskloop: grainsize %lld or num_tasks %lld is negative",
+                          (long long)opts->grainsize, (long long)opts->num_tasks);
         return UP_EINVAL;
+    }
     uint64_t n = count_of(lo, hi), k;
     if (n == 0)
         return UP_OK;
@@ -355,6 +390,7 @@ int up_taskloop(int64_t lo, int64_t hi, const up_taskloop_opts *opts, up_range_f
         k = 1;
     tloop root = {lo, hi, k, body, ctx};
     if (opts && opts->nogroup) /* the current task waits at its next taskwait or end */
-        return up_task_copy(tloop_task, &root, sizeof root, NULL);
-    return up_taskgroup(tloop_group, &root);
+        return renamed(up_task_copy(tloop_task, &root, sizeof root, NULL), "up_taskloop",
+                       "up_task_copy");
+    return renamed(up_taskgroup(tloop_group, &root), "up_taskloop", "up_taskgroup");
 }

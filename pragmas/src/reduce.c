@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "par_internal.h"
+#include "up_layer.h" /* up__set_error */
 
 #define COMBINE(T, a, b, op)                                                                       \
     do {                                                                                           \
@@ -94,14 +95,26 @@ static int reduce(void *value, size_t size, up_red_op op, up_red_type type, up_c
 int up_reduce(void *value, up_red_op op, up_red_type type)
 {
     size_t size = type_size(type);
-    if (!value || size == 0 || (unsigned)op > UP_MAX)
+    if (!value || size == 0 || (unsigned)op > UP_MAX) {
+        if (!value)
+            up__set_error("up_reduce: value is NULL");
+        else if (size == 0)
+            up__set_error("up_reduce: type %d is not an up_red_type", (int)type);
+        else
+            up__set_error("up_reduce: op %d is not an up_red_op", (int)op);
         return UP_EINVAL;
+    }
     return reduce(value, size, op, type, NULL);
 }
 
 int up_reduce_user(void *value, size_t size, up_combine_fn combine)
 {
-    if (!value || !combine || size == 0 || size > 256)
+    if (!value || !combine || size == 0 || size > 256) {
+        if (!value || !combine)
+            up__set_error("up_reduce_user: %s is NULL", !value ? "value" : "combine");
+        else
+            up__set_error("up_reduce_user: size %zu (1 to 256)", size);
         return UP_EINVAL;
+    }
     return reduce(value, size, UP_SUM, UP_INT64, combine);
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "par_internal.h"
+#include "up_layer.h" /* up__set_error */
 #include "task_deque.h"
 
 #define DEQUE_CAPACITY  8192
@@ -304,11 +305,15 @@ static par_frame *current_frame(par_thread *th)
 static int create(up_task_fn fn, const par_task *proto, const up_task_opts *opts,
                   const up_dep *deps, size_t ndeps)
 {
-    if (!fn)
+    if (!fn) { /* the other calls check fn before they come here */
+        up__set_error("up_task: task function is NULL");
         return UP_EINVAL;
+    }
     par_thread *th = par_tls ? par_tls : par_self();
-    if (!th)
+    if (!th) {
+        up__set_error("tasks: out of memory for the thread's state");
         return UP_ENOMEM;
+    }
     par_frame *f = current_frame(th);
     par_task t = *proto;
     t.fn = fn;
@@ -410,17 +415,6 @@ int up_task(up_task_fn fn, void *arg, const up_task_opts *opts)
     return task_slow(fn, arg, opts);
 }
 
-int up_task_copy(up_task_fn fn, const void *payload, size_t size, const up_task_opts *opts)
-{
-    if (!payload || size == 0 || size > UP_TASK_PAYLOAD)
-        return UP_EINVAL;
-    par_task t;
-    memset(t.words, 0, sizeof t.words);
-    memcpy(t.words, payload, size);
-    t.size = size;
-    return create(fn, &t, opts, NULL, 0);
-}
-
 /* A dependency list a task may carry: present when counted, known kinds. */
 static int deps_valid(const up_dep *deps, size_t ndeps)
 {
@@ -432,11 +426,43 @@ static int deps_valid(const up_dep *deps, size_t ndeps)
     return 1;
 }
 
+/* The arguments of task call who: UP_OK, or UP_EINVAL with the reason in
+ * up_last_error(). copy: a payload of size bytes is copied. */
+static int task_args(const char *who, up_task_fn fn, int copy, const void *payload, size_t size,
+                     const up_dep *deps, size_t ndeps)
+{
+    if (!fn)
+        up__set_error("%s: task function is NULL", who);
+    else if (copy && !payload)
+        up__set_error("%s: payload is NULL", who);
+    else if (copy && (size == 0 || size > UP_TASK_PAYLOAD))
+        up__set_error("%s: payload of %zu bytes (1 to %d)", who, size, UP_TASK_PAYLOAD);
+    else if (!deps_valid(deps, ndeps))
+        up__set_error("%s: %s", who,
+                      deps ? "a dependency kind is not an up_dep_kind" : "deps is NULL");
+    else
+        return UP_OK;
+    return UP_EINVAL;
+}
+
+int up_task_copy(up_task_fn fn, const void *payload, size_t size, const up_task_opts *opts)
+{
+    int rc = task_args("up_task_copy", fn, 1, payload, size, NULL, 0);
+    if (rc != UP_OK)
+        return rc;
+    par_task t;
+    memset(t.words, 0, sizeof t.words);
+    memcpy(t.words, payload, size);
+    t.size = size;
+    return create(fn, &t, opts, NULL, 0);
+}
+
 int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
                  const up_task_opts *opts)
 {
-    if (!deps_valid(deps, ndeps))
-        return UP_EINVAL;
+    int rc = task_args("up_task_deps", fn, 0, NULL, 0, deps, ndeps);
+    if (rc != UP_OK)
+        return rc;
     par_task t;
     t.size = 0;
     t.words[0] = (uint64_t)(uintptr_t)arg;
@@ -446,8 +472,9 @@ int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
 int up_task_deps_copy(up_task_fn fn, const void *payload, size_t size, const up_dep *deps,
                       size_t ndeps, const up_task_opts *opts)
 {
-    if (!payload || size == 0 || size > UP_TASK_PAYLOAD || !deps_valid(deps, ndeps))
-        return UP_EINVAL;
+    int rc = task_args("up_task_deps_copy", fn, 1, payload, size, deps, ndeps);
+    if (rc != UP_OK)
+        return rc;
     par_task t;
     memset(t.words, 0, sizeof t.words);
     memcpy(t.words, payload, size);
@@ -484,11 +511,15 @@ unsigned up_task_depth(void)
 
 int up_taskgroup(up_region_fn fn, void *ctx)
 {
-    if (!fn)
+    if (!fn) {
+        up__set_error("up_taskgroup: function is NULL");
         return UP_EINVAL;
+    }
     par_thread *th = par_self();
-    if (!th)
+    if (!th) {
+        up__set_error("up_taskgroup: out of memory for the thread's state");
         return UP_ENOMEM;
+    }
     par_frame *outer = current_frame(th);
     par_group g;
     atomic_init(&g.cancelled, 0);
@@ -506,7 +537,11 @@ int up_taskgroup(up_region_fn fn, void *ctx)
     fn(ctx);
     par_join(th, &f);
     th->c.frame = outer;
-    return atomic_load(&g.cancelled) ? UP_ECANCELED : UP_OK;
+    if (atomic_load(&g.cancelled)) {
+        up__set_error("up_taskgroup: the group was cancelled");
+        return UP_ECANCELED;
+    }
+    return UP_OK;
 }
 
 void up_cancel_taskgroup(void)

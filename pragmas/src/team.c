@@ -118,11 +118,20 @@ static void probe_task(void *arg) { (void)arg; }
 
 static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, int exact)
 {
-    if (!pool || !fn || nthreads > PAR_MAX_TEAM)
+    const char *who = exact ? "up_parallel_exact" : "up_parallel";
+    if (!pool || !fn || nthreads > PAR_MAX_TEAM) {
+        if (!pool || !fn)
+            up__set_error("%s: %s is NULL", who, !pool ? "pool" : "region function");
+        else
+            up__set_error("%s: %u threads, above the most a team has (%u)", who, nthreads,
+                          PAR_MAX_TEAM);
         return UP_EINVAL;
+    }
     par_thread *th = par_self();
-    if (!th)
+    if (!th) {
+        up__set_error("%s: out of memory for the thread's state", who);
         return UP_ENOMEM;
+    }
     if (nthreads == 0)
         nthreads = default_threads();
     unsigned level = th->level + 1;
@@ -135,8 +144,10 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
     if (nthreads == 1) {
         int rc = level == 1 ? up__submit_copy_nogrow(pool, probe_task, &pool, sizeof pool)
                             : up_submit_copy(pool, probe_task, &pool, sizeof pool);
-        if (rc == UP_ESTOPPED)
+        if (rc == UP_ESTOPPED) {
+            up__set_error("%s: the pool is stopped", who);
             return UP_ESTOPPED;
+        }
     }
 
     par_team *t = aligned_alloc(PAR_LINE, sizeof *t);
@@ -144,6 +155,7 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
     if (!t || !members) {
         free(t);
         free(members);
+        up__set_error("%s: out of memory for a team of %u", who, nthreads);
         return UP_ENOMEM;
     }
     memset(t, 0, sizeof *t);
@@ -174,6 +186,7 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
             atomic_fetch_sub_explicit(&t->refs, 1, memory_order_relaxed);
             if (rc == UP_ESTOPPED && submitted == 0) {
                 drop_ref(t);
+                up__set_error("%s: the pool is stopped", who);
                 return UP_ESTOPPED;
             }
             break;
@@ -208,6 +221,7 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
         atomic_store_explicit(&t->abandoned, 1, memory_order_relaxed);
         atomic_store_explicit(&t->running, 1, memory_order_release);
         drop_ref(t);
+        up__set_error("%s: %u of %u threads gathered in time", who, st & ~CLOSED, nthreads);
         return UP_EAGAIN;
     }
     atomic_store_explicit(&t->running, 1, memory_order_release);

@@ -32,7 +32,12 @@
  *
  * Outside a region, the calling thread is a team of one: up_task runs the
  * task at once (OpenMP's initial thread behaves the same), so library code
- * using these calls works whether or not a region is active. */
+ * using these calls works whether or not a region is active.
+ *
+ * Errors: calls that return int return 0 or a negative UP_E* code; after
+ * an error, up_last_error() (<ultrapool/pool.h>, per thread) begins with
+ * the name of the call that failed and says why, e.g. "up_for: chunk -1
+ * is negative". */
 #ifndef ULTRAPOOL_PARALLEL_H
 #define ULTRAPOOL_PARALLEL_H
 
