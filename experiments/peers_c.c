@@ -46,7 +46,7 @@ static unsigned up_peak(void)
     return st.workers_peak;
 }
 
-static const char *up_version(void) { return "this tree"; }
+static const char *tree_version(void) { return "this tree"; }
 
 static const peer p_ultrapool = {.name = "ultrapool",
                                  .about = "ultrapool, default configuration, up_submit_wait",
@@ -54,7 +54,7 @@ static const peer p_ultrapool = {.name = "ultrapool",
                                  .submit = up_submit_one,
                                  .fini = up_fini,
                                  .workers_peak = up_peak,
-                                 .version = up_version,
+                                 .version = tree_version,
                                  .exports_sde = 1};
 
 /* ---- GLib's GThreadPool: one exclusive thread per core ------------------ */
