@@ -115,12 +115,12 @@ typedef void (*up_range_fn)(int64_t lo, int64_t hi, void *ctx);
 typedef void (*up_range2d_fn)(int64_t i, int64_t jlo, int64_t jhi, void *ctx);
 
 /* Inside a region: shares [lo, hi) among the members. opts NULL: static. */
+UP_API int up_for(int64_t lo, int64_t hi, const up_for_opts *opts, up_range_fn body, void *ctx);
 /* collapse(2): the rows x columns space flattened and shared, chunk
  * counted in cells and body called per row piece. A space of more than
  * 2^64 - 1 cells (say 2^32 x 2^32) cannot be flattened: its rows are
  * shared instead, whole, chunk / (hi - lo columns) of them at a time (at
  * least one). */
-UP_API int up_for(int64_t lo, int64_t hi, const up_for_opts *opts, up_range_fn body, void *ctx);
 UP_API int up_for_2d(int64_t ilo, int64_t ihi, int64_t jlo, int64_t jhi, const up_for_opts *opts,
                      up_range2d_fn body, void *ctx);
 /* A region that runs one shared loop: #pragma omp parallel for. */
