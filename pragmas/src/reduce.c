@@ -10,17 +10,24 @@
 #include "par_internal.h"
 #include "up_layer.h" /* up__set_error */
 
-#define COMBINE(T, a, b, op)                                                                       \
+/* Sums and products are taken in U, the unsigned type of T's width for
+ * the integers (T itself for floating point), and stored back bit for
+ * bit: integer results wrap around modulo 2^width, as two's complement
+ * does, instead of overflowing, which for signed T would be undefined. */
+#define COMBINE(T, U, a, b, op)                                                                    \
     do {                                                                                           \
         T x_, y_;                                                                                  \
+        U u_;                                                                                      \
         memcpy(&x_, a, sizeof x_);                                                                 \
         memcpy(&y_, b, sizeof y_);                                                                 \
         switch (op) {                                                                              \
         case UP_SUM:                                                                               \
-            x_ = x_ + y_;                                                                          \
+            u_ = (U)((U)x_ + (U)y_);                                                               \
+            memcpy(&x_, &u_, sizeof x_);                                                           \
             break;                                                                                 \
         case UP_PROD:                                                                              \
-            x_ = x_ * y_;                                                                          \
+            u_ = (U)((U)x_ * (U)y_);                                                               \
+            memcpy(&x_, &u_, sizeof x_);                                                           \
             break;                                                                                 \
         case UP_MIN:                                                                               \
             x_ = y_ < x_ ? y_ : x_;                                                                \
@@ -50,19 +57,19 @@ static void combine_builtin(void *into, const void *from, up_red_op op, up_red_t
 {
     switch (type) {
     case UP_INT64:
-        COMBINE(int64_t, into, from, op);
+        COMBINE(int64_t, uint64_t, into, from, op);
         break;
     case UP_UINT64:
-        COMBINE(uint64_t, into, from, op);
+        COMBINE(uint64_t, uint64_t, into, from, op);
         break;
     case UP_DOUBLE:
-        COMBINE(double, into, from, op);
+        COMBINE(double, double, into, from, op);
         break;
     case UP_FLOAT:
-        COMBINE(float, into, from, op);
+        COMBINE(float, float, into, from, op);
         break;
     case UP_INT32:
-        COMBINE(int32_t, into, from, op);
+        COMBINE(int32_t, uint32_t, into, from, op);
         break;
     }
 }

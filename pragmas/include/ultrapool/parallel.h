@@ -133,7 +133,9 @@ typedef enum up_red_op { UP_SUM, UP_PROD, UP_MIN, UP_MAX } up_red_op;
 typedef enum up_red_type { UP_INT64, UP_UINT64, UP_DOUBLE, UP_FLOAT, UP_INT32 } up_red_type;
 /* Combines *value across the team (every member calls it with its partial
  * value); on return *value holds the result in every member. Partials live
- * on separate cache lines. Implies a barrier. */
+ * on separate cache lines. Implies a barrier. Integer sums and products
+ * wrap around modulo 2^width, as two's complement arithmetic does (no
+ * overflow, signed or not); min and max take the extremes as they are. */
 UP_API int up_reduce(void *value, up_red_op op, up_red_type type);
 /* A user combiner: combine(into, from) for values of size bytes (<= 256). */
 typedef void (*up_combine_fn)(void *into, const void *from);
