@@ -57,7 +57,7 @@ static up__worker *pop_idle(up_pool *p, up__shard *s)
     return w;
 }
 
-void up__wake_one(up_pool *p, unsigned shard)
+int up__wake_one(up_pool *p, unsigned shard)
 {
     const unsigned *order = &p->plan.order[shard * p->nshards];
     for (unsigned k = 0; k < p->nshards; k++) {
@@ -68,9 +68,10 @@ void up__wake_one(up_pool *p, unsigned shard)
         if (w) {
             up__fetch_add_relaxed(&p->wakes, 1);
             up__parker_post(&w->parker);
-            return;
+            return 1;
         }
     }
+    return 0;
 }
 
 void up__wake_all(up_pool *p)

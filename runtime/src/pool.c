@@ -406,23 +406,6 @@ int up_pool_shard_stats(const up_pool *cp, unsigned shard, up_stats *out)
 
 unsigned up_pool_shards(const up_pool *p) { return p ? p->nshards : 0; }
 
-unsigned up_pool_reserve(up_pool *p, unsigned n)
-{
-    if (!p || up__load_acquire(&p->stopping))
-        return 0;
-    uint64_t idle = up__load_seqcst(&p->idle);
-    unsigned have = UP__IDLE_SPINNING(idle);
-    unsigned parked = UP__IDLE_PARKED(idle);
-    /* Wake parked workers first: they cost no thread creation. */
-    for (unsigned i = 0; i < parked && have < n; i++, have++)
-        up__wake_one(p, i % p->nshards);
-    /* Then start new ones, spreading them over the shards. */
-    for (unsigned i = 0; have < n && i < 2 * n + p->nshards; i++)
-        if (up__spawn(p, &p->shards[i % p->nshards], 1) == UP_OK)
-            have++;
-    return have < n ? have : n;
-}
-
 void up_pool_print_config(const up_pool *p, void *file)
 {
     if (p)

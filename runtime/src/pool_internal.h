@@ -88,6 +88,7 @@ struct up_pool {
     _Atomic int monitor_parked;               /* (atomic) 1 while the monitor sleeps untimed */
     UP_ALIGNED_LINE _Atomic unsigned workers; /* (atomic) reserved workers, all shards */
     _Atomic unsigned workers_peak;
+    _Atomic unsigned starting; /* (atomic) started threads not yet in their loop */
     _Atomic uint64_t spawned, retired, overloads, spawn_failed, bind_failed, wakes;
 
     pthread_mutex_t mu;      /* protects live and the cv waits */
@@ -114,7 +115,7 @@ enum { UP__PARK_AWAKE, UP__PARK_TIMEOUT };
 int up__park(up__worker *w);
 int up__try_retire(up__worker *w);
 void up__stop_searching(up__worker *w);
-void up__wake_one(up_pool *p, unsigned shard);
+int up__wake_one(up_pool *p, unsigned shard); /* 1 when it woke one */
 void up__wake_all(up_pool *p);
 /* spawn.c: caps, threads, joins */
 unsigned up__reserve_worker(up_pool *p, up__shard *s, unsigned limit);

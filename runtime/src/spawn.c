@@ -158,8 +158,10 @@ int up__spawn(up_pool *p, up__shard *s, int beyond_cpus)
     while (g > peak && !up__cas_weak_relaxed(&p->workers_peak, &peak, g))
         ;
 
+    up__fetch_add_seqcst(&p->starting, 1); /* before the thread can leave it */
     int rc = start_thread(p, s);
     if (rc != UP_OK) {
+        up__fetch_sub_seqcst(&p->starting, 1);
         up__fetch_sub_acq_rel(&p->workers, 1);
         up__fetch_sub_acq_rel(&s->nworkers, 1);
         up__fetch_add_relaxed(&p->spawn_failed, 1);
@@ -167,6 +169,45 @@ int up__spawn(up_pool *p, up__shard *s, int beyond_cpus)
     }
     up__fetch_add_relaxed(&p->spawned, 1);
     return UP_OK;
+}
+
+/* Wakes parked workers first (they cost no thread creation), then starts
+ * new ones, one shard after another so they spread, until n are available
+ * or no shard can take one more. Every start goes through
+ * up__reserve_worker, so the caps bound the work: the loop ends after one
+ * round of nshards refusals in a row, or at the first thread the OS
+ * refuses, whatever n is. Available means searching, just woken, or
+ * starting (created, not yet looking for work): workers that run a task
+ * are not counted. */
+unsigned up_pool_reserve(up_pool *p, unsigned n)
+{
+    if (!p || n == 0 || up__load_acquire(&p->stopping))
+        return 0;
+    /* Starting before idle: a worker leaves the first after it entered
+     * the second (worker.c), so this snapshot may count a worker twice
+     * for a moment but never misses one. */
+    unsigned have = up__load_seqcst(&p->starting);
+    uint64_t idle = up__load_seqcst(&p->idle);
+    have += UP__IDLE_SPINNING(idle);
+    unsigned parked = UP__IDLE_PARKED(idle);
+    for (unsigned i = 0; i < parked && have < n; i++) {
+        if (!up__wake_one(p, i % p->nshards))
+            break; /* the rest woke or left meanwhile */
+        have++;
+    }
+    unsigned refusals = 0;
+    for (unsigned k = 0; have < n && refusals < p->nshards; k = (k + 1) % p->nshards) {
+        uint64_t failed = up__load_relaxed(&p->spawn_failed);
+        if (up__spawn(p, &p->shards[k], 1) == UP_OK) {
+            have++;
+            refusals = 0;
+        } else if (up__load_relaxed(&p->spawn_failed) != failed) {
+            break; /* the OS refuses threads: more tries would fail too */
+        } else {
+            refusals++; /* this shard, or the pool, is at its cap */
+        }
+    }
+    return have < n ? have : n;
 }
 
 void up__join_exited(up_pool *p)

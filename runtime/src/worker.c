@@ -117,7 +117,10 @@ static void worker_loop(up__worker *w)
     up__task t;
     int searching = 1;
     unsigned spins = 0;
+    /* Counted searching, then no longer starting: up_pool_reserve reads
+     * the two in the other order, so it never misses this worker. */
     up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+    up__fetch_sub_seqcst(&p->starting, 1);
     for (;;) {
         if (find_work(w, &t)) {
             if (searching) {

@@ -135,7 +135,9 @@ UP_API int up_pool_destroy(up_pool *p);
 
 /* Counters since create. Each is read on its own, so they need not agree
  * at one instant: a retiring worker leaves `workers` just before it counts
- * in `retired`, and a new one counts in `workers` before `spawned`. */
+ * in `retired`, and a new one counts in `workers` before `spawned`. One
+ * order holds in every snapshot: a task counts in `submitted` before it
+ * can run and in `executed` after it returned, so executed <= submitted. */
 typedef struct up_stats {
     uint64_t submitted, executed, overloads, steals, spawned, retired, parks, wakes;
     uint64_t helped;       /* tasks run by submitters facing a full queue */
@@ -157,8 +159,12 @@ UP_API void up_pool_print_config(const up_pool *p, void *file /* FILE * */);
 
 /* For layers that need n tasks running at the same time (a parallel
  * region's team): wakes parked workers and starts new ones (beyond one per
- * CPU, within the caps) until n workers are idle or starting. Returns how
- * many it could make available, at most n. */
+ * CPU) until n workers are available or the caps (shard_max_workers in
+ * each shard, max_workers in all) allow no more. Available: searching for
+ * work, just woken, or starting; a worker running a task is not. Returns
+ * the number available when it returns, at most n, so n = UINT_MAX asks
+ * for every worker the caps allow and costs no more than starting them.
+ * 0 for a NULL or stopped pool and for n = 0. */
 UP_API unsigned up_pool_reserve(up_pool *p, unsigned n);
 
 /* Inside a task: the local state of the running worker (what the start
