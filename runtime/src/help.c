@@ -8,9 +8,8 @@
 static _Thread_local unsigned tls_depth; /* levels of helping now */
 static _Thread_local unsigned tls_limit; /* 0 until this thread first helps */
 
-static unsigned compute_limit(void)
+static unsigned compute_limit(size_t stack)
 {
-    size_t stack = up__os_stack_size();
     if (stack == 0)
         stack = UP__HELP_STACK_UNKNOWN;
     size_t levels = stack / 2 / UP__HELP_LEVEL_BYTES;
@@ -24,9 +23,11 @@ static unsigned compute_limit(void)
 unsigned up__help_limit(void)
 {
     if (tls_limit == 0)
-        tls_limit = compute_limit();
+        tls_limit = compute_limit(up__os_stack_size());
     return tls_limit;
 }
+
+void up__help_set_stack(size_t bytes) { tls_limit = compute_limit(bytes); }
 
 int up__help_enter(void)
 {

@@ -26,6 +26,8 @@
 #ifndef UP_HELP_H
 #define UP_HELP_H
 
+#include <stddef.h>
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define UP__HELP_SANITIZED 1
 #elif defined(__has_feature)
@@ -52,5 +54,10 @@ void up__help_leave(void);
 
 /* The calling thread's limit (for tests and the layer's diagnostics). */
 unsigned up__help_limit(void);
+
+/* Sets the calling thread's limit from its stack size in bytes: for
+ * threads that know it (a worker, from up_config.stack_size), before they
+ * first help. */
+void up__help_set_stack(size_t bytes);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <sys/resource.h>
 
 #if defined(__linux__)
@@ -14,20 +15,30 @@
 
 #include "clock.h"
 
-size_t up__os_stack_size(void)
+size_t up__os_default_stack_size(void)
 {
-#if defined(__linux__)
-    /* glibc and musl report the mapping of the thread's stack (for the
-     * main thread, its current limit). */
     pthread_attr_t attr;
-    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+    if (pthread_attr_init(&attr) != 0)
         return 0;
     size_t size = 0;
     pthread_attr_getstacksize(&attr, &size);
     pthread_attr_destroy(&attr);
     return size;
-#elif defined(__APPLE__)
+}
+
+size_t up__os_stack_size(void)
+{
+#if defined(__APPLE__)
     return pthread_get_stacksize_np(pthread_self());
+#elif defined(__linux__)
+    if (getpid() == (pid_t)syscall(SYS_gettid)) {
+        /* The main thread's stack grows up to the soft limit. */
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_STACK, &rl) != 0)
+            return 0;
+        return rl.rlim_cur == RLIM_INFINITY ? SIZE_MAX : (size_t)rl.rlim_cur;
+    }
+    return up__os_default_stack_size();
 #else
     return 0;
 #endif

@@ -10,9 +10,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Usable size in bytes of the calling thread's stack, 0 when the OS does
- * not say. */
+/* Size in bytes of the calling thread's stack, found without allocating
+ * (it is asked on the first help of a thread, which may be inside a
+ * submit): the main thread's from its resource limit on Linux, another
+ * thread's exactly on macOS and as the default size of a new thread on
+ * Linux (glibc's pthread_getattr_np allocates, so a thread started with a
+ * smaller stack than the default is taken to have the default); 0 when
+ * the OS does not say. */
 size_t up__os_stack_size(void);
+
+/* The stack size pthread_create gives a thread without attributes, 0 when
+ * unknown. */
+size_t up__os_default_stack_size(void);
 
 /* The CPU the calling thread runs on now, -1 where the OS cannot say
  * (then callers spread by thread instead). */

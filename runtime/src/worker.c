@@ -5,6 +5,8 @@
  * retires. Thread creation and the caps are in spawn.c. */
 #include <sched.h>
 
+#include "help.h"
+#include "os.h"
 #include "pool_internal.h"
 #include "rng.h"
 
@@ -168,6 +170,7 @@ void *up__worker_main(void *arg)
     up__worker *w = arg;
     up_pool *p = w->pool;
     up__tls_worker = w;
+    up__help_set_stack(p->cfg.stack_size ? p->cfg.stack_size : up__os_default_stack_size());
     if (p->cfg.bind != UP_BIND_NONE &&
         up__plan_bind_self(&p->plan, w->shard, p->cfg.bind, w->slot) != 0)
         up__fetch_add_relaxed(&p->bind_failed, 1);
