@@ -1,33 +1,59 @@
-# Installation: headers, both libraries, the ultrapool-topo command, a CMake package
-# (find_package(ultrapool CONFIG) -> ultrapool::ultrapool) and a pkg-config
-# file (pkg-config --libs ultrapool).
+# Installation: every public header, both flavours of both libraries, the
+# ultrapool-topo command, a CMake package and two pkg-config modules.
+#
+#   find_package(ultrapool CONFIG)        pkg-config
+#   ultrapool::ultrapool                  ultrapool            the pool
+#   ultrapool::parallel (ultrapool::par)  ultrapool-parallel   the OpenMP-style API
+#   ultrapool::ultrapool_static, ultrapool::parallel_static,
+#   ultrapool::ultrapool_shared, ultrapool::parallel_shared    one flavour by name
+#
+# The unsuffixed targets are the shared libraries unless the build was
+# configured with BUILD_SHARED_LIBS=OFF (see the top-level CMakeLists.txt).
+# A pkg-config user picks the flavour with the linker: --static gives the
+# private dependencies of the static libraries.
 include(CMakePackageConfigHelpers)
 
-install(DIRECTORY runtime/include/ultrapool DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS ultrapool ultrapool_static EXPORT ultrapoolTargets
+# The public header folders, whole: whatever a later change adds to them is
+# installed too. The layer and src folders are internal and stay behind.
+install(DIRECTORY runtime/include/ultrapool pragmas/include/ultrapool
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS ultrapool ultrapool_static ultrapool_par_shared ultrapool_par
+  EXPORT ultrapoolTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
-  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS ultrapool-topo RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(EXPORT ultrapoolTargets NAMESPACE ultrapool::
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ultrapool)
 
+# What the config file needs to know about this build: which flavour the
+# unsuffixed names mean, and where the static libraries' link-only
+# dependencies were found here (a hint for the consumer's machine).
+if(UP_DEFAULT_SHARED)
+  set(UP_PACKAGE_DEFAULT shared)
+else()
+  set(UP_PACKAGE_DEFAULT static)
+endif()
+set(UP_PACKAGE_HWLOC_HINT "")
+if(UP_HAVE_HWLOC)
+  set(UP_PACKAGE_HWLOC_HINT "${HWLOC_LIBRARY_DIRS}")
+endif()
+set(UP_PACKAGE_SDE_HINT "")
+if(UP_HAVE_SDE)
+  get_filename_component(UP_PACKAGE_SDE_HINT "${SDE_LIBRARY}" DIRECTORY)
+endif()
 configure_package_config_file(cmake/ultrapoolConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfig.cmake
-  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ultrapool)
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ultrapool
+  NO_SET_AND_CHECK_MACRO)
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ultrapool)
 
-set(UP_PC_REQUIRES "")
-if(UP_HAVE_HWLOC)
-  set(UP_PC_REQUIRES "hwloc")
-endif()
-# The .pc file finds its prefix from where it lies (${pcfiledir}), so it is
-# right for whatever prefix `cmake --install --prefix` is given.
+# The .pc files find their prefix from where they lie (${pcfiledir}), so
+# they are right for whatever prefix `cmake --install --prefix` is given.
 set(UP_PC_DIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 if(IS_ABSOLUTE "${UP_PC_DIR}")
   set(UP_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
@@ -36,9 +62,24 @@ else()
   string(REGEX REPLACE "/$" "" UP_PC_UP "${UP_PC_UP}")
   set(UP_PC_PREFIX "\${pcfiledir}/${UP_PC_UP}")
 endif()
-set(UP_PC_LIBS_PRIVATE "")
+# hwloc and libsde go into Libs.private as plain linker flags, not into
+# Requires.private: pkg-config resolves every Requires.private module even
+# for a shared link (for its Cflags), so a consumer machine without hwloc's
+# .pc file could not use the shared library at all. No public header
+# includes hwloc or libsde, so their Cflags are never needed.
+set(UP_PC_LIBS_PRIVATE "-pthread")
+if(UP_HAVE_HWLOC)
+  string(REPLACE ";" " " up_hwloc_ldflags "${HWLOC_LDFLAGS}")
+  string(APPEND UP_PC_LIBS_PRIVATE " ${up_hwloc_ldflags}")
+endif()
 if(UP_HAVE_SDE)
-  set(UP_PC_LIBS_PRIVATE "-lsde")
+  if(NOT UP_PACKAGE_SDE_HINT IN_LIST CMAKE_C_IMPLICIT_LINK_DIRECTORIES)
+    string(APPEND UP_PC_LIBS_PRIVATE " -L${UP_PACKAGE_SDE_HINT}")
+  endif()
+  string(APPEND UP_PC_LIBS_PRIVATE " -lsde")
 endif()
 configure_file(cmake/ultrapool.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ultrapool.pc @ONLY)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapool.pc DESTINATION ${UP_PC_DIR})
+configure_file(cmake/ultrapool-parallel.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-parallel.pc
+  @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapool.pc
+  ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-parallel.pc DESTINATION ${UP_PC_DIR})

@@ -1,15 +1,74 @@
 #!/bin/sh
-# Installs the build tree into a scratch prefix, then configures, builds and
-# runs the consumer project against it. Arguments: build dir, source dir.
+# Installs a build tree into a scratch prefix, then builds and runs the
+# consumer project (C and C++17, find_package and pkg-config, shared and
+# static) against it; then again as a machine without hwloc's and libsde's
+# development files would: pkg-config sees only the prefix, CMake cannot
+# find the system's hwloc, and only the shared libraries are linked.
+# Arguments: build dir, source dir [, prefix (default: build/consumer-prefix)].
 set -eu
 build=$1
 src=$2
-prefix=$build/consumer-prefix
-rm -rf "$prefix" "$build/consumer-build"
+prefix=${3:-$build/consumer-prefix}
+out=$build/consumer-build
+rm -rf "$prefix" "$out" "$out-nodev"
 cmake --install "$build" --prefix "$prefix" >/dev/null
-libdir=$(ls -d "$prefix"/lib* | head -1)
-PKG_CONFIG_PATH=$libdir/pkgconfig cmake -S "$src/tests/consumer" -B "$build/consumer-build" \
-  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build/consumer-build" >/dev/null
-LD_LIBRARY_PATH=$libdir "$build/consumer-build/consumer_cmake"
-LD_LIBRARY_PATH=$libdir "$build/consumer-build/consumer_pkgconfig"
+libdir=$(dirname "$(find "$prefix" -name ultrapoolConfig.cmake | head -1)")
+libdir=${libdir%/cmake/ultrapool}
+[ -f "$libdir/libultrapool.so" ] || { echo "no libultrapool.so under $prefix"; exit 1; }
+
+# No internal symbol leaves the installed shared libraries either.
+if command -v nm >/dev/null 2>&1; then
+    for lib in "$libdir/libultrapool.so" "$libdir/libultrapool_par.so"; do
+        if nm -D --defined-only "$lib" | awk '{print $3}' | grep '^up__'; then
+            echo "FAIL: $lib exports up__ symbols"
+            exit 1
+        fi
+    done
+fi
+
+run_all() {
+    dir=$1
+    n=0
+    for exe in "$dir"/consumer_*; do
+        [ -x "$exe" ] && [ -f "$exe" ] || continue
+        printf '%s: ' "$(basename "$exe")"
+        LD_LIBRARY_PATH=$libdir "$exe"
+        n=$((n + 1))
+    done
+    echo "$n consumer programs ran in $dir"
+    [ "$n" -ge "$2" ] || { echo "FAIL: expected at least $2 programs"; exit 1; }
+}
+
+echo "== consumers against $prefix"
+PKG_CONFIG_PATH=$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} \
+    cmake -S "$src/tests/consumer" -B "$out" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_BUILD_TYPE=Release >"$out.log" 2>&1 || { cat "$out.log"; exit 1; }
+cmake --build "$out" >>"$out.log" 2>&1 || { cat "$out.log"; exit 1; }
+run_all "$out" 5
+
+# The shared libraries on a machine without hwloc's .pc file and library
+# where CMake and pkg-config look: PKG_CONFIG_LIBDIR replaces pkg-config's
+# whole search path with the prefix, CMAKE_IGNORE_PATH hides the folders
+# that hold hwloc and libsde from every find_* call.
+echo "== shared consumers without hwloc's or libsde's development files"
+hide=""
+for lib in hwloc sde; do
+    for d in /usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu /usr/lib64 /usr/lib \
+             /lib/x86_64-linux-gnu /lib/aarch64-linux-gnu /lib64 /lib /usr/local/lib \
+             /usr/local/lib64; do
+        if ls "$d/lib$lib".* >/dev/null 2>&1; then
+            hide="$hide${hide:+;}$d;$d/pkgconfig"
+        fi
+    done
+done
+if PKG_CONFIG_LIBDIR=$libdir/pkgconfig PKG_CONFIG_PATH= pkg-config --exists hwloc; then
+    echo "FAIL: hwloc is still visible to pkg-config"
+    exit 1
+fi
+PKG_CONFIG_LIBDIR=$libdir/pkgconfig PKG_CONFIG_PATH= \
+    cmake -S "$src/tests/consumer" -B "$out-nodev" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_BUILD_TYPE=Release -DUP_CONSUMER_SHARED_ONLY=ON -DCMAKE_IGNORE_PATH="$hide" \
+    >"$out-nodev.log" 2>&1 || { cat "$out-nodev.log"; exit 1; }
+cmake --build "$out-nodev" >>"$out-nodev.log" 2>&1 || { cat "$out-nodev.log"; exit 1; }
+run_all "$out-nodev" 4
+echo "consumer: all programs built and ran against the installed tree"

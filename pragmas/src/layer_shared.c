@@ -1,0 +1,26 @@
+/* The layer interface (runtime/layer/up_layer.h) for the shared library
+ * libultrapool_par.so only. The shared runtime hides its up__ functions, so
+ * these definitions forward to the names it exports for this purpose
+ * (runtime/layer/up_layer_abi.h). They are hidden here too: the parallel
+ * library exports only what <ultrapool/parallel.h> declares. The static
+ * parallel library does not contain this file; it calls the runtime's
+ * functions directly. */
+#include <stdarg.h>
+
+#include "up_layer.h"
+#include "up_layer_abi.h"
+
+int up__submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_t size)
+{
+    return up_layer_submit_copy_nogrow(p, fn, payload, size);
+}
+
+unsigned up__pool_workers(const up_pool *p) { return up_layer_pool_workers(p); }
+
+void up__set_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    up_layer_set_error_v(fmt, ap);
+    va_end(ap);
+}

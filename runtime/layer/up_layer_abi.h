@@ -1,0 +1,27 @@
+/* The layer interface of up_layer.h as the shared runtime exports it.
+ *
+ * The libraries are built with hidden visibility, and no up__ symbol
+ * leaves a shared library. The static parallel library reaches the
+ * functions of up_layer.h directly (a static link ignores visibility); the
+ * shared one, libultrapool_par.so, links libultrapool.so and cannot see
+ * them. So libultrapool.so exports each under an up_layer_ name, and
+ * pragmas/src/layer_shared.c (built into libultrapool_par.so only)
+ * defines the up__ names on top of these.
+ *
+ * This is an internal ABI between the two libraries of one release: no
+ * installed header declares it, and it may change in any release.
+ * libultrapool_par.so.N needs the libultrapool.so.N of the same version. */
+#ifndef UP_LAYER_ABI_H
+#define UP_LAYER_ABI_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <ultrapool/pool.h>
+
+UP_API int up_layer_submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_t size);
+UP_API unsigned up_layer_pool_workers(const up_pool *p);
+/* up__set_error with its arguments already gathered. */
+UP_API void up_layer_set_error_v(const char *fmt, va_list ap);
+
+#endif

@@ -1,0 +1,22 @@
+/* The exported names of the layer interface (see layer/up_layer_abi.h):
+ * thin calls into the internal functions, for libultrapool_par.so. */
+#include <stdio.h>
+
+#include "../layer/up_layer.h"
+#include "../layer/up_layer_abi.h"
+
+int up_layer_submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_t size)
+{
+    return up__submit_copy_nogrow(p, fn, payload, size);
+}
+
+unsigned up_layer_pool_workers(const up_pool *p) { return up__pool_workers(p); }
+
+void up_layer_set_error_v(const char *fmt, va_list ap)
+{
+    /* The runtime's message buffer is 256 bytes; this one is as long, so
+     * the text is cut at the same length as a direct call would cut it. */
+    char msg[256];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    up__set_error("%s", msg);
+}
