@@ -1,5 +1,7 @@
-/* The worker deque on its own: owner LIFO, thief FIFO, capacity, and
- * exactly-once under an owner racing thieves. */
+/* The runtime's one work-stealing deque (deque.h) with the pool's records
+ * (up__task, a header of two words): owner LIFO, thief FIFO, capacity, a
+ * copied payload, and exactly-once under an owner racing thieves.
+ * test_par_deque runs the same deque with the parallel layer's records. */
 #include "check.h"
 #include "deque.h"
 #include "steal_stress.h"
