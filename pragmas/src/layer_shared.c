@@ -24,3 +24,14 @@ void up__set_error(const char *fmt, ...)
     up_layer_set_error_v(fmt, ap);
     va_end(ap);
 }
+
+unsigned up__pool_spin(const up_pool *p) { return up_layer_pool_spin(p); }
+
+up__parker *up__self_parker(void) { return up_layer_self_parker(); }
+
+int up__waiter_park(up_pool *p, up__parker *pk, uint64_t timeout_ns)
+{
+    return up_layer_waiter_park(p, pk, timeout_ns);
+}
+
+void up__waiter_wake(up__parker *pk) { up_layer_waiter_wake(pk); }

@@ -2,11 +2,14 @@
  *
  * A team is the set of threads of one parallel region: the calling thread
  * (member 0) and pool workers that picked up the region's member tasks.
- * Every member owns a work-stealing deque of task records (task_deque.c).
- * A task runs with a frame on the stack of the thread running it; a frame
- * counts the children created in it and the ones completed, and waits for
- * all of them before the task completes (so frames never outlive their
- * children).
+ * Every member owns a work-stealing deque of task records: the runtime's
+ * deque (runtime/src/deque.h, through up_layer.h) with records of
+ * PAR_TASK_HDR header words. A task runs with a frame on the stack of the
+ * thread running it; a frame counts the children created in it and the
+ * ones completed, and waits for all of them before the task completes (so
+ * frames never outlive their children). A member that waits (for its
+ * children, at a barrier, for its team) goes through wait.c: it spins for
+ * the pool's budget, then parks until a publish that concerns it.
  *
  * Shared fields carry who may touch them: (owner) the thread that owns the
  * structure, (atomic) any thread through C11 atomics, (ro) read-only after
@@ -19,6 +22,8 @@
 #include <stdint.h>
 
 #include <ultrapool/parallel.h>
+
+#include "up_layer.h"
 
 #define PAR_LINE           64
 #define PAR_MAX_TEAM       1024
@@ -41,8 +46,11 @@ typedef struct par_frame par_frame;
 typedef struct par_group par_group;
 typedef struct par_node par_node;
 typedef struct par_deptable par_deptable;
+typedef struct par_member par_member;
 
-/* A task as it sits in a deque: what to run, with what, for whom. */
+/* A task as it sits in a deque: what to run, with what, for whom. In the
+ * deque's terms (deque.h) a record of PAR_TASK_HDR header words, the last
+ * of them the payload size. */
 typedef struct par_task {
     up_task_fn fn;
     par_frame *parent; /* the frame that created it and waits for it */
@@ -51,6 +59,12 @@ typedef struct par_task {
     uint64_t words[UP_TASK_PAYLOAD / 8];
 } par_task;
 
+#define PAR_TASK_HDR 4
+_Static_assert(offsetof(par_task, size) == 8 * (PAR_TASK_HDR - 1) &&
+                   offsetof(par_task, words) == 8 * PAR_TASK_HDR &&
+                   UP_TASK_PAYLOAD == 8 * UP__TASK_WORDS && sizeof(void *) == 8,
+               "a task is a header of four 8-byte words, then its words");
+
 struct par_group {
     _Atomic int cancelled;
 };
@@ -58,6 +72,7 @@ struct par_group {
 struct par_frame {
     par_frame *parent;
     par_thread *owner;            /* (ro) thread running the task of this frame */
+    par_member *slot;             /* (ro) the owner's team slot, where it parks (wait.c) */
     uint64_t spawned;             /* (owner) children created */
     uint64_t local_done;          /* (owner) children completed on the owner thread */
     _Atomic uint64_t remote_done; /* (atomic) children completed elsewhere */
@@ -67,12 +82,19 @@ struct par_frame {
     int final;                    /* (ro) descendants run undeferred */
 };
 
-/* Per-member slot of a team, on its own cache line. */
-typedef struct par_member {
-    _Alignas(PAR_LINE) struct par_deque *_Atomic dq; /* (atomic) for thieves */
-    par_thread *_Atomic th;
+/* Per-member slot of a team, on its own cache line. A member parks in its
+ * slot (wait.c): the claim word lives in the team, which outlives every
+ * wake-up of its members. */
+struct par_member {
+    _Alignas(PAR_LINE) up__deque *_Atomic dq; /* (atomic) for thieves */
+    _Atomic int asleep;  /* (atomic) wait.c's claim word: 0, or PAR_ASLEEP (| PAR_HELPING) */
+    up__parker *pk;      /* (ro once asleep is first set) the member's parker */
+    par_team *team;      /* (ro) */
     char reduce[2][256]; /* (owner writes, all read after a barrier) */
-} par_member;
+};
+
+#define PAR_ASLEEP  1
+#define PAR_HELPING 2
 
 /* One worksharing loop in flight: the shared iteration counter of a
  * dynamic or guided loop, reset by the last member to leave it. */
@@ -88,6 +110,7 @@ struct par_team {
     void *ctx;             /* (ro) */
     unsigned requested;    /* (ro) */
     unsigned level;        /* (ro) nesting depth */
+    unsigned spin;         /* (ro) the pool's spin budget, for wait.c */
     _Atomic unsigned refs; /* (atomic) master + member tasks not yet returned */
     /* Gathering: state = (closed << 31) | joined; members claim an index
      * with a CAS while it is open, the master closes it. */
@@ -97,6 +120,10 @@ struct par_team {
     _Atomic int abandoned; /* (atomic) set before running: members leave at once */
     _Atomic unsigned left; /* (atomic) members done with the region */
     par_member *members;   /* (ro) requested slots */
+    /* Members parked in one of wait.c's waits on this team: a push reads it
+     * after publishing (wait.c). Signed: a waker may count a claim before
+     * the sleeper has counted itself in. */
+    _Alignas(PAR_LINE) _Atomic int sleepers;
     _Alignas(PAR_LINE) _Atomic unsigned bar_count;
     _Atomic unsigned bar_gen;
     _Alignas(PAR_LINE) _Atomic uint64_t single_next;
@@ -117,7 +144,8 @@ typedef struct par_ctx {
     unsigned member;
     unsigned size; /* the team's final size (0 outside a region) */
     par_frame *frame;
-    struct par_deque *dq;
+    up__deque *dq;
+    par_member *slot; /* its slot in team, NULL outside a region */
     uint64_t ws_count, single_count, reduce_count;
 } par_ctx;
 
@@ -126,9 +154,10 @@ struct par_thread {
     unsigned level;
     unsigned help_depth; /* tasks run on top of a waiting frame */
     uint32_t rng;
-    struct par_deque *dqs[PAR_MAX_LEVELS]; /* one deque per nesting level, kept */
-    par_node *free_nodes;                  /* recycled dependency nodes */
+    up__deque *dqs[PAR_MAX_LEVELS]; /* one deque per nesting level, kept */
+    par_node *free_nodes;           /* recycled dependency nodes */
     par_deptable *free_tables;
+    up__parker *pk; /* (ro) where it sleeps in wait.c: its worker's, or its own */
 };
 
 par_thread *par_self(void); /* creates the thread's context on first use */
@@ -138,11 +167,26 @@ extern _Thread_local par_thread *par_tls;
 void par_run_task(par_thread *th, par_task *t);
 int par_find_task(par_thread *th, par_task *out, int64_t mark);
 void par_run_helping(par_thread *th, par_task *t);
-struct par_deque *par_level_deque(par_thread *th, unsigned level);
+up__deque *par_level_deque(par_thread *th, unsigned level);
 void par_wait_children(par_thread *th, par_frame *f);
 void par_join(par_thread *th, par_frame *f);
 void par_push_ready(par_thread *th, par_task *t);
+/* wait.c */
 void par_relax(unsigned *spins);
+/* One step of a wait of th, in its slot of team t, for ready(th, arg): a
+ * spin while *spins is under the pool's budget, else a park until woken or
+ * deadline (an up__now_ns() time, UINT64_MAX for none). helping: the
+ * waiter runs the team's tasks between steps, so a task pushed to the team
+ * concerns it. ready must read with seq_cst loads: it is the condition's
+ * last look. */
+typedef int (*par_ready_fn)(par_thread *th, void *arg);
+void par_idle(par_thread *th, par_member *slot, unsigned *spins, par_ready_fn ready, void *arg,
+              int helping, uint64_t deadline);
+/* Takes a slot for th (before anyone may wake it there). */
+void par_slot_take(par_member *slot, par_team *t, par_thread *th);
+void par_wake_slot(par_member *slot);
+void par_wake_team(par_team *t, const par_member *self);
+void par_wake_one(par_team *t, const par_member *self);
 /* deps.c */
 int par_deps_create(par_thread *th, par_task *t, const up_dep *deps, size_t ndeps);
 void par_deps_complete(par_thread *th, par_node *n);
@@ -150,6 +194,58 @@ void par_deps_free(par_thread *th, par_frame *f);
 void par_deps_thread_exit(par_thread *th);
 /* team.c */
 void par_barrier(par_thread *th);
+
+/* The deque of records (deque.h's conventions, UP__DEQUE_* codes). */
+static inline int par_deque_pop(up__deque *d, par_task *out)
+{
+    return up__deque_pop_record(d, out, PAR_TASK_HDR);
+}
+
+static inline int par_deque_steal(up__deque *d, par_task *out)
+{
+    return up__deque_steal_record(d, out, PAR_TASK_HDR);
+}
+
+/* After a push published with up__deque_publish_sb: publish-then-check
+ * (wait.c). The publish's fence orders its store of bottom before this
+ * load of the sleeper count; a member that parks counts itself first and
+ * then looks at the deques, so either it sees the task or this sees it
+ * counted. */
+static inline void par_after_push(par_thread *th)
+{
+    par_team *t = th->c.team;
+    if (up__load_sb(&t->sleepers) > 0)
+        par_wake_one(t, th->c.slot);
+}
+
+/* Owner: pushes t on th's deque (th in a team with a deque). */
+static inline int par_deque_push(par_thread *th, const par_task *t)
+{
+    up__deque *d = th->c.dq;
+    int64_t b = up__deque_bottom(d);
+    if (!up__deque_room(d, b))
+        return UP__DEQUE_FULL;
+    up__deque_write_record(d, b, t, PAR_TASK_HDR);
+    up__deque_publish_sb(d, b);
+    par_after_push(th);
+    return UP__DEQUE_OK;
+}
+
+/* Owner: the same for a task whose argument is a pointer (up_task's fast
+ * path), its five words written without building a par_task first. */
+static inline int par_deque_push_ptr(par_thread *th, up_task_fn fn, par_frame *parent, void *arg)
+{
+    up__deque *d = th->c.dq;
+    int64_t b = up__deque_bottom(d);
+    if (!up__deque_room(d, b))
+        return UP__DEQUE_FULL;
+    uint64_t w[PAR_TASK_HDR + 1] = {(uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)parent, 0, 0,
+                                    (uint64_t)(uintptr_t)arg}; /* node NULL, size 0 */
+    up__deque_write_words(d, b, w, PAR_TASK_HDR + 1);
+    up__deque_publish_sb(d, b);
+    par_after_push(th);
+    return UP__DEQUE_OK;
+}
 
 /* Does a task created now on th, in frame f, go to the deque (deferred)?
  * Not in a team of one or without a deque, and not below a final task:

@@ -5,19 +5,16 @@
  * already has a few queued): a frame on the stack and a call, no atomic
  * read-modify-write and no fence. A queued task is public from its push
  * on, for the other members to steal; taking it back costs the owner the
- * Chase-Lev fence (task_deque.c). Completing a child that another thread
- * stole is one atomic add on the parent frame. */
-#include <sched.h>
+ * Chase-Lev fence (runtime/src/deque.h). Completing a child that another
+ * thread stole is one atomic add on the parent frame, and a look at
+ * whether the frame's owner is parked (wait.c). */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "par_internal.h"
 #include "up_layer.h" /* up__set_error */
-#include "task_deque.h"
 
-#define DEQUE_CAPACITY  8192
-#define PAR_SPIN_PAUSES 64 /* pause steps before a waiter starts yielding */
+#define DEQUE_CAPACITY 8192
 
 __attribute__((tls_model("initial-exec"))) _Thread_local par_thread *par_tls;
 static pthread_key_t thread_key;
@@ -27,7 +24,10 @@ static void thread_exit(void *arg)
 {
     par_thread *th = arg;
     for (int i = 0; i < PAR_MAX_LEVELS; i++)
-        par_deque_free(th->dqs[i]);
+        if (th->dqs[i]) {
+            up__deque_free(th->dqs[i]);
+            free(th->dqs[i]);
+        }
     par_deps_thread_exit(th);
     free(th);
 }
@@ -47,6 +47,7 @@ par_thread *par_self(void)
     memset(th, 0, size);
     static _Atomic uint32_t seed = 0x9e3779b9u;
     th->rng = atomic_fetch_add(&seed, 0x6d2b79f5u) | 1u;
+    th->pk = up__self_parker(); /* NULL: its waits spin and sleep instead */
     pthread_once(&key_once, make_key);
     pthread_setspecific(thread_key, th);
     par_tls = th;
@@ -54,32 +55,21 @@ par_thread *par_self(void)
 }
 
 /* The deque of the thread's current nesting level, made on first use. */
-struct par_deque *par_level_deque(par_thread *th, unsigned level)
+up__deque *par_level_deque(par_thread *th, unsigned level)
 {
     if (level >= PAR_MAX_LEVELS)
         return NULL;
-    if (!th->dqs[level])
-        th->dqs[level] = par_deque_new(DEQUE_CAPACITY);
-    return th->dqs[level];
-}
-
-void par_relax(unsigned *spins)
-{
-    unsigned s = ++*spins;
-    if (s < PAR_SPIN_PAUSES) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        __asm__ __volatile__("yield" ::: "memory");
-#endif
-    } else if (s < 4096) {
-        sched_yield();
-    } else {
-        /* A long wait (a member waiting out serial work): stop burning a
-         * CPU, but stay responsive. */
-        struct timespec ts = {0, 50000};
-        nanosleep(&ts, NULL);
+    if (!th->dqs[level]) {
+        up__deque *d = aligned_alloc(UP_CACHE_LINE, sizeof *d);
+        if (!d)
+            return NULL;
+        if (up__deque_init_records(d, DEQUE_CAPACITY, PAR_TASK_HDR) != 0) {
+            free(d);
+            return NULL;
+        }
+        th->dqs[level] = d;
     }
+    return th->dqs[level];
 }
 
 static inline uint32_t next_random(uint32_t *s)
@@ -108,10 +98,11 @@ static PAR_ALWAYS_INLINE void run_body(par_thread *th, par_frame *parent, up_tas
     par_frame f;
     f.parent = parent;
     f.owner = th;
+    f.slot = th->c.slot;
     f.spawned = 0;
     f.local_done = 0;
     atomic_init(&f.remote_done, 0);
-    f.mark = th->c.dq ? par_deque_bottom(th->c.dq) : 0;
+    f.mark = th->c.dq ? up__deque_bottom(th->c.dq) : 0;
     f.group = parent ? parent->group : NULL;
     f.deps = NULL;
     f.final = parent ? parent->final : 0;
@@ -133,10 +124,17 @@ static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t)
     if (t->node)
         par_deps_complete(th, t->node);
     if (parent) {
-        if (parent->owner == th)
+        if (parent->owner == th) {
             parent->local_done++;
-        else
-            atomic_fetch_add_explicit(&parent->remote_done, 1, memory_order_release);
+        } else {
+            /* Publish, then check whether the owner parked in its slot
+             * (wait.c): a seq_cst RMW, then a seq_cst load. The slot is
+             * read first: the frame may be gone after the add. */
+            par_member *slot = parent->slot;
+            up__fetch_add_seqcst(&parent->remote_done, 1);
+            if (slot)
+                par_wake_slot(slot);
+        }
     }
 }
 
@@ -172,8 +170,8 @@ int par_find_task(par_thread *th, par_task *out, int64_t mark)
     par_team *team = th->c.team;
     if (team && pop_urgent(team, out))
         return 1;
-    par_deque *dq = th->c.dq;
-    if (dq && par_deque_bottom(dq) > mark && par_deque_pop(dq, out))
+    up__deque *dq = th->c.dq;
+    if (dq && up__deque_bottom(dq) > mark && par_deque_pop(dq, out) == UP__DEQUE_OK)
         return 1;
     if (!team)
         return 0;
@@ -185,13 +183,13 @@ int par_find_task(par_thread *th, par_task *out, int64_t mark)
         unsigned m = (start + k) % size;
         if (m == th->c.member)
             continue;
-        par_deque *v = atomic_load_explicit(&team->members[m].dq, memory_order_acquire);
+        up__deque *v = atomic_load_explicit(&team->members[m].dq, memory_order_acquire);
         if (!v)
             continue;
         int rc;
-        while ((rc = par_deque_steal(v, out)) < 0)
-            ;
-        if (rc > 0)
+        while ((rc = par_deque_steal(v, out)) == UP__DEQUE_LOST)
+            up__cpu_relax(); /* not empty: another thief was first */
+        if (rc == UP__DEQUE_OK)
             return 1;
     }
     return 0;
@@ -204,16 +202,25 @@ void par_run_helping(par_thread *th, par_task *t)
     th->help_depth--;
 }
 
+/* The last look of a parking join (wait.c): a seq_cst load of the count
+ * that completions elsewhere add to. */
+static int children_ready(par_thread *th, void *arg)
+{
+    (void)th;
+    par_frame *f = arg;
+    return f->local_done + up__load_seqcst(&f->remote_done) == f->spawned;
+}
+
 void par_wait_children(par_thread *th, par_frame *f)
 {
     unsigned spins = 0;
-    par_deque *dq = th->c.dq;
+    up__deque *dq = th->c.dq;
     par_task t;
     for (;;) {
         /* The common case: the children are still in this thread's deque,
          * newest on top. */
-        while (dq && par_deque_bottom(dq) > f->mark) {
-            if (!par_deque_pop(dq, &t))
+        while (dq && up__deque_bottom(dq) > f->mark) {
+            if (par_deque_pop(dq, &t) != UP__DEQUE_OK)
                 break;
             run_task(th, &t);
         }
@@ -224,7 +231,10 @@ void par_wait_children(par_thread *th, par_frame *f)
             spins = 0;
             continue;
         }
-        par_relax(&spins);
+        if (th->c.slot)
+            par_idle(th, th->c.slot, &spins, children_ready, f, 1, UINT64_MAX);
+        else
+            par_relax(&spins);
     }
     f->spawned = f->local_done = 0;
     atomic_store_explicit(&f->remote_done, 0, memory_order_relaxed);
@@ -251,7 +261,7 @@ static void run_now(par_thread *th, par_task *t)
 
 void par_push_ready(par_thread *th, par_task *t)
 {
-    if (!th->c.team || !th->c.dq || par_deque_push(th->c.dq, t) != 0) {
+    if (!th->c.team || !th->c.dq || par_deque_push(th, t) != UP__DEQUE_OK) {
         /* No team, or a full deque: run it here (OpenMP allows any task
          * to run immediately). The parent already counted it. */
         par_run_task(th, t);
@@ -266,10 +276,16 @@ static int push_urgent(par_team *team, const par_task *t, int prio)
     if (n < sizeof team->urgent / sizeof team->urgent[0]) {
         team->urgent[n].prio = prio;
         team->urgent[n].t = *t;
-        atomic_store_explicit(&team->urgent_n, n + 1, memory_order_relaxed);
+        up__store_sb(&team->urgent_n, n + 1);
         ok = 1;
     }
     pthread_mutex_unlock(&team->urgent_lock);
+    if (ok) {
+        /* Publish, then check for parked members (wait.c). */
+        up__fence_sb();
+        if (up__load_sb(&team->sleepers) > 0)
+            par_wake_one(team, par_tls->c.slot);
+    }
     return ok;
 }
 
@@ -402,12 +418,11 @@ int up_task(up_task_fn fn, void *arg, const up_task_opts *opts)
             run_body(th, f, fn, arg);
             return UP_OK;
         }
-        par_deque *dq = th->c.dq;
-        if (par_deque_holds(dq, PAR_INLINE_BACKLOG)) {
+        if (up__deque_holds(th->c.dq, PAR_INLINE_BACKLOG)) {
             run_body(th, f, fn, arg);
             return UP_OK;
         }
-        if (par_deque_push_ptr(dq, fn, f, arg) == 0) {
+        if (par_deque_push_ptr(th, fn, f, arg) == UP__DEQUE_OK) {
             f->spawned++;
             return UP_OK;
         }
@@ -526,10 +541,11 @@ int up_taskgroup(up_region_fn fn, void *ctx)
     par_frame f;
     f.parent = outer;
     f.owner = th;
+    f.slot = th->c.slot;
     f.spawned = 0;
     f.local_done = 0;
     atomic_init(&f.remote_done, 0);
-    f.mark = th->c.dq ? par_deque_bottom(th->c.dq) : 0;
+    f.mark = th->c.dq ? up__deque_bottom(th->c.dq) : 0;
     f.group = &g;
     f.deps = NULL;
     f.final = outer->final;

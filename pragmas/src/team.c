@@ -14,24 +14,14 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "par_internal.h"
-#include "up_layer.h" /* up__submit_copy_nogrow, up__pool_workers */
-#include "task_deque.h"
+#include "par_internal.h" /* with up_layer.h: up__submit_copy_nogrow, up__now_ns ... */
 
 #define CLOSED (UINT32_C(1) << 31)
 /* How long a top-level region waits for the pool's workers to take its
  * member tasks before it asks the pool to start more (recruit.h). */
 #define GATHER_GRACE_NS 1000000u
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static unsigned default_threads(void)
 {
@@ -53,6 +43,35 @@ static void drop_ref(par_team *t)
     }
 }
 
+/* Conditions of the team's waits, read with seq_cst loads: each is also
+ * the last look before a member parks (wait.c). */
+static int all_left(par_thread *th, void *arg)
+{
+    (void)th;
+    par_team *t = arg;
+    return up__load_seqcst(&t->left) >= up__load_relaxed(&t->size);
+}
+
+static int started(par_thread *th, void *arg)
+{
+    (void)th;
+    return up__load_seqcst(&((par_team *)arg)->running) != 0;
+}
+
+/* The master's wait for its members: enough joined (the deadline is the
+ * wait's own). */
+typedef struct gather {
+    par_team *t;
+    unsigned want;
+} gather;
+
+static int gathered(par_thread *th, void *arg)
+{
+    (void)th;
+    gather *g = arg;
+    return (up__load_seqcst(&g->t->state) & ~CLOSED) >= g->want;
+}
+
 /* Enters the team as member idx on this thread, runs the region function
  * and the closing barrier, and restores what the thread was doing. */
 static void run_member(par_thread *th, par_team *t, unsigned idx)
@@ -65,12 +84,13 @@ static void run_member(par_thread *th, par_team *t, unsigned idx)
     root.owner = th;
     th->c.team = t;
     th->c.member = idx;
+    th->c.slot = &t->members[idx];
+    root.slot = th->c.slot;
     th->c.size = atomic_load_explicit(&t->size, memory_order_relaxed);
     th->c.frame = &root;
     th->c.dq = par_level_deque(th, t->level - 1); /* made before joining */
     th->c.ws_count = th->c.single_count = th->c.reduce_count = 0;
-    root.mark = th->c.dq ? par_deque_bottom(th->c.dq) : 0;
-    atomic_store_explicit(&t->members[idx].th, th, memory_order_relaxed);
+    root.mark = th->c.dq ? up__deque_bottom(th->c.dq) : 0;
     atomic_store_explicit(&t->members[idx].dq, th->c.dq, memory_order_release);
     t->fn(t->ctx);
     par_barrier(th);
@@ -79,10 +99,13 @@ static void run_member(par_thread *th, par_team *t, unsigned idx)
      * another member's deque. Nobody reuses its deque (in its next region)
      * before every member has said it stopped looking. */
     unsigned size = atomic_load_explicit(&t->size, memory_order_relaxed);
-    atomic_fetch_add_explicit(&t->left, 1, memory_order_acq_rel);
-    unsigned spins = 0;
-    while (atomic_load_explicit(&t->left, memory_order_acquire) < size)
-        par_relax(&spins);
+    if (up__fetch_add_seqcst(&t->left, 1) == size - 1) {
+        par_wake_team(t, th->c.slot); /* publish, then wake (wait.c) */
+    } else {
+        unsigned spins = 0;
+        while (atomic_load_explicit(&t->left, memory_order_acquire) < size)
+            par_idle(th, th->c.slot, &spins, all_left, t, 0, UINT64_MAX);
+    }
     atomic_store_explicit(&t->members[idx].dq, NULL, memory_order_release);
     th->c = saved;
     th->level = saved_level;
@@ -100,11 +123,14 @@ static void member_task(void *arg)
     }
     uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
     while (!(st & CLOSED)) {
-        if (atomic_compare_exchange_weak_explicit(&t->state, &st, st + 1, memory_order_acq_rel,
-                                                  memory_order_acquire)) {
+        /* A seq_cst CAS, then the look at whether the master parked
+         * waiting for it (wait.c). */
+        if (up__cas_weak_seqcst(&t->state, &st, st + 1)) {
+            par_slot_take(&t->members[st], t, th);
+            par_wake_slot(&t->members[0]);
             unsigned spins = 0;
             while (!atomic_load_explicit(&t->running, memory_order_acquire))
-                par_relax(&spins);
+                par_idle(th, &t->members[st], &spins, started, t, 0, UINT64_MAX);
             if (!atomic_load_explicit(&t->abandoned, memory_order_relaxed))
                 run_member(th, t, st);
             break;
@@ -165,7 +191,12 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
     t->ctx = ctx;
     t->requested = nthreads;
     t->level = level; /* any depth: only the deque cache stops at PAR_MAX_LEVELS */
+    t->spin = up__pool_spin(pool);
     t->members = members;
+    for (unsigned i = 0; i < nthreads; i++)
+        members[i].team = t;
+    /* Before any member task exists: a joiner wakes the master there. */
+    par_slot_take(&members[0], t, th);
     pthread_mutex_init(&t->urgent_lock, NULL);
     for (unsigned i = 0; i < PAR_WS_SLOTS; i++)
         atomic_init(&t->ws[i].gen, i);
@@ -200,31 +231,37 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
     }
     /* Wait for the members: long for a top-level region, whose threads the
      * pool was asked for; briefly for a nested one. */
-    uint64_t start = now_ns();
+    uint64_t start = up__now_ns();
     uint64_t deadline = start + (level == 1 ? 200000000u : 200000u);
     unsigned spins = 0;
+    gather g = {t, 1 + submitted};
     for (;;) {
         unsigned joined = atomic_load_explicit(&t->state, memory_order_acquire) & ~CLOSED;
-        uint64_t now = now_ns();
+        uint64_t now = up__now_ns();
         if (joined >= 1 + submitted || now >= deadline)
             break;
         if (!asked && now - start >= GATHER_GRACE_NS) {
             up_pool_reserve(pool, 1 + submitted - joined);
             asked = 1;
         }
-        par_relax(&spins);
+        /* Parked, woken by each join, or at the grace's end to ask. */
+        par_idle(th, &members[0], &spins, gathered, &g, 0,
+                 asked ? deadline : start + GATHER_GRACE_NS);
     }
     uint32_t st = atomic_fetch_or_explicit(&t->state, CLOSED, memory_order_acq_rel);
     atomic_store_explicit(&t->size, st & ~CLOSED, memory_order_relaxed);
     if (exact && (st & ~CLOSED) < nthreads) {
         /* All or nothing: release the members that came, run nothing. */
         atomic_store_explicit(&t->abandoned, 1, memory_order_relaxed);
-        atomic_store_explicit(&t->running, 1, memory_order_release);
+        up__fetch_or_seqcst(&t->running, 1);
+        par_wake_team(t, &members[0]);
         drop_ref(t);
         up__set_error("%s: %u of %u threads gathered in time", who, st & ~CLOSED, nthreads);
         return UP_EAGAIN;
     }
-    atomic_store_explicit(&t->running, 1, memory_order_release);
+    /* Publish, then wake the members parked waiting for it (wait.c). */
+    up__fetch_or_seqcst(&t->running, 1);
+    par_wake_team(t, &members[0]);
 
     run_member(th, t, 0);
     drop_ref(t);
@@ -265,6 +302,18 @@ unsigned up_level(void)
  * descendant of some member's implicit task, and a task completes only
  * after its children, all the team's tasks are done when the last member
  * arrives. */
+typedef struct bar_wait {
+    par_team *t;
+    unsigned gen;
+} bar_wait;
+
+static int bar_moved(par_thread *th, void *arg)
+{
+    (void)th;
+    bar_wait *w = arg;
+    return up__load_seqcst(&w->t->bar_gen) != w->gen;
+}
+
 void par_barrier(par_thread *th)
 {
     par_team *t = th->c.team;
@@ -277,18 +326,21 @@ void par_barrier(par_thread *th)
     unsigned gen = atomic_load_explicit(&t->bar_gen, memory_order_acquire);
     if (atomic_fetch_add_explicit(&t->bar_count, 1, memory_order_acq_rel) == size - 1) {
         atomic_store_explicit(&t->bar_count, 0, memory_order_relaxed);
-        atomic_store_explicit(&t->bar_gen, gen + 1, memory_order_release);
+        /* Publish with a seq_cst RMW, then wake the parked (wait.c). */
+        up__fetch_add_seqcst(&t->bar_gen, 1);
+        par_wake_team(t, th->c.slot);
         return;
     }
     unsigned spins = 0;
     par_task task;
+    bar_wait w = {t, gen};
     while (atomic_load_explicit(&t->bar_gen, memory_order_acquire) == gen) {
         if (par_find_task(th, &task, f ? f->mark : 0)) {
             par_run_helping(th, &task);
             spins = 0;
             continue;
         }
-        par_relax(&spins);
+        par_idle(th, th->c.slot, &spins, bar_moved, &w, 1, UINT64_MAX);
     }
 }
 

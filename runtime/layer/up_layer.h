@@ -22,6 +22,16 @@
  * same rules (one header for every atomic, see atomic.h). */
 #include "../src/atomic.h"
 
+/* The work-stealing deque, for the members' deques of task records: one
+ * implementation, proof and return convention (UP__DEQUE_*) for the pool's
+ * nested tasks and the layer's region tasks. The layer's records have a
+ * longer header (their parent frame and dependency node); deque.h says
+ * how a record is laid out. Every operation the layer uses is inline. */
+#include "../src/deque.h"
+
+/* The runtime's monotonic clock (up__now_ns), for the layer's deadlines. */
+#include "../src/clock.h"
+
 /* up_submit_copy that wakes a parked worker when nobody is searching but
  * never starts one, except the first when the pool has none. */
 int up__submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_t size);
@@ -44,5 +54,35 @@ void up__set_error(const char *fmt, ...);
  * up__rng_below; inline, a word of state per thread): for a thief's first
  * victim, as the pool's own workers choose theirs. */
 #include "../src/rng.h"
+
+/* Waiting through the pool's idle protocol. A region member that waits
+ * (at a barrier, for its children, for its team to gather) spins for the
+ * pool's budget, as an idle worker does, then parks, so that an idle
+ * region burns no CPU and the pool's statistics and monitor see its
+ * members as what they are. The layer keeps the protocol's state (who is
+ * parked, who wakes whom: pragmas/src/wait.c); the runtime lends it what
+ * makes the sleep a pool's sleep: */
+
+/* The spin budget of the pool's idle workers (up_config.spin): the rounds
+ * a waiter polls before it parks. */
+unsigned up__pool_spin(const up_pool *p);
+
+/* The calling thread's parker. A worker's own (the pool never posts it
+ * while the worker runs a task, so the layer may use it meanwhile, and
+ * must leave no token on it when the task returns); any other thread gets
+ * one of its own, made on first use and freed when the thread exits. NULL
+ * when out of memory. */
+typedef struct up__parker up__parker;
+up__parker *up__self_parker(void);
+
+/* Sleeps on pk, the caller's own parker, until up__waiter_wake(pk) or
+ * timeout_ns (UINT64_MAX: no limit); 1 when woken (the token consumed), 0
+ * on timeout. Counted in p's statistics (up_stats.parks, and
+ * up_stats.parked while it sleeps). */
+int up__waiter_park(up_pool *p, up__parker *pk, uint64_t timeout_ns);
+
+/* Wakes the thread sleeping, or about to sleep, on pk: leaves it one
+ * token. Call it once per wake-up claimed (wait.c), never more. */
+void up__waiter_wake(up__parker *pk);
 
 #endif

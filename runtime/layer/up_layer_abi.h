@@ -23,5 +23,10 @@ UP_API int up_layer_submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload
 UP_API unsigned up_layer_pool_workers(const up_pool *p);
 /* up__set_error with its arguments already gathered. */
 UP_API void up_layer_set_error_v(const char *fmt, va_list ap);
+/* The waits of the layer (up_layer.h: up__pool_spin ... up__waiter_wake). */
+UP_API unsigned up_layer_pool_spin(const up_pool *p);
+UP_API void *up_layer_self_parker(void);
+UP_API int up_layer_waiter_park(up_pool *p, void *pk, uint64_t timeout_ns);
+UP_API void up_layer_waiter_wake(void *pk);
 
 #endif

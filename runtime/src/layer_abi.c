@@ -20,3 +20,14 @@ void up_layer_set_error_v(const char *fmt, va_list ap)
     vsnprintf(msg, sizeof msg, fmt, ap);
     up__set_error("%s", msg);
 }
+
+unsigned up_layer_pool_spin(const up_pool *p) { return up__pool_spin(p); }
+
+void *up_layer_self_parker(void) { return up__self_parker(); }
+
+int up_layer_waiter_park(up_pool *p, void *pk, uint64_t timeout_ns)
+{
+    return up__waiter_park(p, pk, timeout_ns);
+}
+
+void up_layer_waiter_wake(void *pk) { up__waiter_wake(pk); }

@@ -370,6 +370,10 @@ static void add_pool(up_pool *p, up_stats *out)
     uint64_t idle = up__load_relaxed(&p->idle);
     out->parked = UP__IDLE_PARKED(idle);
     out->searching = UP__IDLE_SPINNING(idle);
+    /* Region members parked in the layer's waits (waiter.c) are parked
+     * threads of the pool too, though not ones a submit can wake. */
+    out->parked += up__load_relaxed(&p->waiting);
+    out->parks += up__load_relaxed(&p->waiter_parks);
 }
 
 void up_pool_stats(const up_pool *cp, up_stats *out)

@@ -90,6 +90,10 @@ struct up_pool {
     _Atomic unsigned workers_peak;
     _Atomic unsigned starting; /* (atomic) started threads not yet in their loop */
     _Atomic uint64_t spawned, retired, overloads, spawn_failed, bind_failed, wakes;
+    /* Threads parked in the layer's waits (waiter.c): how many now, and
+     * how many times (atomic, counted in up_stats.parked and parks). */
+    UP_ALIGNED_LINE _Atomic unsigned waiting;
+    _Atomic uint64_t waiter_parks;
 
     pthread_mutex_t mu;      /* protects live and the cv waits */
     pthread_mutex_t join_mu; /* serializes the final joins of concurrent stoppers */

@@ -1,13 +1,16 @@
-/* The OpenMP-style layer's task deque on its own: owner LIFO, thief FIFO,
- * capacity, the backlog count, and exactly-once with intact payloads under
- * an owner racing thieves. Every third task carries a copied payload of
- * five words that all hold its id, so a torn copy that a thief kept would
- * show as a mismatch. */
+/* The runtime's one work-stealing deque with the OpenMP-style layer's
+ * records (par_task: a header of four words, PAR_TASK_HDR): owner LIFO,
+ * thief FIFO, capacity, the backlog count, the pointer-task push that
+ * writes words without a record, and exactly-once with intact payloads
+ * under an owner racing thieves. Every third task carries a copied payload
+ * of five words that all hold its id, so a torn copy that a thief kept
+ * would show as a mismatch. test_deque runs the same deque with the
+ * pool's records. */
 #include <inttypes.h>
 
 #include "check.h"
+#include "par_internal.h"
 #include "steal_stress.h"
-#include "task_deque.h"
 
 static void noop(void *arg) { (void)arg; }
 
@@ -24,10 +27,11 @@ static void make_task(par_task *t, uint64_t id)
     } else {
         t->words[0] = id; /* size 0: words[0] is the argument pointer */
     }
+    t->parent = (par_frame *)(uintptr_t)(id * 64 + 64); /* checked, never followed */
 }
 
 /* The task's id (steal_stress checks its range); a copied payload must
- * hold it in every word. */
+ * hold it in every word, and the header must be the one pushed. */
 static uint64_t task_id(const par_task *t)
 {
     uint64_t id = t->words[0];
@@ -37,52 +41,76 @@ static uint64_t task_id(const par_task *t)
             CHECK_EQ(t->words[i], id);
     }
     CHECK(t->fn == noop);
+    CHECK(t->parent == (par_frame *)(uintptr_t)(id * 64 + 64));
+    CHECK(t->node == NULL);
     return id;
+}
+
+static int push_task(up__deque *d, const par_task *t)
+{
+    return up__deque_push_record(d, t, PAR_TASK_HDR);
+}
+
+/* What up_task's fast path writes for a pointer task (par_deque_push_ptr
+ * without its wake-up, which needs a team). */
+static int push_ptr(up__deque *d, up_task_fn fn, par_frame *parent, void *arg)
+{
+    int64_t b = up__deque_bottom(d);
+    if (!up__deque_room(d, b))
+        return UP__DEQUE_FULL;
+    uint64_t w[PAR_TASK_HDR + 1] = {(uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)parent, 0, 0,
+                                    (uint64_t)(uintptr_t)arg};
+    up__deque_write_words(d, b, w, PAR_TASK_HDR + 1);
+    up__deque_publish_sb(d, b);
+    return UP__DEQUE_OK;
 }
 
 static void single_thread(void)
 {
-    par_deque *d = par_deque_new(4);
-    CHECK(d != NULL);
+    up__deque d;
+    CHECK(up__deque_init_records(&d, 4, PAR_TASK_HDR) == 0);
     par_task t, out;
-    CHECK_EQ(par_deque_pop(d, &out), 0);
-    CHECK_EQ(par_deque_steal(d, &out), 0);
-    CHECK(!par_deque_holds(d, 1));
+    CHECK_EQ(par_deque_pop(&d, &out), UP__DEQUE_EMPTY);
+    CHECK_EQ(par_deque_steal(&d, &out), UP__DEQUE_EMPTY);
+    CHECK(!up__deque_holds(&d, 1));
     for (uint64_t i = 0; i < 4; i++) {
         make_task(&t, i);
-        CHECK_EQ(par_deque_push(d, &t), 0);
+        CHECK_EQ(push_task(&d, &t), UP__DEQUE_OK);
     }
-    CHECK(par_deque_holds(d, 4) && !par_deque_holds(d, 5));
-    CHECK_EQ(par_deque_push(d, &t), -1);   /* full */
-    CHECK_EQ(par_deque_steal(d, &out), 1); /* oldest */
+    CHECK(up__deque_holds(&d, 4) && !up__deque_holds(&d, 5));
+    CHECK_EQ(push_task(&d, &t), UP__DEQUE_FULL);
+    CHECK_EQ(par_deque_steal(&d, &out), UP__DEQUE_OK); /* oldest */
     CHECK_EQ(task_id(&out), 0);
-    CHECK(par_deque_holds(d, 3) && !par_deque_holds(d, 4));
-    CHECK_EQ(par_deque_push_ptr(d, noop, NULL, (void *)(uintptr_t)7), 0); /* room again */
-    CHECK_EQ(par_deque_bottom(d), 5);
-    CHECK_EQ(par_deque_pop(d, &out), 1); /* newest */
+    CHECK(up__deque_holds(&d, 3) && !up__deque_holds(&d, 4));
+    CHECK_EQ(push_ptr(&d, noop, (par_frame *)(uintptr_t)(7 * 64 + 64), (void *)(uintptr_t)7),
+             UP__DEQUE_OK); /* room again */
+    CHECK_EQ(up__deque_bottom(&d), 5);
+    CHECK_EQ(par_deque_pop(&d, &out), UP__DEQUE_OK); /* newest */
     CHECK_EQ(task_id(&out), 7);
-    CHECK(out.parent == NULL && out.node == NULL && out.size == 0);
+    CHECK(out.size == 0);
     for (uint64_t want = 3; want >= 1; want--) {
-        CHECK_EQ(par_deque_pop(d, &out), 1);
+        CHECK_EQ(par_deque_pop(&d, &out), UP__DEQUE_OK);
         CHECK_EQ(task_id(&out), want);
     }
-    CHECK_EQ(par_deque_pop(d, &out), 0);
-    CHECK_EQ(par_deque_steal(d, &out), 0);
-    CHECK_EQ(par_deque_bottom(d), 2); /* the last pop won top's CAS at 1 */
-    par_deque_free(d);
+    CHECK_EQ(par_deque_pop(&d, &out), UP__DEQUE_EMPTY);
+    CHECK_EQ(par_deque_steal(&d, &out), UP__DEQUE_EMPTY);
+    CHECK_EQ(up__deque_bottom(&d), 2); /* the last pop won top's CAS at 1 */
+    up__deque_free(&d);
 }
 
 static int push_id(void *dq, uint64_t id)
 {
     par_task t;
     make_task(&t, id);
-    return par_deque_push(dq, &t) == 0;
+    if (id % 3 == 1) /* the fast path's words, for a pointer task */
+        return push_ptr(dq, t.fn, t.parent, (void *)(uintptr_t)id) == UP__DEQUE_OK;
+    return push_task(dq, &t) == UP__DEQUE_OK;
 }
 
 static int pop_id(void *dq, uint64_t *id)
 {
     par_task t;
-    if (!par_deque_pop(dq, &t))
+    if (par_deque_pop(dq, &t) != UP__DEQUE_OK)
         return 0;
     *id = task_id(&t);
     return 1;
@@ -92,9 +120,9 @@ static int steal_id(void *dq, uint64_t *id)
 {
     par_task t;
     int rc = par_deque_steal(dq, &t);
-    if (rc > 0)
+    if (rc == UP__DEQUE_OK)
         *id = task_id(&t);
-    return rc;
+    return rc == UP__DEQUE_OK ? 1 : rc == UP__DEQUE_LOST ? -1 : 0;
 }
 
 int main(void)
@@ -104,13 +132,13 @@ int main(void)
     uint64_t items = test_size("UP_TEST_DEQUE_ITEMS", 1000000);
     /* A small capacity, so the owner also rewrites slots thieves may be
      * reading, and fills the deque now and then. */
-    par_deque *dq = par_deque_new(16);
-    CHECK(dq != NULL);
+    up__deque dq;
+    CHECK(up__deque_init_records(&dq, 16, PAR_TASK_HDR) == 0);
     static const steal_ops ops = {push_id, pop_id, steal_id};
-    steal_counts c = steal_stress(dq, &ops, items, 12, &seed);
+    steal_counts c = steal_stress(&dq, &ops, items, 12, &seed);
     printf("task deque: %" PRIu64 " tasks, %" PRIu64 " stolen by %d thieves (%" PRIu64
            " lost races), full %" PRIu64 " times, each taken once and intact\n",
            items, c.stolen, STEAL_THIEVES, c.lost, c.full);
-    par_deque_free(dq);
+    up__deque_free(&dq);
     return 0;
 }
