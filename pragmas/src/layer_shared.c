@@ -35,3 +35,7 @@ int up__waiter_park(up_pool *p, up__parker *pk, uint64_t timeout_ns)
 }
 
 void up__waiter_wake(up__parker *pk) { up_layer_waiter_wake(pk); }
+
+int up__help_enter(void) { return up_layer_help_enter(); }
+
+void up__help_leave(void) { up_layer_help_leave(); }

@@ -25,11 +25,10 @@
 
 #include "up_layer.h"
 
-#define PAR_LINE           64
-#define PAR_MAX_TEAM       1024
-#define PAR_MAX_LEVELS     8
-#define PAR_WS_SLOTS       8
-#define PAR_MAX_HELP_DEPTH 256
+#define PAR_LINE       64
+#define PAR_MAX_TEAM   1024
+#define PAR_MAX_LEVELS 8
+#define PAR_WS_SLOTS   8
 
 /* Inlining hints for the task fast paths (tasks.c); plain C elsewhere. */
 #if defined(__GNUC__) || defined(__clang__)
@@ -152,7 +151,6 @@ typedef struct par_ctx {
 struct par_thread {
     par_ctx c;
     unsigned level;
-    unsigned help_depth; /* tasks run on top of a waiting frame */
     uint32_t rng;
     up__deque *dqs[PAR_MAX_LEVELS]; /* one deque per nesting level, kept */
     par_node *free_nodes;           /* recycled dependency nodes */
@@ -165,8 +163,9 @@ extern _Thread_local par_thread *par_tls;
 
 /* tasks.c */
 void par_run_task(par_thread *th, par_task *t);
+enum { PAR_FOUND_OWN = 1, PAR_FOUND_HELP = 2 };
 int par_find_task(par_thread *th, par_task *out, int64_t mark);
-void par_run_helping(par_thread *th, par_task *t);
+void par_run_found(par_thread *th, par_task *t, int found);
 up__deque *par_level_deque(par_thread *th, unsigned level);
 void par_wait_children(par_thread *th, par_frame *f);
 void par_join(par_thread *th, par_frame *f);

@@ -45,8 +45,8 @@ par_thread *par_self(void)
     if (!th)
         return NULL;
     memset(th, 0, size);
-    static _Atomic uint32_t seed = 0x9e3779b9u;
-    th->rng = atomic_fetch_add(&seed, 0x6d2b79f5u) | 1u;
+    static _Atomic uint32_t seq;
+    th->rng = up__rng_seed(atomic_fetch_add(&seq, 1), 0x7061u); /* the one PRNG (rng.h) */
     th->pk = up__self_parker(); /* NULL: its waits spin and sleep instead */
     pthread_once(&key_once, make_key);
     pthread_setspecific(thread_key, th);
@@ -70,15 +70,6 @@ up__deque *par_level_deque(par_thread *th, unsigned level)
         th->dqs[level] = d;
     }
     return th->dqs[level];
-}
-
-static inline uint32_t next_random(uint32_t *s)
-{
-    uint32_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return *s = x;
 }
 
 static inline int children_done(par_frame *f)
@@ -164,21 +155,28 @@ static int pop_urgent(par_team *team, par_task *out)
 /* One task to run: urgent ones first, then this thread's own deque above
  * mark (the descendants of the waiting frame; what lies below belongs to
  * the frames under it on this stack), then the other members' public
- * parts, from a random one on, unless this stack is already deep. */
+ * parts, from a random one on. A task of the waiting frame's own is the
+ * program's recursion, as a plain call would be; any other task runs on
+ * top of the wait, one level of helping deeper, so it is taken only while
+ * the runtime's one bound on helping (help.h) allows another level, which
+ * par_run_found then leaves. Returns 0, PAR_FOUND_OWN or PAR_FOUND_HELP. */
 int par_find_task(par_thread *th, par_task *out, int64_t mark)
 {
     par_team *team = th->c.team;
-    if (team && pop_urgent(team, out))
-        return 1;
+    if (team && atomic_load_explicit(&team->urgent_n, memory_order_relaxed) && up__help_enter()) {
+        if (pop_urgent(team, out))
+            return PAR_FOUND_HELP;
+        up__help_leave();
+    }
     up__deque *dq = th->c.dq;
     if (dq && up__deque_bottom(dq) > mark && par_deque_pop(dq, out) == UP__DEQUE_OK)
-        return 1;
+        return PAR_FOUND_OWN;
     if (!team)
         return 0;
     unsigned size = atomic_load_explicit(&team->size, memory_order_relaxed);
-    if (size < 2 || th->help_depth >= PAR_MAX_HELP_DEPTH)
+    if (size < 2 || !up__help_enter())
         return 0;
-    unsigned start = next_random(&th->rng) % size;
+    unsigned start = up__rng_below(&th->rng, size);
     for (unsigned k = 0; k < size; k++) {
         unsigned m = (start + k) % size;
         if (m == th->c.member)
@@ -190,16 +188,17 @@ int par_find_task(par_thread *th, par_task *out, int64_t mark)
         while ((rc = par_deque_steal(v, out)) == UP__DEQUE_LOST)
             up__cpu_relax(); /* not empty: another thief was first */
         if (rc == UP__DEQUE_OK)
-            return 1;
+            return PAR_FOUND_HELP;
     }
+    up__help_leave();
     return 0;
 }
 
-void par_run_helping(par_thread *th, par_task *t)
+void par_run_found(par_thread *th, par_task *t, int found)
 {
-    th->help_depth++;
     par_run_task(th, t);
-    th->help_depth--;
+    if (found == PAR_FOUND_HELP)
+        up__help_leave();
 }
 
 /* The last look of a parking join (wait.c): a seq_cst load of the count
@@ -226,8 +225,9 @@ void par_wait_children(par_thread *th, par_frame *f)
         }
         if (children_done(f))
             break;
-        if (par_find_task(th, &t, f->mark)) {
-            par_run_helping(th, &t);
+        int found = par_find_task(th, &t, f->mark);
+        if (found) {
+            par_run_found(th, &t, found);
             spins = 0;
             continue;
         }
@@ -302,8 +302,9 @@ static void creation_point(par_thread *th, par_frame *f)
     if (f->spawned - done <= PAR_DEPS_AHEAD)
         return;
     par_task t;
-    if (par_find_task(th, &t, f->mark))
-        par_run_helping(th, &t);
+    int found = par_find_task(th, &t, f->mark);
+    if (found)
+        par_run_found(th, &t, found);
 }
 
 /* The root frame of a thread outside any region: tasks run at once. */
@@ -511,8 +512,9 @@ void up_taskyield(void)
     if (!th || !th->c.team)
         return;
     par_task t;
-    if (par_find_task(th, &t, th->c.frame ? th->c.frame->mark : 0))
-        par_run_helping(th, &t);
+    int found = par_find_task(th, &t, th->c.frame ? th->c.frame->mark : 0);
+    if (found)
+        par_run_found(th, &t, found);
 }
 
 unsigned up_task_depth(void)

@@ -335,8 +335,9 @@ void par_barrier(par_thread *th)
     par_task task;
     bar_wait w = {t, gen};
     while (atomic_load_explicit(&t->bar_gen, memory_order_acquire) == gen) {
-        if (par_find_task(th, &task, f ? f->mark : 0)) {
-            par_run_helping(th, &task);
+        int found = par_find_task(th, &task, f ? f->mark : 0);
+        if (found) {
+            par_run_found(th, &task, found);
             spins = 0;
             continue;
         }

@@ -177,5 +177,11 @@ void par_idle(par_thread *th, par_member *slot, unsigned *spins, par_ready_fn re
         return;
     }
     *spins = 0;
-    park(th, slot, ready, arg, helping && th->help_depth < PAR_MAX_HELP_DEPTH, deadline);
+    /* A waiter at the bound on helping (help.h) steals nothing: a task
+     * pushed to the team does not concern it. */
+    if (helping && up__help_enter())
+        up__help_leave();
+    else
+        helping = 0;
+    park(th, slot, ready, arg, helping, deadline);
 }

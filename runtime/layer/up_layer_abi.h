@@ -28,5 +28,8 @@ UP_API unsigned up_layer_pool_spin(const up_pool *p);
 UP_API void *up_layer_self_parker(void);
 UP_API int up_layer_waiter_park(up_pool *p, void *pk, uint64_t timeout_ns);
 UP_API void up_layer_waiter_wake(void *pk);
+/* The one bound on helping depth (help.h). */
+UP_API int up_layer_help_enter(void);
+UP_API void up_layer_help_leave(void);
 
 #endif

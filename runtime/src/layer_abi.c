@@ -31,3 +31,7 @@ int up_layer_waiter_park(up_pool *p, void *pk, uint64_t timeout_ns)
 }
 
 void up_layer_waiter_wake(void *pk) { up__waiter_wake(pk); }
+
+int up_layer_help_enter(void) { return up__help_enter(); }
+
+void up_layer_help_leave(void) { up__help_leave(); }
