@@ -1,0 +1,3 @@
+module ultrapool.invalid/massive
+
+go 1.19
