@@ -1,0 +1,390 @@
+/* Guarded fiber stacks, their free lists, and the overflow handler (see
+ * stack_pool.h for the memory and map-count rules). */
+#include "stack_pool.h"
+
+#include "atomic.h"
+#include "fiber.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <ultrapool/pool.h>
+
+#if !defined(MAP_ANONYMOUS)
+#define MAP_ANONYMOUS MAP_ANON
+#endif
+/* Linux only: stacks are reserved address space, committed page by page
+ * as they are touched, whatever the overcommit policy says. */
+#if defined(MAP_NORESERVE) && defined(__linux__)
+#define STACK_MAP_NORESERVE MAP_NORESERVE
+#else
+#define STACK_MAP_NORESERVE 0
+#endif
+#if defined(MAP_STACK) && defined(__linux__)
+#define STACK_MAP_STACK MAP_STACK
+#else
+#define STACK_MAP_STACK 0
+#endif
+/* Giving pages back: MADV_DONTNEED frees them at once on Linux (so RSS
+ * drops); elsewhere MADV_FREE is the call that actually releases them. */
+#if defined(__linux__) || !defined(MADV_FREE)
+#define STACK_MADV_COLD MADV_DONTNEED
+#else
+#define STACK_MADV_COLD MADV_FREE
+#endif
+
+/* Mappings left to the rest of the program below vm.max_map_count. */
+#define MAP_RESERVE 4096
+
+/* Bytes at the top of each mapping for its descriptor. */
+#define DESC_SIZE 64
+_Static_assert(sizeof(up__stack) <= DESC_SIZE, "the descriptor fits its slot");
+
+/* Guarded stacks mapped by all pools of the process (atomic). A pool
+ * reserves one with fetch_add before mapping and gives it back if the
+ * total went past the budget, so the count never stays above it; relaxed
+ * is enough, since the count orders nothing but itself. */
+static _Atomic size_t guarded_mapped;
+static _Atomic int budget_said;
+static size_t guarded_budget = SIZE_MAX;
+static pthread_once_t budget_once = PTHREAD_ONCE_INIT;
+
+long up__stack_max_map_count(void)
+{
+    int fd = open("/proc/sys/vm/max_map_count", O_RDONLY);
+    if (fd < 0)
+        return -1;
+    char buf[32];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *end;
+    long v = strtol(buf, &end, 10);
+    return end == buf || v <= 0 ? -1 : v;
+}
+
+static void budget_read(void)
+{
+    long max = up__stack_max_map_count();
+    if (max < 0)
+        guarded_budget = SIZE_MAX;
+    else
+        guarded_budget = max > MAP_RESERVE ? (size_t)(max - MAP_RESERVE) / 2 : 0;
+}
+
+size_t up__stack_guarded_budget(void)
+{
+    pthread_once(&budget_once, budget_read);
+    return guarded_budget;
+}
+
+void up__stack_pool_config_init(up__stack_pool_config *cfg)
+{
+    *cfg = (up__stack_pool_config){.stack_size = UP__STACK_DEFAULT_SIZE,
+                                   .guard = 1,
+                                   .hot_max = 16,
+                                   .free_max = 1024,
+                                   .max_stacks = 0};
+}
+
+int up__stack_pool_init(up__stack_pool *p, const up__stack_pool_config *cfg)
+{
+    up__stack_pool_config c;
+    if (cfg)
+        c = *cfg;
+    else
+        up__stack_pool_config_init(&c);
+    if (!p || c.stack_size < UP__STACK_MIN_SIZE || c.stack_size > UP__STACK_MAX_SIZE ||
+        c.free_max < c.hot_max || c.guard > 1)
+        return UP_EINVAL;
+    memset(p, 0, sizeof *p);
+    long page = sysconf(_SC_PAGESIZE);
+    p->page = page > 0 ? (size_t)page : 4096;
+    c.stack_size = (c.stack_size + p->page - 1) / p->page * p->page;
+    p->cfg = c;
+    if (pthread_mutex_init(&p->lock, NULL) != 0)
+        return UP_ENOMEM;
+    if (c.guard)
+        up__stack_guarded_budget();
+    return 0;
+}
+
+static void unmap_stack(up__stack_pool *p, up__stack *s)
+{
+    int guarded = p->cfg.guard;
+    munmap(s->map, s->map_size);
+    if (guarded)
+        up__fetch_sub_relaxed(&guarded_mapped, 1);
+}
+
+void up__stack_pool_destroy(up__stack_pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    if (p->in_use != 0) {
+        fprintf(stderr, "ultrapool: a stack pool destroyed with %zu stacks in use\n", p->in_use);
+        abort();
+    }
+    up__stack *lists[2] = {p->hot, p->cold};
+    p->hot = p->cold = NULL;
+    p->n_hot = p->n_cold = p->mapped = 0;
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < 2; i++) {
+        for (up__stack *s = lists[i], *next; s; s = next) {
+            next = s->next;
+            unmap_stack(p, s);
+        }
+    }
+    pthread_mutex_destroy(&p->lock);
+}
+
+/* Maps a new stack; NULL when the budget or the OS refuses. */
+static up__stack *map_stack(up__stack_pool *p)
+{
+    size_t guard = up__stack_guard_size(p);
+    if (guard) {
+        size_t n = up__fetch_add_relaxed(&guarded_mapped, 1) + 1;
+        if (n > guarded_budget) {
+            up__fetch_sub_relaxed(&guarded_mapped, 1);
+            if (!up__exchange_acq_rel(&budget_said, 1))
+                fprintf(stderr,
+                        "ultrapool: %zu guarded task stacks reach what vm.max_map_count=%ld "
+                        "allows (two mappings each, %d left to the program); for N stacks set "
+                        "sysctl vm.max_map_count=2*N+%d or more\n",
+                        guarded_budget, up__stack_max_map_count(), MAP_RESERVE, MAP_RESERVE);
+            return NULL;
+        }
+    }
+    size_t map_size = p->cfg.stack_size + guard;
+    char *map = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | STACK_MAP_NORESERVE | STACK_MAP_STACK, -1, 0);
+    if (map == MAP_FAILED)
+        goto fail;
+    if (guard && mprotect(map, guard, PROT_NONE) != 0) {
+        munmap(map, map_size);
+        goto fail;
+    }
+    up__stack *s = (up__stack *)(map + map_size - DESC_SIZE);
+    s->map = map;
+    s->map_size = map_size;
+    s->lo = map + guard;
+    s->size = (size_t)((char *)s - s->lo);
+    s->next = NULL;
+    s->cold = 0;
+    return s;
+fail:
+    if (guard)
+        up__fetch_sub_relaxed(&guarded_mapped, 1);
+    return NULL;
+}
+
+int up__stack_acquire(up__stack_pool *p, up__stack **out)
+{
+    *out = NULL;
+    pthread_mutex_lock(&p->lock);
+    up__stack *s = p->hot;
+    if (s) {
+        p->hot = s->next;
+        p->n_hot--;
+    } else if ((s = p->cold)) {
+        p->cold = s->next;
+        p->n_cold--;
+        s->cold = 0;
+    }
+    if (s) {
+        p->in_use++;
+        p->reused++;
+        pthread_mutex_unlock(&p->lock);
+        s->next = NULL;
+        *out = s;
+        return 0;
+    }
+    if (p->cfg.max_stacks && p->mapped >= p->cfg.max_stacks) {
+        pthread_mutex_unlock(&p->lock);
+        return UP_ENOMEM;
+    }
+    /* Reserve the place, then map outside the lock (a system call). */
+    p->mapped++;
+    p->in_use++;
+    pthread_mutex_unlock(&p->lock);
+    s = map_stack(p);
+    pthread_mutex_lock(&p->lock);
+    if (s) {
+        p->created++;
+    } else {
+        p->mapped--;
+        p->in_use--;
+    }
+    pthread_mutex_unlock(&p->lock);
+    *out = s;
+    return s ? 0 : UP_ENOMEM;
+}
+
+void up__stack_release(up__stack_pool *p, up__stack *s)
+{
+    pthread_mutex_lock(&p->lock);
+    p->in_use--;
+    if (p->n_hot < p->cfg.hot_max) {
+        s->next = p->hot;
+        p->hot = s;
+        p->n_hot++;
+        pthread_mutex_unlock(&p->lock);
+        return;
+    }
+    /* Cold: give the pages back outside the lock, then keep the mapping
+     * if the pool has room for it. Its place is reserved while unlocked:
+     * n_cold counts it before it is on the list. */
+    int keep = p->n_hot + p->n_cold < p->cfg.free_max;
+    if (keep)
+        p->n_cold++;
+    else
+        p->mapped--;
+    pthread_mutex_unlock(&p->lock);
+    if (!keep) {
+        unmap_stack(p, s);
+        return;
+    }
+    /* Every page but the top one, which holds the descriptor. */
+    char *top_page = s->map + s->map_size - p->page;
+    madvise(s->lo, (size_t)(top_page - s->lo), STACK_MADV_COLD);
+    s->cold = 1;
+    pthread_mutex_lock(&p->lock);
+    s->next = p->cold;
+    p->cold = s;
+    pthread_mutex_unlock(&p->lock);
+}
+
+void up__stack_pool_read_stats(up__stack_pool *p, up__stack_pool_stats *out)
+{
+    pthread_mutex_lock(&p->lock);
+    *out = (up__stack_pool_stats){.mapped = p->mapped,
+                                  .in_use = p->in_use,
+                                  .free_hot = p->n_hot,
+                                  .free_cold = p->n_cold,
+                                  .created = p->created,
+                                  .reused = p->reused};
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* ---- The overflow handler ---- */
+
+static struct sigaction old_segv, old_bus;
+static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
+static int handler_err;
+static _Thread_local void *alt_mem;
+static _Thread_local size_t alt_size;
+
+/* Async-signal-safe number formatting into buf (at least 24 bytes);
+ * returns the length. */
+static size_t fmt_u(char *buf, uintptr_t v, unsigned base)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = "0123456789abcdef"[v % base];
+        v /= base;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    return n;
+}
+
+static size_t append(char *buf, size_t at, const char *s)
+{
+    while (*s && at < 255)
+        buf[at++] = *s++;
+    return at;
+}
+
+static void on_fault(int sig, siginfo_t *si, void *uctx)
+{
+    void *guard_lo;
+    size_t stack_size;
+    if (up__fiber_fault_in_guard(si->si_addr, &guard_lo, &stack_size)) {
+        char msg[256], num[24];
+        size_t n = append(msg, 0, "ultrapool: stack overflow in a task (guard page at 0x");
+        num[fmt_u(num, (uintptr_t)guard_lo, 16)] = '\0';
+        n = append(msg, n, num);
+        n = append(msg, n, ", stack size ");
+        num[fmt_u(num, stack_size, 10)] = '\0';
+        n = append(msg, n, num);
+        n = append(msg, n,
+                   "; raise UP_STACK_SIZE, or move large locals and deep recursion "
+                   "off the task's stack)\n");
+        ssize_t w = write(2, msg, n);
+        (void)w;
+        abort();
+    }
+    /* Not ours: the handler that was there before, or the default. */
+    struct sigaction *old = sig == SIGSEGV ? &old_segv : &old_bus;
+    if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
+        old->sa_sigaction(sig, si, uctx);
+        return;
+    }
+    if (!(old->sa_flags & SA_SIGINFO) && old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+        old->sa_handler(sig);
+        return;
+    }
+    /* Returning re-runs the faulting instruction, which now takes the
+     * default action; a fault sent by kill() is not re-run, so re-raise. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    if (si->si_code <= 0)
+        raise(sig);
+}
+
+static void install_handler(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &old_segv) != 0 || sigaction(SIGBUS, &sa, &old_bus) != 0)
+        handler_err = errno ? errno : EINVAL;
+}
+
+int up__stack_guard_thread_init(void)
+{
+    pthread_once(&handler_once, install_handler);
+    if (handler_err)
+        return UP_ENOMEM;
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE))
+        return 0; /* the thread has one already (its own, or a sanitizer's) */
+    size_t size = 64 * 1024;
+    if ((size_t)SIGSTKSZ > size)
+        size = (size_t)SIGSTKSZ;
+    void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return UP_ENOMEM;
+    stack_t ss = {.ss_sp = mem, .ss_size = size, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0) {
+        munmap(mem, size);
+        return UP_ENOMEM;
+    }
+    alt_mem = mem;
+    alt_size = size;
+    return 0;
+}
+
+void up__stack_guard_thread_fini(void)
+{
+    if (!alt_mem)
+        return;
+    stack_t ss = {.ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE};
+    if (sigaltstack(&ss, NULL) == 0)
+        munmap(alt_mem, alt_size);
+    alt_mem = NULL;
+    alt_size = 0;
+}
