@@ -86,7 +86,7 @@ static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void say(const massive_run *run, const char *fmt, ...)
 {
-    char when[32], text[512];
+    char when[32], text[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
@@ -303,7 +303,7 @@ int main(int argc, char **argv)
     uint64_t ticker_ms = 1000, status_ms = 1000, hold_ms = 1500, stall_s = 60, stack_kib = 16;
     uint64_t guard_kib = 0, reserve_mib = 0, v = 0;
     int n_given = 0, guard_given = 0, probe_only = 0;
-    char a[32], b[32], c[32], d[32], why[256] = "";
+    char a[32], b[32], c[32], d[32], why[768] = "";
     if (!run)
         return 2;
     for (int i = 1; i < argc; i++) {
