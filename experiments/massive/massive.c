@@ -410,6 +410,13 @@ int main(int argc, char **argv)
     printf("massive %s: %s tasks waiting on one event, launched from one thread; "
            "ticker %" PRIu64 " ms, status every %" PRIu64 " ms\n",
            mode->name, count_str(a, run->n), ticker_ms, status_ms);
+    if (!mode->available) {
+        printf("massive %s: skipped: this build of ultrapool has no waiting tasks (up_event)\n",
+               mode->name);
+        printf("RESULT mode=%s n=%" PRIu64 " skipped=1 stop=\"this build has no up_event\"\n",
+               mode->name, run->n);
+        return 77;
+    }
     if (mode != &massive_pthread) {
         int parks = massive_stackful_parks(why, sizeof why);
         printf("stackful calls %s: %s\n", parks ? "park" : "block", why);

@@ -45,6 +45,8 @@ typedef struct massive_run {
  * every task has run (or the drain gave up). */
 typedef struct massive_mode {
     const char *name;
+    /* 0 when this build cannot run the mode (the runtime lacks it). */
+    int available;
     /* Bytes one waiting task is expected to need, for the memory check
      * before the run (a generous estimate, not a measurement). */
     double expected_bytes;

@@ -196,4 +196,4 @@ static void teardown(massive_run *run)
 /* A waiting thread costs its stack's touched pages (a few KiB), its
  * kernel stack (16 KiB on x86-64) and its task structures; the stack size
  * itself is added by the driver. */
-const massive_mode massive_pthread = {"pthread", 24 * 1024, setup, launch, release, teardown};
+const massive_mode massive_pthread = {"pthread", 1, 24 * 1024, setup, launch, release, teardown};

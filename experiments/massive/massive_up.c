@@ -110,10 +110,20 @@ static void teardown(massive_run *run)
 /* The issue's bounds: 64 bytes per continuation, 8 KiB per parked task
  * (the memory check doubles neither; launching also stops at the
  * reserve). */
-const massive_mode massive_stackless = {"stackless",      64,      setup,
-                                        stackless_launch, release, teardown};
-const massive_mode massive_stackful = {"stackful",      8 * 1024 + 64, setup,
-                                       stackful_launch, release,       teardown};
+const massive_mode massive_stackless = {.name = "stackless",
+                                        .available = 1,
+                                        .expected_bytes = 64,
+                                        .setup = setup,
+                                        .launch = stackless_launch,
+                                        .release = release,
+                                        .teardown = teardown};
+const massive_mode massive_stackful = {.name = "stackful",
+                                       .available = 1,
+                                       .expected_bytes = 8 * 1024 + 64,
+                                       .setup = setup,
+                                       .launch = stackful_launch,
+                                       .release = release,
+                                       .teardown = teardown};
 
 /* The probe: a one-worker pool runs task A, which waits on an event, and
  * then task B, which sets it. If A parks, the worker runs B and A resumes;

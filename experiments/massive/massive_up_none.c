@@ -22,8 +22,9 @@ static uint64_t launch(massive_run *run, char *why, size_t why_size)
 
 static void nothing(massive_run *run) { (void)run; }
 
-const massive_mode massive_stackless = {"stackless", 64, setup, launch, nothing, nothing};
-const massive_mode massive_stackful = {"stackful", 8 * 1024 + 64, setup, launch, nothing, nothing};
+const massive_mode massive_stackless = {"stackless", 0, 64, setup, launch, nothing, nothing};
+const massive_mode massive_stackful = {"stackful", 0,       8 * 1024 + 64, setup,
+                                       launch,     nothing, nothing};
 
 int massive_stackful_parks(char *what, size_t what_size)
 {
