@@ -30,6 +30,7 @@
 #define up__exchange_acq_rel(p, v)  atomic_exchange_explicit((p), (v), memory_order_acq_rel)
 #define up__fetch_or_acq_rel(p, v)  atomic_fetch_or_explicit((p), (v), memory_order_acq_rel)
 #define up__fetch_and_acq_rel(p, v) atomic_fetch_and_explicit((p), (v), memory_order_acq_rel)
+#define up__fetch_and_seqcst(p, v)  atomic_fetch_and_explicit((p), (v), memory_order_seq_cst)
 
 /* Compare-and-swap; on failure *expected receives the current value. */
 #define up__cas_weak_relaxed(p, e, d)                                                              \

@@ -18,27 +18,28 @@
  * wakes a parked worker or the monitor itself. So no wake-up is lost, and a
  * burst of submits wakes one worker at a time instead of all.
  *
+ * In a pool with more shards than a worker probes directly, the last look
+ * reads the work map (workmap.h) instead of every queue and deque, and a
+ * submitter marks the map before it reads the idle word; the argument is
+ * the same with the map in place of the queues (tests/model/workmap.pml).
+ *
  * Waking moves a worker off the idle list and its count from parked to
  * searching under the idle lock, then posts the worker's parker. Whoever
  * takes a worker off the list (a waker, or the worker itself when its last
  * look finds work or its park times out) adjusts the counts exactly once. */
 #include "pool_internal.h"
+#include "workmap.h"
 
 /* Is any task queued or pushed anywhere in the pool? Sequentially
- * consistent loads: this is the "last look" of the idle protocol. */
+ * consistent loads: this is the "last look" of the idle protocol. With
+ * many shards, the work map answers (one load; workmap.h). */
 static int work_visible(up_pool *p)
 {
-    for (unsigned i = 0; i < p->nshards; i++) {
-        up__shard *s = &p->shards[i];
-        if (up__mpmc_nonempty(&s->q))
+    if (p->use_map)
+        return up__work_maybe(p);
+    for (unsigned i = 0; i < p->nshards; i++)
+        if (up__shard_has_work(&p->shards[i]))
             return 1;
-        unsigned used = up__load_acquire(&s->slots_used);
-        for (unsigned k = 0; k < used; k++) {
-            up__worker *v = up__slot_worker(s, k);
-            if (v && up__deque_nonempty(&v->dq))
-                return 1;
-        }
-    }
     return 0;
 }
 

@@ -42,6 +42,7 @@ static void free_pool(up_pool *p, unsigned shards_ready)
 {
     if (p->shards)
         free_shards(p, shards_ready);
+    free(p->work_bits);
     up__plan_free(&p->plan);
     up__parker_destroy(&p->monitor_parker);
     pthread_cond_destroy(&p->cv);
@@ -138,6 +139,24 @@ int up_pool_create(up_pool **out, const up_config *cfg_in)
         return UP_ENOMEM;
     }
     memset(p->shards, 0, p->nshards * sizeof(up__shard));
+    /* The work map (workmap.h), for pools with more shards than a worker
+     * probes directly; 64 x 64 bits cover the largest pool. */
+    p->use_map = p->nshards > UP__NEAR_SHARDS;
+    if (p->use_map) {
+        size_t words = (p->nshards + 63) / 64;
+        if (words > 64) {
+            up__set_error("%u shards: the work map covers at most 4096", p->nshards);
+            free_pool(p, 0);
+            return UP_EINVAL;
+        }
+        p->work_bits = aligned_alloc(UP_CACHE_LINE, words * sizeof(up__work_word));
+        if (!p->work_bits) {
+            up__set_error("out of memory for the work map of %u shards", p->nshards);
+            free_pool(p, 0);
+            return UP_ENOMEM;
+        }
+        memset(p->work_bits, 0, words * sizeof(up__work_word));
+    }
     for (unsigned i = 0; i < p->nshards; i++) {
         if (init_shard(p, i) != UP_OK) {
             free_pool(p, i);

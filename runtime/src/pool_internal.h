@@ -75,12 +75,25 @@ struct up__shard {
     uint64_t mon_head, mon_tail; /* (monitor thread only) positions at its last look */
 };
 
+/* One word of the work map (workmap.h), alone on its cache line. */
+typedef struct up__work_word {
+    UP_ALIGNED_LINE _Atomic uint64_t bits;
+} up__work_word;
+
+/* Shards an idle worker probes directly, nearest first; a pool with more
+ * keeps a work map for the others (workmap.h). */
+#define UP__NEAR_SHARDS 8
+
 struct up_pool {
     up_config cfg; /* (ro) */
     up__plan plan; /* (ro) */
     unsigned nshards;
     up__shard *shards;
-    int spread_by_thread; /* (ro) some shard has no CPU: pick shards per thread */
+    int spread_by_thread;     /* (ro) some shard has no CPU: pick shards per thread */
+    int use_map;              /* (ro) nshards > UP__NEAR_SHARDS: work_top/work_bits in use */
+    up__work_word *work_bits; /* (atomic elements) bit s: shard s may have work */
+
+    UP_ALIGNED_LINE _Atomic uint64_t work_top; /* (atomic) bit w: work_bits[w] may be non-zero */
 
     UP_ALIGNED_LINE _Atomic uint64_t idle;    /* (atomic) see UP__IDLE_* */
     UP_ALIGNED_LINE _Atomic int stopping;     /* (atomic) set once every queue is closed */

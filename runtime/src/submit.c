@@ -16,6 +16,7 @@
 #include "os.h"
 #include "pool_internal.h"
 #include "rng.h"
+#include "workmap.h"
 #include "../layer/up_layer.h"
 
 /* MODE_NOGROW: never start a worker beyond the first (see layer/up_layer.h). */
@@ -79,6 +80,8 @@ unsigned up__home_shard(const up_pool *p) { return home_shard(p); }
  * make sure somebody will look. */
 static void after_publish(up_pool *p, up__shard *s, int mode)
 {
+    if (p->use_map)
+        up__work_mark(p, s->index); /* before the idle word: see workmap.h */
     uint64_t idle = up__load_seqcst(&p->idle);
     if (UP__IDLE_SPINNING(idle) != 0)
         return;

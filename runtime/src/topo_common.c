@@ -93,18 +93,35 @@ static unsigned distance(const up__shard_plan *a, const up__shard_plan *b)
 void up__plan_near_order(up__plan *plan)
 {
     unsigned n = plan->nshards;
+    /* Distances are 0..7: each row lists the classes in order, each class
+     * in ring order from i. One distance per pair, then a counting sort:
+     * with 4096 shards, 8 passes over the pairs took a second. */
+    unsigned char *dist = malloc(n ? n : 1);
     for (unsigned i = 0; i < n; i++) {
         unsigned *row = &plan->order[i * n];
         row[0] = i;
-        unsigned k = 1;
-        /* Distances are 0..7: emit each class in ring order from i. */
-        for (unsigned d = 0; d < 8; d++)
-            for (unsigned step = 1; step < n; step++) {
-                unsigned j = (i + step) % n;
-                if (distance(&plan->shards[i], &plan->shards[j]) == d)
-                    row[k++] = j;
-            }
+        if (!dist) { /* out of memory: the same order, 8 passes */
+            unsigned k = 1;
+            for (unsigned d = 0; d < 8; d++)
+                for (unsigned step = 1; step < n; step++) {
+                    unsigned j = (i + step) % n;
+                    if (distance(&plan->shards[i], &plan->shards[j]) == d)
+                        row[k++] = j;
+                }
+            continue;
+        }
+        unsigned start[9] = {0};
+        for (unsigned step = 1; step < n; step++) {
+            dist[step] = (unsigned char)distance(&plan->shards[i], &plan->shards[(i + step) % n]);
+            start[dist[step] + 1]++;
+        }
+        start[0] = 1;
+        for (unsigned d = 1; d < 9; d++)
+            start[d] += start[d - 1];
+        for (unsigned step = 1; step < n; step++)
+            row[start[dist[step]]++] = (i + step) % n;
     }
+    free(dist);
 }
 
 int up__likwid_pin_cpus(int **out)

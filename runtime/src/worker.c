@@ -9,6 +9,7 @@
 #include "os.h"
 #include "pool_internal.h"
 #include "rng.h"
+#include "workmap.h"
 
 _Thread_local up__worker *up__tls_worker;
 _Thread_local up_pool *up__tls_running;
@@ -47,15 +48,55 @@ static int steal_from_deques(up__shard *s, up__worker *self, up__task *out)
     return 0;
 }
 
-/* Own deque (newest first), then the shards nearest first: each shard's
- * queue, then its workers' deques (oldest first). */
+static int probe(up_pool *p, up__shard *s, up__worker *self, up__task *out)
+{
+    return up__take_from_shard(p, s, out) || steal_from_deques(s, self, out);
+}
+
+/* Shards an idle thread probes directly: all of a small pool's, the
+ * nearest UP__NEAR_SHARDS of a pool with a work map. */
+static unsigned near_shards(const up_pool *p) { return p->use_map ? UP__NEAR_SHARDS : p->nshards; }
+
+/* The shards beyond the near ones, through the work map (workmap.h): the
+ * words whose top bit is set, from the caller's own word on, and in each
+ * the shards whose bit is set. A shard that turns out empty has its bit
+ * cleared (and is looked at once more, which may find a task after all).
+ * The cost is the number of shards marked, not the number of shards. */
+static up__shard *probe_map(up_pool *p, unsigned home, up__worker *self, up__task *out)
+{
+    uint64_t top = up__load_seqcst(&p->work_top);
+    unsigned first = home >> 6;
+    for (unsigned k = 0; top && k < 64; k++) {
+        unsigned wi = (first + k) & 63;
+        if (!(top & (UINT64_C(1) << wi)))
+            continue;
+        uint64_t bits = up__load_seqcst(&p->work_bits[wi].bits);
+        if (bits == 0)
+            up__work_recheck_word(p, wi);
+        while (bits) {
+            unsigned i = wi * 64 + (unsigned)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            up__shard *s = &p->shards[i];
+            if (probe(p, s, self, out))
+                return s;
+            if (up__work_recheck(p, s) && probe(p, s, self, out))
+                return s;
+        }
+    }
+    return NULL;
+}
+
+/* Own deque (newest first), then the near shards nearest first: each
+ * shard's queue, then its workers' deques (oldest first); then, in a pool
+ * with many shards, those the work map marks. */
 static int find_work(up__worker *w, up__task *out)
 {
     if (up__deque_pop(&w->dq, out) == UP__DEQUE_OK)
         return 1;
     up_pool *p = w->pool;
     const unsigned *order = &p->plan.order[w->shard * p->nshards];
-    for (unsigned k = 0; k < p->nshards; k++) {
+    unsigned near = near_shards(p);
+    for (unsigned k = 0; k < near; k++) {
         up__shard *s = &p->shards[order[k]];
         if (up__take_from_shard(p, s, out)) {
             if (k)
@@ -64,6 +105,14 @@ static int find_work(up__worker *w, up__task *out)
         }
         if (steal_from_deques(s, w, out)) {
             up__count_owner(&w->steals);
+            return 1;
+        }
+    }
+    if (p->use_map) {
+        up__shard *s = probe_map(p, w->shard, w, out);
+        if (s) {
+            if (s->index != w->shard)
+                up__count_owner(&w->steals);
             return 1;
         }
     }
@@ -93,20 +142,32 @@ int up__help_once(up_pool *p)
         return 0;
     unsigned home = up__home_shard(p);
     const unsigned *order = &p->plan.order[home * p->nshards];
-    for (unsigned k = 0; k < p->nshards; k++) {
+    unsigned near = near_shards(p);
+    for (unsigned k = 0; k < near; k++) {
         up__shard *s = &p->shards[order[k]];
-        if (!up__take_from_shard(p, s, &t) && !steal_from_deques(s, NULL, &t))
+        if (!probe(p, s, NULL, &t))
             continue;
         up__run_counted(p, NULL, s, &t);
         return 1;
     }
-    return 0;
+    up__shard *s = p->use_map ? probe_map(p, home, NULL, &t) : NULL;
+    if (!s)
+        return 0;
+    up__run_counted(p, NULL, s, &t);
+    return 1;
 }
 
 /* No task queued in any shard queue (reserved slots count as queued).
- * After stop has closed the queues this can only go from false to true. */
+ * After stop has closed the queues this can only go from false to true.
+ * With a work map, an empty map says so in one load; a set bit may stand
+ * for a deque, or be stale until a searcher clears it (find_work), which
+ * only delays the exit. The map misses a queued task only while the
+ * thread that cleared its bit looks again, which sets the bit again and
+ * takes the task (and a waiting stop drains what no worker is left for). */
 static int queues_drained(up_pool *p)
 {
+    if (p->use_map)
+        return !up__work_maybe(p);
     for (unsigned i = 0; i < p->nshards; i++)
         if (up__mpmc_nonempty(&p->shards[i].q))
             return 0;

@@ -1,0 +1,93 @@
+/* A pool with the most shards the configuration accepts (4096): it is
+ * created and destroyed without its idle workers' cost growing with the
+ * shard count (the work map, runtime/src/workmap.h), and tasks queued in
+ * shards far from every worker still run, each exactly once. The times are
+ * printed, not asserted, except for a generous bound that tells a hang
+ * (before the map, creating such a pool did not finish in 20 s). */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include <ultrapool/pool.h>
+
+#include "check.h"
+
+#define SHARDS   4096u
+#define HANG_SEC 20.0
+
+static _Atomic unsigned *runs;
+static _Atomic unsigned done;
+
+static void task(void *arg)
+{
+    atomic_fetch_add(&runs[(uintptr_t)arg], 1);
+    atomic_fetch_add(&done, 1);
+}
+
+static double seconds_since(uint64_t t0) { return (double)(test_now_ns() - t0) / 1e9; }
+
+/* Defaults but for the shard count: a worker per shard, all idle. */
+static void create_destroy(void)
+{
+    up_config cfg;
+    CHECK_EQ(up_config_init(&cfg), UP_OK);
+    cfg.shards = SHARDS;
+    up_pool *p;
+    uint64_t t0 = test_now_ns();
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    double created = seconds_since(t0);
+    CHECK_EQ(up_pool_shards(p), SHARDS);
+    up_stats st;
+    up_pool_stats(p, &st);
+    t0 = test_now_ns();
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+    double destroyed = seconds_since(t0);
+    printf("%u shards, %u workers: created in %.3f s, destroyed in %.3f s\n", SHARDS, st.workers,
+           created, destroyed);
+    CHECK(created < HANG_SEC && destroyed < HANG_SEC);
+}
+
+/* Few workers, tasks spread over every shard: nearly all of them sit in
+ * shards no worker probes directly, so they are found through the map. */
+static void far_tasks(unsigned ntasks)
+{
+    up_config cfg;
+    CHECK_EQ(up_config_init(&cfg), UP_OK);
+    cfg.shards = SHARDS;
+    cfg.shard_min_workers = 0;
+    cfg.max_workers = 3;
+    cfg.shard_choice = UP_SHARD_RANDOM;
+    cfg.queue_capacity = 64;
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    runs = calloc(ntasks, sizeof *runs);
+    CHECK(runs);
+    atomic_store(&done, 0);
+    uint64_t t0 = test_now_ns();
+    for (unsigned i = 0; i < ntasks; i++)
+        CHECK_EQ(up_submit_wait(p, task, (void *)(uintptr_t)i), UP_OK);
+    for (unsigned ms = 0; ms < HANG_SEC * 1000 && atomic_load(&done) < ntasks; ms++)
+        test_sleep_ms(1);
+    double ran = seconds_since(t0);
+    CHECK_EQ(atomic_load(&done), ntasks);
+    up_stats st;
+    up_pool_stats(p, &st);
+    printf("%u tasks over %u shards, %u workers at most: all ran in %.3f s (%llu steals)\n",
+           ntasks, SHARDS, st.workers_peak, ran, (unsigned long long)st.steals);
+    CHECK(st.workers_peak <= 3);
+    CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
+    for (unsigned i = 0; i < ntasks; i++)
+        CHECK_EQ(atomic_load(&runs[i]), 1);
+    up_pool_stats(p, &st);
+    CHECK_EQ(st.submitted, ntasks);
+    CHECK_EQ(st.executed, ntasks);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+    free(runs);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IONBF, 0);
+    create_destroy();
+    far_tasks((unsigned)test_size("UP_TEST_FAR_TASKS", 20000));
+    return 0;
+}
