@@ -36,4 +36,15 @@ static inline struct timespec up__timespec_from_ns(uint64_t ns)
     return ts;
 }
 
+/* The CLOCK_REALTIME time ns from now, as pthread_cond_timedwait wants
+ * its deadline (condition variables keep the realtime clock by default;
+ * callers wait in bounded slices, so a clock step costs one slice). */
+static inline struct timespec up__realtime_after(uint64_t ns)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t at = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    return up__timespec_from_ns(ns > UINT64_MAX - at ? UINT64_MAX : at + ns);
+}
+
 #endif

@@ -27,10 +27,7 @@ static int cond_wait_until(pthread_mutex_t *mu, pthread_cond_t *cv, uint64_t dea
     uint64_t left = up__remaining_ns(deadline);
     if (left == 0)
         return 1;
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t abs_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + left;
-    struct timespec abs = up__timespec_from_ns(abs_ns);
+    struct timespec abs = up__realtime_after(left);
     return pthread_cond_timedwait(cv, mu, &abs) == ETIMEDOUT;
 }
 

@@ -286,10 +286,7 @@ static int wait_done(up_pool *p, uint64_t deadline)
         /* Bounded so a helper finishing between our check and the wait is
          * seen soon even without its broadcast. */
         uint64_t slice = left < 10000000u ? left : 10000000u;
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        uint64_t abs_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + slice;
-        struct timespec abs = up__timespec_from_ns(abs_ns);
+        struct timespec abs = up__realtime_after(slice);
         pthread_cond_timedwait(&p->cv, &p->mu, &abs);
     }
     pthread_mutex_unlock(&p->mu);
