@@ -298,14 +298,13 @@ static int parse_count(const char *s, uint64_t *out)
 
 int main(int argc, char **argv)
 {
-    massive_run *run = calloc(1, sizeof *run);
+    static massive_run the_run;
+    massive_run *run = &the_run;
     const massive_mode *mode = &massive_stackless;
     uint64_t ticker_ms = 1000, status_ms = 1000, hold_ms = 1500, stall_s = 60, stack_kib = 16;
     uint64_t guard_kib = 0, reserve_mib = 0, v = 0;
     int n_given = 0, guard_given = 0, probe_only = 0;
     char a[32], b[32], c[32], d[32], why[768] = "";
-    if (!run)
-        return 2;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
@@ -373,6 +372,27 @@ int main(int argc, char **argv)
         run->stack_bytes = (size_t)stack_min;
     run->guard_bytes = guard_given ? guard_kib * 1024 : (size_t)sysconf(_SC_PAGESIZE);
 
+    run->t0 = bench_now_ns();
+    printf("massive %s: %s tasks waiting on one event, launched from one thread; "
+           "ticker %" PRIu64 " ms, status every %" PRIu64 " ms\n",
+           mode->name, count_str(a, run->n), ticker_ms, status_ms);
+    if (!mode->available) {
+        printf("massive %s: skipped: this build of ultrapool has no waiting tasks (up_event)\n",
+               mode->name);
+        printf("RESULT mode=%s n=%" PRIu64 " skipped=1 stop=\"this build has no up_event\"\n",
+               mode->name, run->n);
+        return 77;
+    }
+    if (mode != &massive_pthread) {
+        int parks = massive_stackful_parks(why, sizeof why);
+        printf("stackful calls %s: %s\n", parks ? "park" : "block", why);
+        if (mode == &massive_stackful && !parks) {
+            printf("massive stackful: skipped: a waiting task would hold a thread each\n");
+            printf("RESULT mode=stackful n=%" PRIu64 " skipped=1 stop=\"stackful calls block\"\n",
+                   run->n);
+            return 77;
+        }
+    }
     /* Refuse a run that cannot fit: N tasks at the mode's expected cost,
      * plus the one-byte check slot each, against what the machine has
      * available less the reserve that launching keeps anyway. */
@@ -406,30 +426,10 @@ int main(int argc, char **argv)
     bench_done_reset(&run->started);
     bench_done_reset(&run->exited);
 
-    run->t0 = bench_now_ns();
-    printf("massive %s: %s tasks waiting on one event, launched from one thread; "
-           "ticker %" PRIu64 " ms, status every %" PRIu64 " ms\n",
-           mode->name, count_str(a, run->n), ticker_ms, status_ms);
-    if (!mode->available) {
-        printf("massive %s: skipped: this build of ultrapool has no waiting tasks (up_event)\n",
-               mode->name);
-        printf("RESULT mode=%s n=%" PRIu64 " skipped=1 stop=\"this build has no up_event\"\n",
-               mode->name, run->n);
-        return 77;
-    }
-    if (mode != &massive_pthread) {
-        int parks = massive_stackful_parks(why, sizeof why);
-        printf("stackful calls %s: %s\n", parks ? "park" : "block", why);
-        if (mode == &massive_stackful && !parks) {
-            printf("massive stackful: skipped: a waiting task would hold a thread each\n");
-            printf("RESULT mode=stackful n=%" PRIu64 " skipped=1 stop=\"stackful calls block\"\n",
-                   run->n);
-            return 77;
-        }
-    }
     fflush(stdout);
     if (mode->setup(run, why, sizeof why) != 0) {
         fprintf(stderr, "massive %s: %s\n", mode->name, why);
+        free((void *)run->hits);
         return 2;
     }
     pthread_t status;
@@ -531,6 +531,7 @@ int main(int argc, char **argv)
         " duplicated: %" PRIu64 " panicked: %" PRIu64,
         count_str(a, launched), count_str(f, exited), atomic_load(&tick_count),
         atomic_load(&tick_late), lost, dup, panicked);
+    free((void *)run->hits);
     int fail = lost || dup || panicked || !ok || !t_drained;
     say(run, "massive %s %s", mode->name, fail ? "FAILED" : "completed successfully");
     for (char *p = why; *p; p++)
