@@ -73,8 +73,13 @@ static up__shard *probe_map(up_pool *p, unsigned home, up__worker *self, up__tas
         uint64_t bits = up__load_seqcst(&p->work_bits[wi].bits);
         if (bits == 0)
             up__work_recheck_word(p, wi);
+        /* From the caller's own position in the word on, so that thieves
+         * of different shards start at different marked shards. */
+        unsigned r = home & 63;
+        if (r)
+            bits = (bits >> r) | (bits << (64 - r));
         while (bits) {
-            unsigned i = wi * 64 + (unsigned)__builtin_ctzll(bits);
+            unsigned i = wi * 64 + (((unsigned)__builtin_ctzll(bits) + r) & 63);
             bits &= bits - 1;
             up__shard *s = &p->shards[i];
             if (probe(p, s, self, out))
