@@ -39,3 +39,5 @@ void up__waiter_wake(up__parker *pk) { up_layer_waiter_wake(pk); }
 int up__help_enter(void) { return up_layer_help_enter(); }
 
 void up__help_leave(void) { up_layer_help_leave(); }
+
+void up__set_cancel_hook(int (*fn)(void)) { up_layer_set_cancel_hook(fn); }

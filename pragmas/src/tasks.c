@@ -569,9 +569,17 @@ void up_cancel_taskgroup(void)
         atomic_store(&th->c.frame->group->cancelled, 1);
 }
 
-int up_cancelled(void)
+/* The taskgroup half of up_cancelled(), which the runtime defines (one
+ * function for both kinds of cancellation): handed to it when this
+ * library is loaded. */
+static int group_cancelled(void)
 {
     par_thread *th = par_tls;
     return th && th->c.frame && th->c.frame->group &&
            atomic_load_explicit(&th->c.frame->group->cancelled, memory_order_relaxed);
+}
+
+__attribute__((constructor)) static void register_group_cancelled(void)
+{
+    up__set_cancel_hook(group_cancelled);
 }

@@ -85,4 +85,10 @@ int up__waiter_park(up_pool *p, up__parker *pk, uint64_t timeout_ns);
  * token. Call it once per wake-up claimed (wait.c), never more. */
 void up__waiter_wake(up__parker *pk);
 
+/* up_cancelled() is the runtime's (wait.c): 1 inside a waiting task that
+ * a destroy released, or when fn, the layer's test for the calling
+ * thread's task (a cancelled taskgroup), says so. The layer sets fn once,
+ * before any task runs (a constructor); fn must be safe on any thread. */
+void up__set_cancel_hook(int (*fn)(void));
+
 #endif

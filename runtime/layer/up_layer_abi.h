@@ -31,5 +31,7 @@ UP_API void up_layer_waiter_wake(void *pk);
 /* The one bound on helping depth (help.h). */
 UP_API int up_layer_help_enter(void);
 UP_API void up_layer_help_leave(void);
+/* up_cancelled()'s taskgroup half (up_layer.h: up__set_cancel_hook). */
+UP_API void up_layer_set_cancel_hook(int (*fn)(void));
 
 #endif

@@ -28,6 +28,7 @@
  * takes a worker off the list (a waker, or the worker itself when its last
  * look finds work or its park times out) adjusts the counts exactly once. */
 #include "pool_internal.h"
+#include "wait_internal.h"
 #include "workmap.h"
 
 /* Is any task queued or pushed anywhere in the pool? Sequentially
@@ -35,6 +36,8 @@
  * many shards, the work map answers (one load; workmap.h). */
 static int work_visible(up_pool *p)
 {
+    if (up__wait_released_any(p))
+        return 1; /* released waiting tasks (wait.c) */
     if (p->use_map)
         return up__work_maybe(p);
     for (unsigned i = 0; i < p->nshards; i++)

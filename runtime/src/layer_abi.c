@@ -35,3 +35,5 @@ void up_layer_waiter_wake(void *pk) { up__waiter_wake(pk); }
 int up_layer_help_enter(void) { return up__help_enter(); }
 
 void up_layer_help_leave(void) { up__help_leave(); }
+
+void up_layer_set_cancel_hook(int (*fn)(void)) { up__set_cancel_hook(fn); }

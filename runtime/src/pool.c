@@ -18,6 +18,7 @@
 #include "config.h"
 #include "pool_internal.h"
 #include "sde.h"
+#include "wait_internal.h"
 
 static void free_shards(up_pool *p, unsigned n)
 {
@@ -269,13 +270,15 @@ static int wait_done(up_pool *p, uint64_t deadline)
     pthread_mutex_lock(&p->mu);
     for (;;) {
         int no_workers = p->live == 0;
-        if (no_workers && !queues_empty(p)) {
+        if (no_workers && (!queues_empty(p) || up__wait_released_any(p))) {
             pthread_mutex_unlock(&p->mu);
             drain_here(p);
+            up__wait_drain_here(p); /* released waiting tasks (wait.c) */
             pthread_mutex_lock(&p->mu);
             continue;
         }
-        if (no_workers && all_executed(p))
+        /* Waiting tasks first: settled is read before the counts. */
+        if (no_workers && up__wait_settled(p) && all_executed(p))
             break;
         uint64_t left = up__remaining_ns(deadline);
         if (left == 0) {
@@ -330,10 +333,17 @@ int up_pool_destroy(up_pool *p)
         up__set_error("destroy: pool is NULL");
         return UP_EINVAL;
     }
+    /* Tasks still waiting on events and timers are released cancelled
+     * (wait.h), then waited for like any other. */
+    if (!inside_own_task(p)) {
+        up_pool_stop(p);
+        up__wait_cancel_all(p);
+    }
     int rc = stop_wait(p, UINT64_MAX);
     if (rc != UP_OK)
         return rc;
     up__sde_unregister(p);
+    up__wait_free(p);
     free_pool(p, p->nshards);
     return UP_OK;
 }
@@ -406,6 +416,7 @@ void up_pool_stats(const up_pool *cp, up_stats *out)
         add_shard_submitted(&p->shards[i], out);
     add_pool(p, out);
     out->workers = up__load_relaxed(&p->workers);
+    up__wait_stats(p, out); /* after the executed counts: it adds to submitted */
 }
 
 int up_pool_shard_stats(const up_pool *cp, unsigned shard, up_stats *out)

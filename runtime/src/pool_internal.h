@@ -107,6 +107,9 @@ struct up_pool {
      * how many times (atomic, counted in up_stats.parked and parks). */
     UP_ALIGNED_LINE _Atomic unsigned waiting;
     _Atomic uint64_t waiter_parks;
+    /* Tasks waiting on events and timers (wait.c, wait_internal.h):
+     * created on first use, freed by destroy. */
+    struct up__wait *_Atomic wait; /* (atomic) */
 
     pthread_mutex_t mu;      /* protects live and the cv waits */
     pthread_mutex_t join_mu; /* serializes the final joins of concurrent stoppers */
@@ -141,6 +144,10 @@ void up__free_worker(up__worker *w);
 void up__join_exited(up_pool *p);
 /* submit.c */
 unsigned up__home_shard(const up_pool *p);
+/* After tasks became visible somewhere other than a queue or a deque (a
+ * released chain of waiting tasks, wait.c): the same step as a submit's
+ * after publishing (wake one if nobody searches, else grow or poke). */
+void up__publish_wake(up_pool *p, unsigned shard);
 /* monitor.c */
 int up__monitor_start(up_pool *p);
 void up__monitor_poke(up_pool *p);

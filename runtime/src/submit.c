@@ -97,6 +97,11 @@ static void after_publish(up_pool *p, up__shard *s, int mode)
         up__monitor_poke(p);
 }
 
+void up__publish_wake(up_pool *p, unsigned shard)
+{
+    after_publish(p, &p->shards[shard], MODE_NOWAIT);
+}
+
 /* Tries the shards in the home shard's order, from position first on. */
 static int push_from(up_pool *p, unsigned home, unsigned first, const up__task *t, int mode)
 {

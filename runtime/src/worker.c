@@ -9,6 +9,7 @@
 #include "os.h"
 #include "pool_internal.h"
 #include "rng.h"
+#include "wait_internal.h"
 #include "workmap.h"
 
 _Thread_local up__worker *up__tls_worker;
@@ -121,7 +122,8 @@ static int find_work(up__worker *w, up__task *out)
             return 1;
         }
     }
-    return 0;
+    /* Last, waiting tasks that an event or a timer released (wait.c). */
+    return up__wait_take(w, out);
 }
 
 /* Runs one queued task of pool p on the calling thread, for a thread that
@@ -207,10 +209,21 @@ static void worker_loop(up__worker *w)
             /* The queues are closed and cannot refill, and this worker's
              * deque is empty (find_work failed): nothing left for it. Tasks
              * in other deques are their owners' to finish. */
-            if (queues_drained(p)) {
+            if (queues_drained(p) && !up__wait_released_any(p)) {
+                up__shard *s = &p->shards[w->shard];
                 up__fetch_sub_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
-                up__fetch_sub_acq_rel(&p->shards[w->shard].nworkers, 1);
-                up__fetch_sub_acq_rel(&p->workers, 1);
+                up__fetch_sub_seqcst(&s->nworkers, 1);
+                up__fetch_sub_seqcst(&p->workers, 1);
+                /* Waiting tasks may still be released after the stop. A
+                 * releaser publishes, then reads the idle word and the
+                 * worker counts (up__publish_wake); this worker gave up
+                 * its counts, then looks once more: one of the two sees
+                 * the other, as in retirement (idle.c). */
+                if (up__wait_released_any(p) &&
+                    up__reserve_worker(p, s, p->cfg.shard_max_workers)) {
+                    up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+                    continue;
+                }
                 return;
             }
             sched_yield(); /* a producer is mid-publish */

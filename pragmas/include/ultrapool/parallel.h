@@ -46,6 +46,7 @@
 
 #include <ultrapool/pool.h>
 #include <ultrapool/export.h>
+#include <ultrapool/wait.h> /* up_cancelled */
 
 #ifdef __cplusplus
 extern "C" {
@@ -171,7 +172,8 @@ UP_API int up_taskgroup(up_region_fn fn, void *ctx);
 /* Inside a taskgroup: tasks of the group not yet started are skipped;
  * running ones see up_cancelled() become 1. */
 UP_API void up_cancel_taskgroup(void);
-UP_API int up_cancelled(void);
+/* up_cancelled() (<ultrapool/wait.h>, the runtime's) is 1 inside a task
+ * of a cancelled taskgroup, as inside a waiting task a destroy released. */
 /* Nesting depth of task frames on this thread (the bound on helping). */
 UP_API unsigned up_task_depth(void);
 

@@ -147,6 +147,14 @@ typedef struct up_stats {
     unsigned workers, workers_peak, shards;
     unsigned parked;    /* workers asleep now */
     unsigned searching; /* workers looking for work now */
+    /* Waiting tasks (<ultrapool/wait.h>): a task waiting on an event or a
+     * timer counts in waiting until a worker takes it, then in released
+     * (or cancelled, when a destroy released it) and in submitted. */
+    uint64_t waiting;       /* waiting now, released ones not yet taken included */
+    uint64_t released;      /* taken to run after their event or timer released them */
+    uint64_t cancelled;     /* taken to run after a destroy released them */
+    uint64_t tasks_parked;  /* stackful tasks parked now (0 while tasks block threads) */
+    uint64_t tasks_resumed; /* stackful tasks resumed after parking */
 } up_stats;
 
 UP_API void up_pool_stats(const up_pool *p, up_stats *out);

@@ -1,0 +1,144 @@
+/* ultrapool: tasks that wait without holding a thread.
+ *
+ * Stackless waiting (the massive case): a task is queued on an event
+ * (up_submit_on) or a timer (up_submit_after, up_timer_start) as a
+ * continuation. While it waits it costs one 32-byte record from the pool's
+ * slabs (no allocation per task once the slabs are warm), never a queue
+ * slot and never a thread, so a pool holds as many as memory allows (1e8
+ * take 3.2 GB) with default queue sizes. When its event is set or its
+ * time comes it runs on one of the pool's workers, exactly once, like a
+ * submitted task (it counts in up_stats.submitted and executed then).
+ *
+ * Stackful waiting (the convenient case): up_sleep_ns, up_event_wait and
+ * up_yield inside a task. In this version they block the calling thread
+ * (see each call); parking the task instead of the thread comes with the
+ * pool's task stacks, with the same calls and results.
+ *
+ * Stop and destroy with tasks still waiting: see the rules at the end of
+ * this file. */
+#ifndef ULTRAPOOL_WAIT_H
+#define ULTRAPOOL_WAIT_H
+
+#include <stdint.h>
+
+#include <ultrapool/pool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An event: a flag of one pool, unset when created. up_event_set releases
+ * every task waiting on it, and it stays set (tasks queued on a set event
+ * run at once) until up_event_reset. Any thread may set, reset, test or
+ * wait on it, concurrently. */
+typedef struct up_event up_event;
+
+/* UP_EINVAL for a NULL pool or out, UP_ENOMEM. An event may be created on
+ * a stopped pool (it then works as a flag only). */
+UP_API int up_event_create(up_pool *p, up_event **out);
+/* Releases every task waiting on ev: each runs once on the pool, in no
+ * particular order. The setter only detaches the list (one atomic
+ * exchange) and hands it to the pool, so setting costs the same for one
+ * waiter or 1e8; workers drain the released tasks in batches. Threads
+ * blocked in up_event_wait return. UP_OK; setting a set event does
+ * nothing. UP_EINVAL for NULL. */
+UP_API int up_event_set(up_event *ev);
+/* Makes a set event unset again; tasks already released are not affected
+ * and an unset event stays as it is. UP_OK, UP_EINVAL for NULL. */
+UP_API int up_event_reset(up_event *ev);
+/* 1 when set, 0 when not (and for NULL). */
+UP_API int up_event_is_set(const up_event *ev);
+/* Frees the event. Tasks still waiting on it are released first and run
+ * once with up_cancelled() true. No thread may be blocked in, or call
+ * anything on, ev during or after the call. May be called after its pool
+ * was destroyed. NULL is a no-op. UP_OK. */
+UP_API int up_event_destroy(up_event *ev);
+
+/* Stackless: fn(arg) runs on p once ev is set: at once (as up_submit)
+ * when it already is. p must be the event's pool (UP_EINVAL otherwise, or
+ * for a NULL p, ev or fn). UP_ESTOPPED after up_pool_stop, UP_ENOMEM when
+ * no record can be had. Never UP_EOVERLOAD: a task due now that finds
+ * every queue full is handed to the workers as a released task. Safe from
+ * any thread, inside or outside the pool's tasks. */
+UP_API int up_submit_on(up_pool *p, up_event *ev, up_fn fn, void *arg);
+/* Stackless: fn(arg) runs on p once delay_ns have passed (0: at once, as
+ * up_submit), never earlier (measured on CLOCK_MONOTONIC); the timer's
+ * resolution is 2^20 ns (about 1 ms), so it may run up to about a
+ * millisecond later plus the time a worker needs to take it. UINT64_MAX
+ * means never (the task waits until destroy cancels it). Errors as for
+ * up_submit_on; UP_EAGAIN when the pool's timer thread cannot be started.
+ * The first timer of a pool starts that thread (one per pool, sleeping
+ * until the next deadline: no CPU while no timer is due). */
+UP_API int up_submit_after(up_pool *p, uint64_t delay_ns, up_fn fn, void *arg);
+
+/* A periodic timer: fn(arg) runs on p first after first_ns, then every
+ * period_ns (period_ns 0: once), until up_timer_stop or up_pool_stop.
+ * Periods are counted from the first deadline, not from the runs, so a
+ * ticker does not drift. A run due while the previous run has not
+ * finished (or not started) is skipped and counted in up_timer_skipped(),
+ * as are runs missed while the pool was too busy: a ticker never piles
+ * up. Runs are not counted in up_stats.waiting between periods. UP_EINVAL
+ * (NULL p, fn or out), UP_ESTOPPED, UP_ENOMEM, UP_EAGAIN (no timer
+ * thread). */
+typedef struct up_timer up_timer;
+UP_API int up_timer_start(up_pool *p, uint64_t first_ns, uint64_t period_ns, up_fn fn, void *arg,
+                          up_timer **out);
+/* Stops the timer, waits for a run in progress to return, and frees it:
+ * no run of the timer starts after this returns. Every started timer must
+ * be stopped once (after up_pool_stop or up_pool_destroy too: the timer
+ * no longer fires then, but it is freed only here). From inside the
+ * timer's own run: the timer stops, is freed when that run returns, and
+ * the call returns UP_EDEADLK. UP_EINVAL for NULL. */
+UP_API int up_timer_stop(up_timer *t);
+/* Runs of t skipped so far (see up_timer_start). 0 for NULL. */
+UP_API uint64_t up_timer_skipped(const up_timer *t);
+
+/* Stackful calls. They are meant for tasks that run on one of the pool's
+ * task stacks, where they will park the task, not the thread. In this
+ * version every caller blocks its thread (a plain thread, a parallel
+ * region's member or a pool task alike), as the corresponding system call
+ * would; no call deadlocks by itself, but a pool task that blocks holds
+ * its worker (the monitor adds workers for blocked ones). */
+/* Sleeps at least ns (CLOCK_MONOTONIC); 0 returns at once. UP_OK. */
+UP_API int up_sleep_ns(uint64_t ns);
+/* Waits until ev is set: returns at once when it is, and also when it was
+ * set and reset again while this call waited. UP_OK, UP_EINVAL for NULL. */
+UP_API int up_event_wait(up_event *ev);
+/* The same with a limit: UP_OK when set within timeout_ns, UP_ETIMEDOUT
+ * otherwise (UINT64_MAX: no limit). */
+UP_API int up_event_wait_timeout(up_event *ev, uint64_t timeout_ns);
+/* Lets other threads (later: other tasks) run; the caller resumes after
+ * them. UP_OK. */
+UP_API int up_yield(void);
+
+/* 1 inside a task that a destroy released (up_event_destroy, or
+ * up_pool_destroy with tasks still waiting) rather than its event or
+ * timer, and, with the parallel layer (<ultrapool/parallel.h>), inside a
+ * task of a cancelled taskgroup; 0 otherwise, and outside tasks. */
+UP_API int up_cancelled(void);
+
+/* Stop and destroy with tasks still waiting (stackless and, later,
+ * parked ones). Every accepted waiting task runs exactly once:
+ *   up_pool_stop: no new waits (up_submit_on, up_submit_after and
+ *     up_timer_start return UP_ESTOPPED); periodic timers stop firing;
+ *     tasks already waiting stay waiting until their event is set or
+ *     their time comes, and then run (a worker is started for them if
+ *     none is left).
+ *   up_pool_stop_and_wait: waits for them too, so an event that is never
+ *     set makes it wait for ever: use up_pool_stop_timeout, which returns
+ *     UP_ETIMEDOUT with up_stats.waiting telling how many are left.
+ *   up_pool_destroy: releases every task still waiting (on events, on
+ *     timers), each runs once with up_cancelled() true, waits for them,
+ *     then frees the pool. Events of the pool stay valid as flags until
+ *     up_event_destroy (up_submit_on on them fails); timers until
+ *     up_timer_stop.
+ * Counters (up_stats): waiting, tasks waiting now (including released
+ * ones no worker has taken yet); released, waiting tasks taken to run
+ * after their event or timer released them; cancelled, those a destroy
+ * released. A waiting task counts in submitted when a worker takes it. */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

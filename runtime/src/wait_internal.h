@@ -1,0 +1,165 @@
+/* Stackless waiting: the records of tasks that wait on an event or a
+ * timer, the per-pool state that holds them, and the hooks the pool calls.
+ *
+ * A waiting task is one record (up__wrec, 32 bytes) from the pool's slabs
+ * (waiter_slab.c). It sits on an event's list (event.c) or in a slot of
+ * the pool's timer wheel (timer.c) and occupies no queue slot and no
+ * thread. When its event is set or its time comes, the chain of released
+ * records is handed to the pool's release list (wait.c); workers whose
+ * deque and queues are empty take batches from it (up__wait_take, called
+ * from find_work), turn the records into ordinary tasks in their deque and
+ * free the records. The stackful calls (fibers) will hang their parked
+ * tasks on the same lists with a record whose function resumes the fiber.
+ *
+ * Counting. accepted counts records that entered an event or the wheel,
+ * taken those a worker (or a stopping thread) took off the release list;
+ * waiting = accepted - taken. A taken record becomes a task counted
+ * submitted before it can run (a worker's pushed count, or direct_run for
+ * a non-worker), so a stop waits for executed == submitted and
+ * accepted == taken. */
+#ifndef UP_WAIT_INTERNAL_H
+#define UP_WAIT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <ultrapool/wait.h>
+
+#include "atomic.h"
+#include "park.h"
+#include "task.h"
+
+struct up__worker;
+
+/* One waiting task. next links the record into an event's list, a wheel
+ * slot or a released chain; word is the expiry tick while on the wheel,
+ * and on the release list the head record of a chain keeps there the link
+ * to the next chain (bit 0: the chain was cancelled by a destroy). */
+typedef struct up__wrec {
+    struct up__wrec *next;
+    up_fn fn;
+    void *arg;
+    uint64_t word;
+} up__wrec;
+
+_Static_assert(sizeof(up__wrec) <= 64, "a waiting task costs at most 64 bytes");
+_Static_assert(_Alignof(up__wrec) >= 2, "bit 0 of a record pointer is free");
+
+/* The slabs of one pool (waiter_slab.c). */
+typedef struct up__slab {
+    pthread_mutex_t mu;
+    up__wrec *batches;         /* (lock mu) free batches: next links a batch, arg the next batch */
+    char *bump, *end;          /* (lock mu) the uncarved rest of the newest chunk */
+    void **chunks;             /* (lock mu) every chunk, for unmapping */
+    size_t nchunks, cap;       /* (lock mu) */
+    uint64_t id;               /* (ro) unique in the process; thread caches check it */
+    struct up__slab *reg_next; /* (lock registry) */
+    UP_ALIGNED_LINE _Atomic uint64_t bytes; /* (atomic) mapped bytes */
+} up__slab;
+
+int up__slab_init(up__slab *s);
+/* Unmaps every chunk. Records still cached by threads become garbage they
+ * drop on their next allocation (the slab id no longer matches). */
+void up__slab_destroy(up__slab *s);
+/* One record, from the calling thread's cache (no atomic operation) or,
+ * once per batch, from the slab under its lock. NULL when memory is out. */
+up__wrec *up__slab_alloc(up__slab *s);
+/* Gives back the n records first..last (linked by next). */
+void up__slab_free_chain(up__slab *s, up__wrec *first, up__wrec *last, uint64_t n);
+/* The calling thread's cached records go back to their slab (thread exit,
+ * tests). */
+void up__slab_flush_thread(void);
+
+/* The per-pool state, created on first use (up__wait_get). */
+typedef struct up__wait up__wait;
+
+struct up__timer_wheel; /* timer.c */
+
+struct up__wait {
+    struct up_pool *pool; /* (ro) NULL once the pool is destroyed (lock reg_mu) */
+    up__slab slab;
+    /* Released chains waiting for a worker, FIFO (chains linked through
+     * their head's word). nchains is written under rel_mu with seq_cst and
+     * read without the lock: the idle protocol's last look. */
+    UP_ALIGNED_LINE pthread_mutex_t rel_mu;
+    up__wrec *rel_first, *rel_last; /* (lock rel_mu) */
+    _Atomic uint64_t nchains;       /* (atomic, written under rel_mu) */
+    /* Counters (see the top of this file). */
+    UP_ALIGNED_LINE _Atomic uint64_t accepted;
+    UP_ALIGNED_LINE _Atomic uint64_t taken;
+    _Atomic uint64_t cancelled;  /* of taken: released by a destroy */
+    _Atomic uint64_t direct_run; /* of taken: run by a non-worker, counted submitted */
+    /* Events alive on this pool, for a destroy to cancel their waiters. */
+    pthread_mutex_t reg_mu;
+    struct up_event *events; /* (lock reg_mu) */
+    unsigned refs;           /* (lock reg_mu) the pool's plus one per live event */
+    _Atomic int cancelling;  /* (atomic) a destroy is releasing every waiter */
+    /* The timer wheel and its thread, started on first use (timer.c). */
+    pthread_mutex_t timer_once;            /* serializes the start */
+    struct up__timer_wheel *_Atomic wheel; /* (atomic) NULL until then */
+};
+
+/* The pool's state, created on first call; NULL (and up_last_error set)
+ * when memory is out. */
+up__wait *up__wait_get(struct up_pool *p);
+/* Accepts one waiting task: 1, or 0 when the pool is stopped (the caller
+ * frees the record and fails with UP_ESTOPPED). */
+int up__wait_accept(up__wait *ws);
+/* Undoes an accept whose record was never published. */
+void up__wait_unaccept(up__wait *ws);
+/* Hands a chain of released records (linked by next, NULL-terminated) to
+ * the pool and makes sure a worker will look. cancelled: released by a
+ * destroy (each runs with up_cancelled() true). */
+void up__wait_release(up__wait *ws, up__wrec *chain, int cancelled);
+
+/* Hooks of the pool. */
+/* find_work, when the deque and the queues are empty: takes a batch of
+ * released records, returns one as *out and pushes the rest into w's
+ * deque, each counted in w's pushed before it is visible. 1 when *out was
+ * filled. */
+int up__wait_take(struct up__worker *w, up__task *out);
+/* Released chains are waiting (seq_cst load: the idle protocol's last
+ * look and the stop's check). */
+int up__wait_released_any(struct up_pool *p);
+/* A stopping thread with no worker left runs the released records itself;
+ * returns 1 if it ran any. */
+int up__wait_drain_here(struct up_pool *p);
+/* No task waits on an event or the wheel or in the release list. Read
+ * before the executed/submitted counts (see the top of this file). */
+int up__wait_settled(struct up_pool *p);
+/* up_pool_destroy, after up_pool_stop and before the final wait: releases
+ * every waiting task as cancelled and stops the timer thread. */
+void up__wait_cancel_all(struct up_pool *p);
+/* up_pool_destroy, at the end: frees the slabs and the wheel; the state
+ * itself lives on while events of the pool do. */
+void up__wait_free(struct up_pool *p);
+/* up_pool_stats: adds the waiting counts and the tasks run by non-workers
+ * to submitted. Called after the executed and submitted counts are read. */
+void up__wait_stats(const struct up_pool *p, up_stats *out);
+
+/* Drops one reference to ws (the pool's, or an event's); the last frees it. */
+void up__wait_unref(up__wait *ws);
+
+/* An event's head word: EV_EMPTY (unset, nobody waits), EV_SET, or the
+ * newest waiting record (unset; the records are linked by next). */
+#define UP__EV_EMPTY ((uintptr_t)0)
+#define UP__EV_SET   ((uintptr_t)1)
+
+struct up_event {
+    _Atomic(uintptr_t) head;   /* (atomic) see UP__EV_* */
+    up__wait *ws;              /* (ro) its pool's state (referenced) */
+    _Atomic uint64_t sets;     /* (atomic) unset-to-set transitions, for blocked threads */
+    _Atomic unsigned blocked;  /* (atomic) threads blocked in up_event_wait */
+    up__event ec;              /* where those threads sleep */
+    struct up_event *reg_prev; /* (lock ws->reg_mu) the pool's list of events */
+    struct up_event *reg_next; /* (lock ws->reg_mu) */
+};
+
+/* event.c: releases the waiters of ev as cancelled (a destroy's sweep). */
+void up__event_cancel_waiters(struct up_event *ev);
+/* timer.c */
+int up__timer_push(up__wait *ws, up__wrec *r, uint64_t deadline_ns);
+void up__timer_cancel_all(up__wait *ws);
+void up__timer_free(up__wait *ws);
+
+#endif
