@@ -1,0 +1,150 @@
+/* Rounds of racing waiting tasks: submitter threads queue tasks on two
+ * events and on the timer wheel while other threads set and reset the
+ * events, and the main thread stops the pool at a random moment, then
+ * either sets the events and waits, or destroys the pool with tasks still
+ * waiting. Every accepted task runs exactly once (with up_cancelled() true
+ * exactly when a destroy released it), every refused one never. Size:
+ * UP_TEST_WAIT_ROUNDS rounds of UP_TEST_WAIT_PER tasks per submitter. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ultrapool/wait.h>
+
+#include "check.h"
+
+enum { SUBMITTERS = 4, TOGGLERS = 2 };
+
+static _Atomic unsigned char *runs, *accepted, *cancelled;
+static up_pool *pool;
+static up_event *evs[2];
+static uint64_t per;
+static _Atomic int toggling;
+
+static void mark(void *arg)
+{
+    uintptr_t id = (uintptr_t)arg;
+    if (up_cancelled())
+        atomic_store_explicit(&cancelled[id], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&runs[id], 1, memory_order_relaxed);
+}
+
+typedef struct ctx {
+    unsigned index;
+    uint64_t seed;
+} ctx;
+
+static void *submitter(void *arg)
+{
+    ctx *c = arg;
+    uint64_t s = c->seed;
+    for (uint64_t i = 0; i < per; i++) {
+        uintptr_t id = c->index * per + i;
+        uint64_t r = test_rand(&s);
+        int rc;
+        if ((r & 15) == 0)
+            rc = up_submit_after(pool, (r >> 8) % 3000000u, mark, (void *)id);
+        else
+            rc = up_submit_on(pool, evs[r & 1], mark, (void *)id);
+        CHECK(rc == UP_OK || rc == UP_ESTOPPED);
+        if (rc == UP_OK)
+            atomic_store_explicit(&accepted[id], 1, memory_order_relaxed);
+    }
+    return NULL;
+}
+
+static void *toggler(void *arg)
+{
+    ctx *c = arg;
+    uint64_t s = c->seed;
+    while (atomic_load(&toggling)) {
+        uint64_t r = test_rand(&s);
+        if (r & 2)
+            up_event_set(evs[r & 1]);
+        else
+            up_event_reset(evs[r & 1]);
+        if ((r & 0x70) == 0)
+            sched_yield();
+    }
+    return NULL;
+}
+
+int main(void)
+{
+    uint64_t seed = test_seed();
+    uint64_t rounds = test_size("UP_TEST_WAIT_ROUNDS", 20);
+    per = test_size("UP_TEST_WAIT_PER", 50000);
+    uint64_t n = per * SUBMITTERS;
+    runs = calloc(n, 1);
+    accepted = calloc(n, 1);
+    cancelled = calloc(n, 1);
+    CHECK(runs && accepted && cancelled);
+    uint64_t s = seed, total = 0, total_cancelled = 0;
+    for (uint64_t round = 0; round < rounds; round++) {
+        memset((void *)runs, 0, n);
+        memset((void *)accepted, 0, n);
+        memset((void *)cancelled, 0, n);
+        up_config cfg;
+        up_config_init(&cfg);
+        cfg.shard_min_workers = (unsigned)(test_rand(&s) % 2); /* a floor of zero too */
+        cfg.shard_max_workers = 1 + (unsigned)(test_rand(&s) % 3);
+        cfg.queue_capacity = 64;
+        CHECK_EQ(up_pool_create(&pool, &cfg), UP_OK);
+        CHECK_EQ(up_event_create(pool, &evs[0]), UP_OK);
+        CHECK_EQ(up_event_create(pool, &evs[1]), UP_OK);
+        pthread_t th[SUBMITTERS + TOGGLERS];
+        ctx cs[SUBMITTERS + TOGGLERS];
+        atomic_store(&toggling, 1);
+        for (unsigned i = 0; i < SUBMITTERS + TOGGLERS; i++) {
+            cs[i] = (ctx){i, test_rand(&s)};
+            CHECK_EQ(pthread_create(&th[i], NULL, i < SUBMITTERS ? submitter : toggler, &cs[i]), 0);
+        }
+        test_sleep_ms((unsigned)(test_rand(&s) % 40));
+        int destroy_waiting = (int)(test_rand(&s) & 1);
+        up_pool_stop(pool);
+        for (unsigned i = 0; i < SUBMITTERS; i++)
+            pthread_join(th[i], NULL);
+        atomic_store(&toggling, 0);
+        for (unsigned i = SUBMITTERS; i < SUBMITTERS + TOGGLERS; i++)
+            pthread_join(th[i], NULL);
+        if (!destroy_waiting) {
+            up_event_set(evs[0]);
+            up_event_set(evs[1]);
+            CHECK_EQ(up_pool_stop_and_wait(pool), UP_OK);
+            up_stats st;
+            up_pool_stats(pool, &st);
+            CHECK_EQ(st.waiting, 0);
+            CHECK_EQ(st.executed, st.submitted);
+        }
+        /* One event destroyed before the pool (its waiters cancelled
+         * then), the other after it (the pool's destroy cancels them). */
+        int early = (int)(test_rand(&s) & 1);
+        if (early)
+            CHECK_EQ(up_event_destroy(evs[0]), UP_OK);
+        CHECK_EQ(up_pool_destroy(pool), UP_OK);
+        uint64_t acc = 0, canc = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            if (runs[i] != accepted[i])
+                fprintf(stderr, "round %llu id %llu: accepted %u ran %u\n",
+                        (unsigned long long)round, (unsigned long long)i, accepted[i], runs[i]);
+            CHECK_EQ(runs[i], accepted[i]);
+            if (!destroy_waiting)
+                CHECK_EQ(cancelled[i], 0);
+            acc += accepted[i];
+            canc += cancelled[i];
+        }
+        total += acc;
+        total_cancelled += canc;
+        if (!early)
+            CHECK_EQ(up_event_destroy(evs[0]), UP_OK);
+        CHECK_EQ(up_event_destroy(evs[1]), UP_OK);
+    }
+    printf("%llu rounds: %llu accepted tasks ran once each, %llu of them cancelled\n",
+           (unsigned long long)rounds, (unsigned long long)total,
+           (unsigned long long)total_cancelled);
+    free((void *)runs);
+    free((void *)accepted);
+    free((void *)cancelled);
+    return 0;
+}

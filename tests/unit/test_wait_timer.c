@@ -1,0 +1,195 @@
+/* Timers (<ultrapool/wait.h>): up_submit_after never runs a task before
+ * its deadline (CLOCK_MONOTONIC) and runs each exactly once; periodic
+ * timers run, skip runs that would overlap, and never run after
+ * up_timer_stop returns; the stop and destroy rules for tasks waiting on
+ * the wheel. */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include <ultrapool/wait.h>
+
+#include "check.h"
+
+static up_pool *make_pool(void)
+{
+    up_config cfg;
+    up_config_init(&cfg);
+    cfg.shards = 1;
+    cfg.shard_min_workers = 1;
+    cfg.shard_max_workers = 2;
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    return p;
+}
+
+typedef struct due {
+    uint64_t deadline; /* monotonic ns */
+    _Atomic uint64_t ran_at;
+    _Atomic unsigned runs;
+    _Atomic int cancelled;
+} due;
+
+static void on_due(void *arg)
+{
+    due *d = arg;
+    atomic_store(&d->ran_at, test_now_ns());
+    atomic_store(&d->cancelled, up_cancelled());
+    atomic_fetch_add(&d->runs, 1);
+}
+
+/* Random delays from 0 to 40 ms, some equal, in random order. */
+static void test_after(uint64_t seed)
+{
+    uint64_t n = test_size("UP_TEST_WAIT_TIMERS", 20000);
+    due *d = calloc(n, sizeof *d);
+    CHECK(d);
+    up_pool *p = make_pool();
+    uint64_t s = seed;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t delay = (test_rand(&s) % 41) * 1000000u;
+        if (i % 7 == 0)
+            delay = 0;
+        if (i % 11 == 0)
+            delay = test_rand(&s) % 3000000u; /* below a tick or two */
+        d[i].deadline = test_now_ns() + delay;
+        CHECK_EQ(up_submit_after(p, delay, on_due, &d[i]), UP_OK);
+    }
+    CHECK_EQ(up_pool_stop_and_wait(p), UP_OK); /* waits for the wheel too */
+    uint64_t worst = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        CHECK_EQ(atomic_load(&d[i].runs), 1);
+        CHECK(atomic_load(&d[i].ran_at) >= d[i].deadline);
+        CHECK_EQ(atomic_load(&d[i].cancelled), 0);
+        uint64_t late = atomic_load(&d[i].ran_at) - d[i].deadline;
+        if (late > worst)
+            worst = late;
+    }
+    up_stats st;
+    up_pool_stats(p, &st);
+    CHECK_EQ(st.waiting, 0);
+    CHECK_EQ(st.executed, n);
+    printf("after: %llu tasks, none early, latest %.2f ms late\n", (unsigned long long)n,
+           (double)worst / 1e6);
+    CHECK_EQ(up_submit_after(p, 1000, on_due, &d[0]), UP_ESTOPPED);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+    free(d);
+}
+
+typedef struct tick {
+    up_timer *t;
+    _Atomic unsigned runs;
+    _Atomic int after_stop; /* set once up_timer_stop returned */
+    _Atomic unsigned late_runs;
+    unsigned sleep_ms;
+    _Atomic int self_stop_rc;
+} tick;
+
+static void on_tick(void *arg)
+{
+    tick *k = arg;
+    if (atomic_load(&k->after_stop))
+        atomic_fetch_add(&k->late_runs, 1);
+    atomic_fetch_add(&k->runs, 1);
+    if (k->sleep_ms)
+        test_sleep_ms(k->sleep_ms);
+}
+
+static void on_tick_self_stop(void *arg)
+{
+    tick *k = arg;
+    atomic_fetch_add(&k->runs, 1);
+    atomic_store(&k->self_stop_rc, up_timer_stop(k->t));
+}
+
+static void test_periodic(void)
+{
+    up_pool *p = make_pool();
+    tick k = {0};
+    CHECK_EQ(up_timer_start(p, 5000000, 5000000, on_tick, &k, &k.t), UP_OK);
+    WAIT_UNTIL(atomic_load(&k.runs) >= 5, 10000);
+    CHECK(atomic_load(&k.runs) >= 5);
+    CHECK_EQ(up_timer_stop(k.t), UP_OK);
+    atomic_store(&k.after_stop, 1);
+    test_sleep_ms(30);
+    CHECK_EQ(atomic_load(&k.late_runs), 0);
+
+    /* Runs that would overlap are skipped. */
+    tick slow = {0};
+    slow.sleep_ms = 12;
+    CHECK_EQ(up_timer_start(p, 0, 2000000, on_tick, &slow, &slow.t), UP_OK);
+    WAIT_UNTIL(atomic_load(&slow.runs) >= 3, 10000);
+    CHECK(up_timer_skipped(slow.t) > 0);
+    CHECK_EQ(up_timer_stop(slow.t), UP_OK); /* waits for the run in progress */
+    atomic_store(&slow.after_stop, 1);
+    test_sleep_ms(30);
+    CHECK_EQ(atomic_load(&slow.late_runs), 0);
+
+    /* A timer stopped from its own run. */
+    tick self = {0};
+    atomic_store(&self.self_stop_rc, 1);
+    CHECK_EQ(up_timer_start(p, 1000000, 1000000, on_tick_self_stop, &self, &self.t), UP_OK);
+    WAIT_UNTIL(atomic_load(&self.self_stop_rc) != 1, 10000);
+    CHECK_EQ(atomic_load(&self.self_stop_rc), UP_EDEADLK);
+    test_sleep_ms(20);
+    CHECK_EQ(atomic_load(&self.runs), 1);
+
+    /* One run (period 0). */
+    tick once = {0};
+    CHECK_EQ(up_timer_start(p, 1000000, 0, on_tick, &once, &once.t), UP_OK);
+    test_sleep_ms(30);
+    CHECK_EQ(atomic_load(&once.runs), 1);
+    CHECK_EQ(up_timer_stop(once.t), UP_OK);
+
+    /* Stopped pool: no new timers; a running one stops firing. */
+    tick ticker = {0};
+    CHECK_EQ(up_timer_start(p, 1000000, 1000000, on_tick, &ticker, &ticker.t), UP_OK);
+    WAIT_UNTIL(atomic_load(&ticker.runs) >= 2, 10000);
+    CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
+    unsigned at_stop = atomic_load(&ticker.runs);
+    test_sleep_ms(20);
+    CHECK_EQ(atomic_load(&ticker.runs), at_stop);
+    up_timer *t2;
+    CHECK_EQ(up_timer_start(p, 1000, 1000, on_tick, &ticker, &t2), UP_ESTOPPED);
+    CHECK_EQ(up_timer_start(p, 1000, 1000, NULL, &ticker, &t2), UP_EINVAL);
+    CHECK_EQ(up_timer_stop(NULL), UP_EINVAL);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+    CHECK_EQ(up_timer_stop(ticker.t), UP_OK); /* after destroy: frees it */
+    printf("periodic: ok (%u skipped)\n", 0u);
+}
+
+/* Tasks on the wheel: stop_timeout counts them; destroy cancels them;
+ * one accepted before the stop still runs after it, at its time. */
+static void test_stop_destroy(void)
+{
+    up_pool *p = make_pool();
+    due never[3] = {0}, later = {0};
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(up_submit_after(p, i == 0 ? UINT64_MAX : 3600000000000ull, on_due, &never[i]),
+                 UP_OK);
+    later.deadline = test_now_ns() + 40000000u;
+    CHECK_EQ(up_submit_after(p, 40000000u, on_due, &later), UP_OK);
+    CHECK_EQ(up_pool_stop_timeout(p, 5000000), UP_ETIMEDOUT);
+    up_stats st;
+    up_pool_stats(p, &st);
+    CHECK_EQ(st.waiting, 4);
+    WAIT_UNTIL(atomic_load(&later.runs) == 1, 10000);
+    CHECK_EQ(atomic_load(&later.runs), 1);
+    CHECK(atomic_load(&later.ran_at) >= later.deadline);
+    CHECK_EQ(up_pool_stop_timeout(p, 5000000), UP_ETIMEDOUT);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ(atomic_load(&never[i].runs), 1);
+        CHECK_EQ(atomic_load(&never[i].cancelled), 1);
+    }
+    CHECK_EQ(atomic_load(&later.cancelled), 0);
+    printf("stop/destroy: ok\n");
+}
+
+int main(void)
+{
+    uint64_t seed = test_seed();
+    test_after(seed);
+    test_periodic();
+    test_stop_destroy();
+    return 0;
+}
