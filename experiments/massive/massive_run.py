@@ -48,7 +48,7 @@ PTHREAD_MAX_N = 100000
 BIG_N = 10 ** 8
 COLUMNS = ["mode", "n", "launched", "bytes_per_task", "kernel_bytes_per_task", "launch_per_s",
            "start_per_s", "exit_per_s", "launch_s", "release_s", "drain_s", "worst_tick_ms",
-           "ticks", "total_s", "lost", "duplicated", "panicked", "peak_rss_bytes", "status",
+           "worst_tick_launch_ms", "worst_tick_drain_ms", "ticks", "total_s", "lost", "duplicated", "panicked", "peak_rss_bytes", "status",
            "note"]
 
 
@@ -243,9 +243,10 @@ def meminfo_gib(field):
 
 def fnum(v, fmt="{:,.0f}"):
     try:
-        return fmt.format(float(v))
+        text = fmt.format(float(v))
     except (TypeError, ValueError):
         return ""
+    return text[1:] if text.startswith("-") and not text.strip("-0.,") else text
 
 
 def write_summary(out, rows, meta, seed):
@@ -265,29 +266,37 @@ def write_summary(out, rows, meta, seed):
         "is not in it). Kernel: KernelStack + PageTables growth, system-wide (other processes "
         "add noise). Launch rate: N over the launch loop's time, from one thread. Drain: from "
         "the release call until the last task ran. Ticker: the worst lateness of a 1 s "
-        "periodic task over the run.",
+        "periodic task during the launch and hold, and during the drain (0 when no tick fell "
+        "in it: a drain shorter than a second may see none).",
         "",
         "| mode | N | status | bytes/task | kernel B/task | launches/s | starts/s | release (s) "
-        "| drain (s) | exits/s | worst tick (ms) | total (s) | lost | dup | panicked |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| drain (s) | exits/s | tick late, launch (ms) | tick late, drain (ms) | total (s) | lost "
+        "| dup | panicked |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    notes = []
+    notes, not_run = [], {}
     for r in rows:
         n = int(r["n"])
         status = r["status"]
+        if status == "not run":
+            not_run.setdefault((r["mode"], r["note"]), []).append(n_label(n))
+            continue
         if r["note"]:
             notes.append("- %s, N = %s (%s): %s" % (r["mode"], n_label(n), status, r["note"]))
         if status not in ("ok", "failed"):
-            lines.append("| %s | %s | %s |%s" % (r["mode"], n_label(n), status, " |" * 12))
+            lines.append("| %s | %s | %s |%s" % (r["mode"], n_label(n), status, " |" * 13))
             continue
         launched = int(r["launched"] or 0)
         shown = n_label(n) if launched == n else "%s (%s ran)" % (n_label(n), "{:,}".format(launched))
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["mode"], shown, status, fnum(r["bytes_per_task"], "{:,.1f}"),
             fnum(r["kernel_bytes_per_task"], "{:,.0f}"), fnum(r["launch_per_s"]),
             fnum(r["start_per_s"]), fnum(r["release_s"], "{:.3f}"), fnum(r["drain_s"], "{:.3f}"),
-            fnum(r["exit_per_s"]), fnum(r["worst_tick_ms"], "{:.1f}"), fnum(r["total_s"], "{:.1f}"),
+            fnum(r["exit_per_s"]), fnum(r["worst_tick_launch_ms"], "{:.1f}"),
+            fnum(r["worst_tick_drain_ms"], "{:.1f}"), fnum(r["total_s"], "{:.1f}"),
             r["lost"], r["duplicated"], r["panicked"]))
+    for (mode, note), ns in not_run.items():
+        notes.append("- %s, not run at N = %s: %s" % (mode, ", ".join(ns), note))
     lines += ["", "Notes:", ""] + (notes or ["- none"])
     lines += [
         "",
