@@ -514,6 +514,8 @@ int up_timer_start(up_pool *p, uint64_t first_ns, uint64_t period_ns, up_fn fn, 
     t->wheel_rec.fn = fire_marker;
     t->wheel_rec.arg = t;
     t->wheel_rec.word = tick_of(t->next_ns);
+    /* Before the timer can fire: a run may read *out (to stop itself). */
+    *out = t;
     pthread_mutex_lock(&w->mu);
     int closed = w->closed, post = 0;
     if (!closed) {
@@ -528,7 +530,6 @@ int up_timer_start(up_pool *p, uint64_t first_ns, uint64_t period_ns, up_fn fn, 
         up__parker_post(&w->parker);
     if (closed)
         timer_unref(t); /* the wheel's: it will never fire */
-    *out = t;
     return UP_OK;
 }
 

@@ -292,6 +292,79 @@ static void test_race(uint64_t seed)
     free_ids();
 }
 
+/* One set racing with submits, and no set after it: a submit that loses
+ * its race with the set must run at once on its own (the event stays set),
+ * not wait for a set that never comes. */
+typedef struct set_race {
+    up_pool *p;
+    up_event *ev;
+    _Atomic int go, stop;
+    _Atomic uint64_t accepted;
+} set_race;
+
+static _Atomic uint64_t set_race_ran;
+
+static void count_run(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&set_race_ran, 1);
+}
+
+static void *set_race_submitter(void *arg)
+{
+    set_race *r = arg;
+    while (!atomic_load(&r->stop)) {
+        if (!atomic_load(&r->go)) {
+            sched_yield();
+            continue;
+        }
+        if (up_submit_on(r->p, r->ev, count_run, NULL) == UP_OK)
+            atomic_fetch_add(&r->accepted, 1);
+    }
+    return NULL;
+}
+
+static void test_set_race(uint64_t seed)
+{
+    enum { THREADS = 3 };
+    uint64_t rounds = test_size("UP_TEST_WAIT_SET_ROUNDS", 200);
+    set_race r = {0};
+    r.p = make_pool(2);
+    CHECK_EQ(up_event_create(r.p, &r.ev), UP_OK);
+    pthread_t th[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        CHECK_EQ(pthread_create(&th[i], NULL, set_race_submitter, &r), 0);
+    uint64_t s = seed;
+    for (uint64_t k = 0; k < rounds; k++) {
+        /* Submits before the set and after it, the set at a random one. */
+        uint64_t base = atomic_load(&r.accepted), before = 1 + test_rand(&s) % 2000;
+        atomic_store(&r.go, 1);
+        while (atomic_load(&r.accepted) < base + before)
+            sched_yield();
+        CHECK_EQ(up_event_set(r.ev), UP_OK);
+        base = atomic_load(&r.accepted);
+        while (atomic_load(&r.accepted) < base + 100)
+            sched_yield();
+        atomic_store(&r.go, 0);
+        test_sleep_ms(1); /* the submitters finish their call */
+        WAIT_UNTIL(atomic_load(&set_race_ran) == atomic_load(&r.accepted), 5000);
+        CHECK_EQ(atomic_load(&set_race_ran), atomic_load(&r.accepted));
+        CHECK_EQ(up_event_is_set(r.ev), 1);
+        CHECK_EQ(up_event_reset(r.ev), UP_OK);
+        /* The next round's early submits wait for its set. */
+    }
+    atomic_store(&r.stop, 1);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(th[i], NULL);
+    CHECK_EQ(up_event_set(r.ev), UP_OK);
+    CHECK_EQ(up_pool_stop_and_wait(r.p), UP_OK);
+    CHECK_EQ(atomic_load(&set_race_ran), atomic_load(&r.accepted));
+    printf("set race: %llu rounds, %llu tasks\n", (unsigned long long)rounds,
+           (unsigned long long)atomic_load(&r.accepted));
+    CHECK_EQ(up_event_destroy(r.ev), UP_OK);
+    CHECK_EQ(up_pool_destroy(r.p), UP_OK);
+}
+
 /* Many waiters on one event, released with one set and drained. */
 static void test_large(void)
 {
@@ -363,6 +436,7 @@ int main(void)
     test_destroy();
     test_stop_rules();
     test_race(seed);
+    test_set_race(seed);
     test_large();
     test_blocking();
     return 0;

@@ -77,7 +77,9 @@ UP_API int up_submit_after(up_pool *p, uint64_t delay_ns, up_fn fn, void *arg);
  * ticker does not drift. A run due while the previous run has not
  * finished (or not started) is skipped and counted in up_timer_skipped(),
  * as are runs missed while the pool was too busy: a ticker never piles
- * up. Runs are not counted in up_stats.waiting between periods. UP_EINVAL
+ * up. Runs are not counted in up_stats.waiting between periods. *out is
+ * stored before the first run can start, so a run may read it (to stop
+ * its own timer). UP_EINVAL
  * (NULL p, fn or out), UP_ESTOPPED, UP_ENOMEM, UP_EAGAIN (no timer
  * thread). */
 typedef struct up_timer up_timer;
