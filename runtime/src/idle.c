@@ -8,8 +8,7 @@
  * consistent RMW on pool->idle; after the lock it looks once more for work
  * (queue positions and deque bounds, loaded sequentially consistently) and
  * only then sleeps. A submitter publishes its task with a sequentially
- * consistent CAS (tail, or bottom for a deque push) and then loads
- * pool->idle. In the single total order of these operations either the
+ * consistent CAS on the queue's tail and then loads pool->idle. In the single total order of these operations either the
  * worker's last look sees the task or the submitter sees the worker counted
  * as parked and wakes one parked worker. A submitter that sees a searcher
  * wakes nobody: the searcher will either find the task, or park (and take
@@ -17,6 +16,12 @@
  * which case, if it was the last searcher and work is still visible, it
  * wakes a parked worker or the monitor itself. So no wake-up is lost, and a
  * burst of submits wakes one worker at a time instead of all.
+ *
+ * A nested task is published by the deque push's release store of bottom,
+ * not a sequentially consistent one, so a parking thief's last look may
+ * miss it (the store may still sit in the pusher's store buffer). Such a
+ * task is never stranded: the worker that pushed it pops it once its
+ * current task returns. It is only not stolen by that thief.
  *
  * In a pool with more shards than a worker probes directly, the last look
  * reads the work map (workmap.h) instead of every queue and deque, and a
