@@ -8,9 +8,10 @@
  * consistent RMW on pool->idle; after the lock it looks once more for work
  * (queue positions and deque bounds, loaded sequentially consistently) and
  * only then sleeps. A submitter publishes its task with a sequentially
- * consistent CAS on the queue's tail and then loads pool->idle. In the single total order of these operations either the
- * worker's last look sees the task or the submitter sees the worker counted
- * as parked and wakes one parked worker. A submitter that sees a searcher
+ * consistent CAS on the queue's tail and then loads pool->idle. In the
+ * single total order of these operations either the worker's last look
+ * sees the task or the submitter sees the worker counted as parked and
+ * wakes one parked worker. A submitter that sees a searcher
  * wakes nobody: the searcher will either find the task, or park (and take
  * its last look after the submitter's CAS), or take some other task, in
  * which case, if it was the last searcher and work is still visible, it
