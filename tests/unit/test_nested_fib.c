@@ -53,7 +53,9 @@ int main(void)
     CHECK_EQ(up_pool_create(&pool, &cfg), UP_OK);
     for (uint64_t r = 1; r <= rounds; r++) {
         CHECK_EQ(up_submit_wait(pool, fib_task, (void *)(uintptr_t)n), UP_OK);
-        WAIT_UNTIL(atomic_load(&tasks) == r * per_tree, 60000);
+        /* A leaf counts itself before it adds its value: wait for both. */
+        WAIT_UNTIL(atomic_load(&tasks) == r * per_tree && atomic_load(&sum) == r * fib(n), 60000);
+        CHECK_EQ(atomic_load(&tasks), r * per_tree);
         CHECK_EQ(atomic_load(&sum), r * fib(n));
     }
     uint64_t want_tasks = rounds * per_tree;
