@@ -186,20 +186,26 @@ int up_submit_on(up_pool *p, up_event *ev, up_fn fn, void *arg)
     }
     r->fn = fn;
     r->arg = arg;
+    up__event_push(ev, r, h);
+    return UP_OK;
+}
+
+int up__event_push(up_event *ev, up__wrec *r, uintptr_t h)
+{
     for (;;) {
         if (h == UP__EV_SET) {
             /* Set since we looked: released by us, now. */
             r->next = NULL;
-            up__wait_release(ws, r, 0);
-            return UP_OK;
+            up__wait_release(ev->ws, r, 0);
+            return 0;
         }
         r->next = (up__wrec *)h;
         if (up__cas_weak_seqcst(&ev->head, &h, (uintptr_t)r))
             break;
     }
-    if (up__load_seqcst(&ws->cancelling))
+    if (up__load_seqcst(&ev->ws->cancelling))
         up__event_cancel_waiters(ev);
-    return UP_OK;
+    return 1;
 }
 
 /* The stackful calls, blocking fallback. FIBER HOOK: when the calling task

@@ -157,6 +157,11 @@ struct up_event {
 
 /* event.c: releases the waiters of ev as cancelled (a destroy's sweep). */
 void up__event_cancel_waiters(struct up_event *ev);
+/* Puts the accepted record r (fn and arg set) among ev's waiters, or,
+ * when ev is set, releases it at once; h is the head the caller last
+ * loaded. 1 when r waits, 0 when it was released. The fibers' parking
+ * path (up_event_wait) will push its resume record here too. */
+int up__event_push(struct up_event *ev, up__wrec *r, uintptr_t h);
 /* timer.c */
 int up__timer_push(up__wait *ws, up__wrec *r, uint64_t deadline_ns);
 void up__timer_cancel_all(up__wait *ws);
