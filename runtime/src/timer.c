@@ -238,7 +238,7 @@ static void *timer_main(void *arg)
     pthread_mutex_lock(&w->mu);
     while (!w->closed) {
         uint64_t now_ns = up__now_ns();
-        up__wrec *due = NULL, *release = NULL;
+        up__wrec *due = NULL, *release = NULL, *runs = NULL;
         advance(w, now_ns >> TICK_SHIFT, &due);
         up_timer *drops[64];
         unsigned ndrops = 0;
@@ -253,8 +253,8 @@ static void *timer_main(void *arg)
             int drop;
             up__wrec *run = fire(w, r->arg, now_ns, &drop);
             if (run) {
-                run->next = release;
-                release = run;
+                run->next = runs;
+                runs = run;
             }
             if (drop) {
                 if (ndrops == 64) { /* rare: many timers stopped at once */
@@ -272,6 +272,10 @@ static void *timer_main(void *arg)
         pthread_mutex_unlock(&w->mu);
         for (unsigned i = 0; i < ndrops; i++)
             timer_unref(drops[i]);
+        /* Periodic runs first, as a chain of their own: a ticker is not
+         * queued behind a bulk of expired tasks. */
+        if (runs)
+            up__wait_release(ws, runs, 0);
         if (release)
             up__wait_release(ws, release, 0);
         if (next == UINT64_MAX) {

@@ -6,8 +6,9 @@
  * the whole chain it detached from an event in O(1), however long it is,
  * so releasing 1e8 waiters costs the setter one exchange and one lock. A
  * worker takes the first chain, walks at most BATCH records of it outside
- * the lock and puts the rest back in front. The lock is thus held for a
- * few pointer moves, once or twice per batch of records.
+ * the lock and puts the rest back at the end (round robin between
+ * chains). The lock is thus held for a few pointer moves, once or twice
+ * per batch of records.
  *
  * Publishing follows the pool's idle protocol (idle.c): the appender
  * stores nchains with seq_cst under the lock and then, through
@@ -82,29 +83,22 @@ int up__wait_accept(up__wait *ws)
 
 void up__wait_unaccept(up__wait *ws) { up__fetch_sub_seqcst(&ws->accepted, 1); }
 
-/* Under rel_mu: chain c becomes the list's first (front) or last. */
-static void link_chain(up__wait *ws, up__wrec *c, uint64_t cancelled, int front)
+/* Under rel_mu: chain c becomes the list's last. */
+static void link_chain(up__wait *ws, up__wrec *c, uint64_t cancelled)
 {
-    if (front) {
-        c->word = (uint64_t)(uintptr_t)ws->rel_first | cancelled;
+    c->word = cancelled;
+    if (ws->rel_last)
+        ws->rel_last->word = (uint64_t)(uintptr_t)c | (ws->rel_last->word & 1);
+    else
         ws->rel_first = c;
-        if (!ws->rel_last)
-            ws->rel_last = c;
-    } else {
-        c->word = cancelled;
-        if (ws->rel_last)
-            ws->rel_last->word = (uint64_t)(uintptr_t)c | (ws->rel_last->word & 1);
-        else
-            ws->rel_first = c;
-        ws->rel_last = c;
-    }
+    ws->rel_last = c;
     up__store_seqcst(&ws->nchains, up__load_relaxed(&ws->nchains) + 1);
 }
 
-static void put_chain(up__wait *ws, up__wrec *c, uint64_t cancelled, int front)
+static void put_chain(up__wait *ws, up__wrec *c, uint64_t cancelled)
 {
     pthread_mutex_lock(&ws->rel_mu);
-    link_chain(ws, c, cancelled, front);
+    link_chain(ws, c, cancelled);
     pthread_mutex_unlock(&ws->rel_mu);
     up_pool *p = ws->pool;
     up__publish_wake(p, up__home_shard(p));
@@ -115,7 +109,7 @@ static void put_chain(up__wait *ws, up__wrec *c, uint64_t cancelled, int front)
 void up__wait_release(up__wait *ws, up__wrec *chain, int cancelled)
 {
     if (chain)
-        put_chain(ws, chain, cancelled ? 1 : 0, 0);
+        put_chain(ws, chain, cancelled ? 1 : 0);
 }
 
 /* Takes the first chain; NULL when there is none. */
@@ -201,8 +195,11 @@ int up__wait_take(up__worker *w, up__task *out)
     if (cancelled)
         up__fetch_add_relaxed(&ws->cancelled, n);
     up__slab_free_chain(&ws->slab, c, last, n);
+    /* The rest of the chain goes to the back: chains are served round
+     * robin, BATCH records at a time, so a short chain (a ticker's run)
+     * released behind a chain of 1e8 waits for one batch, not for all. */
     if (r)
-        put_chain(ws, r, (uint64_t)cancelled, 1);
+        put_chain(ws, r, (uint64_t)cancelled);
     else if (n > 1)
         up__publish_wake(p, w->shard);
     return 1;
