@@ -33,8 +33,9 @@ def quote(s):
 
 
 def series(d):
-    """mode -> [(tasks that waited, bytes per task, launches per s)]."""
-    out = {}
+    """mode -> [(tasks that waited, bytes per task, launches per s)], and
+    the points of runs that stopped short of their N: [(mode, point, N)]."""
+    out, short = {}, []
     with open(os.path.join(d, "massive.csv"), newline="") as f:
         for r in csv.DictReader(f):
             if r["status"] not in ("ok", "failed") or not r["launched"]:
@@ -45,14 +46,16 @@ def series(d):
                 continue
             if pt[0] > 0:
                 out.setdefault(r["mode"], []).append(pt)
-    return {m: sorted(out[m]) for m in MODES if m in out}
+                if pt[0] < int(r["n"]):
+                    short.append((r["mode"], pt, int(r["n"])))
+    return {m: sorted(out[m]) for m in MODES if m in out}, short
 
 
 def render(d):
     gp = shutil.which("gnuplot")
     if not gp:
         return "gnuplot is not installed"
-    data = series(d)
+    data, short = series(d)
     if not data:
         return "no data"
     prov = bench_meta.provenance(d)
@@ -74,8 +77,17 @@ def render(d):
         "set samples 200",
         "set xlabel 'waiting tasks N'",
         "set title 'RSS per waiting task'", "set ylabel 'bytes per task'", "set yrange [10:100000]",
-        "set key bottom right",
+        "set key top right",
     ]
+    def labels(col):
+        """A run that stopped short says so beside its point."""
+        out = ["unset label"]
+        for m, pt, n in short:
+            out.append("set label %s at %d,%g offset 1,-1 font ',9' tc rgb %s" % (
+                quote("%s stopped at %s of %s" % (m, "{:,}".format(pt[0]), "{:,}".format(n))),
+                pt[0], pt[col - 1], quote(COLOURS.get(m, "black"))))
+        return out
+
     def plot(col, refs):
         parts = ["%s with lines dashtype 2 lc rgb %s title %s" % (v, quote(c), quote(t))
                  for v, c, t in refs]
@@ -83,10 +95,12 @@ def render(d):
             parts.append("%s index %d using 1:%d with linespoints lw 2 pt 7 ps 0.9 lc rgb %s title %s"
                          % (quote(dat), i, col, quote(COLOURS[m]), quote(m)))
         return "plot " + ", ".join(parts)
+    lines += labels(2)
     lines.append(plot(2, [(3072, "gray40", "seed: Go, about 3 KiB per goroutine"),
                           (64, "dark-green", "issue target: 64 bytes (stackless)")]))
     lines += ["set title 'Launch rate from one thread'", "set ylabel 'launches per second'",
               "set yrange [1000:30000000]", "set key bottom left"]
+    lines += labels(3)
     lines.append(plot(3, [(770000, "gray40", "seed: Go, up to 770k/s (10 cores)"),
                           (270000, "gray70", "seed: Go, down to 270k/s"),
                           (1e7, "dark-green", "issue target: 1e7/s (stackless)")]))
