@@ -122,7 +122,11 @@ def run_one(cmd, timeout, log):
     log.flush()
     start = time.monotonic()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        # Each run in a session of its own: a process with tens of
+        # thousands of threads then stays apart from the caller's terminal
+        # and job control.
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                           start_new_session=True)
         out, rc, err = p.stdout + p.stderr, p.returncode, p.stderr
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
