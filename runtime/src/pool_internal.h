@@ -204,7 +204,10 @@ void up__notify_stopper(up_pool *p);
  * release store. Any other thread (a helping submitter, a group waiter, a
  * stop draining on its caller's thread) adds to the shard s the tasks came
  * from, a counter several threads share, with an RMW; it also wakes a
- * waiting stop, which otherwise sees the count only at its next slice. */
+ * waiting stop, which otherwise sees the count only at its next slice.
+ * Callers always pass the shard, a worker its own: then no path of the
+ * inlined function forms &s->helped from a null s (gcc's
+ * -Wstringop-overflow warns on that path even where it cannot run). */
 static inline void up__count_executed(up_pool *p, up__worker *w, up__shard *s, uint64_t n)
 {
     if (w) {

@@ -286,7 +286,7 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
              * task itself: waiting could wait for this very worker, and
              * the stack grows no deeper than the program's own recursion. */
             up__count_owner(&w->pushed); /* submitted, before it runs */
-            up__run_counted(p, w, NULL, t);
+            up__run_counted(p, w, &p->shards[w->shard], t);
             return UP_OK;
         }
         if (may_help && up__help_enter()) {

@@ -142,7 +142,7 @@ int up__help_once(up_pool *p)
     if (w && w->pool == p) {
         if (!find_work(w, &t))
             return 0;
-        up__run_counted(p, w, NULL, &t);
+        up__run_counted(p, w, &p->shards[w->shard], &t);
         return 1;
     }
     if (p->cfg.on_worker_start)
@@ -197,7 +197,7 @@ static void worker_loop(up__worker *w)
                 searching = 0;
                 up__stop_searching(w);
             }
-            up__run_counted(p, w, NULL, &t);
+            up__run_counted(p, w, &p->shards[w->shard], &t);
             continue;
         }
         if (!searching) {
