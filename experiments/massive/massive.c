@@ -261,24 +261,29 @@ static uint64_t wait_count(massive_run *run, int exited, uint64_t target, uint64
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: massive [--n N] [--mode stackless|stackful|pthread] [--ticker-ms MS]\n"
-            "               [--status-ms MS] [--hold-ms MS] [--stall-s S] [--stack-kib K]\n"
-            "               [--guard-kib K] [--reserve-mib M] [--probe] [--force]\n"
-            "  --n N          tasks that wait, 1e7 or 10000000 [1e7; pthread: 1e5]\n"
-            "  --mode M       stackless (up_submit_on), stackful (up_event_wait in a task), or\n"
-            "                 pthread (a thread per task) [stackless]\n"
-            "  --ticker-ms    period of the ticker task [1000]\n"
-            "  --status-ms    period of the status lines [1000]\n"
-            "  --hold-ms      how long the launched tasks are held before the release [1500]\n"
-            "  --stall-s      give up when no task starts or exits for this long [60]\n"
-            "  --stack-kib    pthread: stack of each thread [16, at least PTHREAD_STACK_MIN]\n"
-            "  --guard-kib    pthread: guard area of each thread [the system's, one page]\n"
-            "  --reserve-mib  stop launching when MemAvailable falls below this\n"
-            "                 [the larger of 1 GiB and a tenth of MemTotal]\n"
-            "  --probe        only say whether up_event_wait parks a task in this build\n"
-            "  --force        run the stackful mode even where its calls block: each waiting\n"
-            "                 task then holds a worker thread, so keep N below the worker caps\n");
+    fprintf(
+        f,
+        "usage: massive [--n N] [--mode stackless|stackful|pthread] [--ticker-ms MS]\n"
+        "               [--status-ms MS] [--hold-ms MS] [--stall-s S] [--stack-kib K]\n"
+        "               [--guard-kib K] [--pid-reserve N] [--reserve-mib M] [--probe] [--force]\n"
+        "  --n N          tasks that wait, 1e7 or 10000000 [1e7; pthread: 1e5]\n"
+        "  --mode M       stackless (up_submit_on), stackful (up_event_wait in a task), or\n"
+        "                 pthread (a thread per task) [stackless]\n"
+        "  --ticker-ms    period of the ticker task [1000]\n"
+        "  --status-ms    period of the status lines [1000]\n"
+        "  --hold-ms      how long the launched tasks are held before the release [1500]\n"
+        "  --stall-s      give up when no task starts or exits for this long [60]\n"
+        "  --stack-kib    pthread: stack of each thread [16, at least PTHREAD_STACK_MIN]\n"
+        "  --guard-kib    pthread: guard area of each thread [the system's, one page]\n"
+        "  --pid-reserve  pthread: thread ids left free for the rest of the machine, since\n"
+        "                 kernel.pid_max, threads-max and RLIMIT_NPROC are shared by every\n"
+        "                 process [the larger of 4096 and a quarter of the smallest; 0: run\n"
+        "                 into the kernel's limit, on a machine of your own only]\n"
+        "  --reserve-mib  stop launching when MemAvailable falls below this\n"
+        "                 [the larger of 1 GiB and a tenth of MemTotal]\n"
+        "  --probe        only say whether up_event_wait parks a task in this build\n"
+        "  --force        run the stackful mode even where its calls block: each waiting\n"
+        "                 task then holds a worker thread, so keep N below the worker caps\n");
 }
 
 static int bad(const char *fmt, ...)
@@ -312,7 +317,7 @@ int main(int argc, char **argv)
     const massive_mode *mode = &massive_stackless;
     uint64_t ticker_ms = 1000, status_ms = 1000, hold_ms = 1500, stall_s = 60, stack_kib = 16;
     uint64_t guard_kib = 0, reserve_mib = 0, v = 0;
-    int n_given = 0, guard_given = 0, probe_only = 0, force = 0;
+    int n_given = 0, guard_given = 0, pid_reserve_given = 0, probe_only = 0, force = 0;
     char a[32], b[32], c[32], d[32], why[768] = "";
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -340,8 +345,14 @@ int main(int argc, char **argv)
                 return bad("unknown mode '%s' (known: stackless, stackful, pthread)", val);
             continue;
         }
-        if (parse_count(val, &v) && !(strcmp(o, "--guard-kib") == 0 && strcmp(val, "0") == 0))
-            return bad("%s: a whole number >= 1 (1e7 and 10000000 both work), not '%s'", o, val);
+        /* Zero means something for these three: no guard, no reserve, no hold. */
+        int zero_ok =
+            !strcmp(o, "--guard-kib") || !strcmp(o, "--pid-reserve") || !strcmp(o, "--hold-ms");
+        if (zero_ok && !strcmp(val, "0"))
+            v = 0;
+        else if (parse_count(val, &v))
+            return bad("%s: a whole number >= %d (1e7 and 10000000 both work), not '%s'", o,
+                       !zero_ok, val);
         if (!strcmp(o, "--n")) {
             run->n = v;
             n_given = 1;
@@ -356,8 +367,11 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--stack-kib"))
             stack_kib = v;
         else if (!strcmp(o, "--guard-kib")) {
-            guard_kib = strcmp(val, "0") ? v : 0;
+            guard_kib = v;
             guard_given = 1;
+        } else if (!strcmp(o, "--pid-reserve")) {
+            run->pid_reserve = v;
+            pid_reserve_given = 1;
         } else if (!strcmp(o, "--reserve-mib"))
             reserve_mib = v;
         else
@@ -384,6 +398,8 @@ int main(int argc, char **argv)
     if (stack_min > 0 && run->stack_bytes < (size_t)stack_min)
         run->stack_bytes = (size_t)stack_min;
     run->guard_bytes = guard_given ? guard_kib * 1024 : (size_t)sysconf(_SC_PAGESIZE);
+    if (!pid_reserve_given)
+        run->pid_reserve = UINT64_MAX; /* the pthread mode's default */
 
     printf("massive %s: %s tasks waiting on one event, launched from one thread; "
            "ticker %" PRIu64 " ms, status every %" PRIu64 " ms\n",

@@ -14,14 +14,15 @@
 /* One run. The driver fills the options and the check array; a mode's
  * tasks and threads count into started and exited and mark their slot. */
 typedef struct massive_run {
-    uint64_t n;         /* tasks asked for */
-    uint64_t ticker_ns; /* period of the ticker task */
-    uint64_t status_ns; /* period of the status lines */
-    uint64_t hold_ns;   /* how long the tasks are held after the launch */
-    size_t stack_bytes; /* pthread mode: the stack of each thread */
-    size_t guard_bytes; /* pthread mode: its guard area */
-    uint64_t mem_floor; /* bytes of MemAvailable below which launching stops */
-    uint64_t t0;        /* start of the run (bench_now_ns) */
+    uint64_t n;           /* tasks asked for */
+    uint64_t ticker_ns;   /* period of the ticker task */
+    uint64_t status_ns;   /* period of the status lines */
+    uint64_t hold_ns;     /* how long the tasks are held after the launch */
+    size_t stack_bytes;   /* pthread mode: the stack of each thread */
+    size_t guard_bytes;   /* pthread mode: its guard area */
+    uint64_t pid_reserve; /* pthread mode: thread ids left free (UINT64_MAX: default) */
+    uint64_t mem_floor;   /* bytes of MemAvailable below which launching stops */
+    uint64_t t0;          /* start of the run (bench_now_ns) */
     /* Every task adds one to its own byte, once, when it runs after the
      * release; the driver counts the bytes left at 0 (lost) and above 1
      * (duplicated) once everything has stopped. */

@@ -125,24 +125,82 @@ static long system_threads(void)
     return total;
 }
 
+/* The smallest of the limits every thread counts against, its name. */
+static long long thread_limit(const char **name)
+{
+    long long pid_max = read_number("/proc/sys/kernel/pid_max");
+    long long tmax = read_number("/proc/sys/kernel/threads-max"), best = -1;
+    struct rlimit nproc;
+    *name = "none known";
+    if (pid_max > 0) {
+        best = pid_max;
+        *name = "kernel.pid_max";
+    }
+    if (tmax > 0 && (best < 0 || tmax < best)) {
+        best = tmax;
+        *name = "kernel.threads-max";
+    }
+    if (getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY &&
+        (best < 0 || (long long)nproc.rlim_cur < best)) {
+        best = (long long)nproc.rlim_cur;
+        *name = "RLIMIT_NPROC";
+    }
+    return best;
+}
+
+/* Thread ids belong to the whole machine: kernel.pid_max and threads-max
+ * bound all threads of all processes together, RLIMIT_NPROC those of one
+ * user. A run that took them all would make every other process's fork
+ * and pthread_create fail while it holds them, so launching stops a
+ * reserve short of the smallest (the threads already running count,
+ * whoever owns them). UINT64_MAX when the limits cannot be read. */
+static uint64_t thread_budget(const massive_run *run, char *why, size_t why_size)
+{
+    const char *name;
+    long long limit = thread_limit(&name);
+    long now = system_threads();
+    if (limit <= 0 || now < 0)
+        return UINT64_MAX;
+    uint64_t reserve = run->pid_reserve;
+    if (reserve == UINT64_MAX)
+        reserve = limit / 4 > 4096 ? (uint64_t)limit / 4 : 4096;
+    uint64_t used = (uint64_t)now + reserve;
+    uint64_t room = (uint64_t)limit > used ? (uint64_t)limit - used : 0;
+    snprintf(why, why_size,
+             "the safety cap: %" PRIu64 " threads, so that %" PRIu64
+             " of the %lld thread ids of %s stay free for other processes (%ld threads on the "
+             "machine before the launch; --pid-reserve sets the reserve)",
+             room, reserve, limit, name, now);
+    return room;
+}
+
 static void explain_failure(int rc, uint64_t made, char *why, size_t why_size)
 {
     struct rlimit nproc;
     char cap[32] = "unlimited";
     if (getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY)
         snprintf(cap, sizeof cap, "%llu", (unsigned long long)nproc.rlim_cur);
-    long long pids = read_number("/sys/fs/cgroup/pids.max");
+    long long pid_max = read_number("/proc/sys/kernel/pid_max");
+    long long tmax = read_number("/proc/sys/kernel/threads-max");
+    long long maps_max = read_number("/proc/sys/vm/max_map_count");
+    long threads = system_threads(), maps = count_lines("/proc/self/maps");
+    /* Which limit was met: the one the counts have reached. */
+    const char *hit = "no limit in reach: memory or another cause";
+    if (pid_max > 0 && threads >= pid_max - 64)
+        hit = "kernel.pid_max";
+    else if (tmax > 0 && threads >= tmax - 64)
+        hit = "kernel.threads-max";
+    else if (maps_max > 0 && maps >= maps_max - 4)
+        hit = "vm.max_map_count";
     snprintf(why, why_size,
              "pthread_create failed with %s (%s) after %" PRIu64
-             " threads; kernel limits: threads-max %lld (threads on the system now %ld), "
-             "vm.max_map_count %lld (maps of this process now %ld; a thread with a guard page "
-             "takes two), RLIMIT_NPROC %s per user, cgroup pids.max %s",
+             " threads, at %s; kernel.pid_max %lld and threads-max %lld (threads on the machine "
+             "now %ld), vm.max_map_count %lld (maps of this process now %ld; a thread with a "
+             "guard page takes two unless they merge), RLIMIT_NPROC %s per user",
              rc == EAGAIN   ? "EAGAIN"
              : rc == ENOMEM ? "ENOMEM"
                             : "an error",
-             strerror(rc), made, read_number("/proc/sys/kernel/threads-max"), system_threads(),
-             read_number("/proc/sys/vm/max_map_count"), count_lines("/proc/self/maps"), cap,
-             pids >= 0 ? "set" : "max or absent");
+             strerror(rc), made, hit, pid_max, tmax, threads, maps_max, maps, cap);
 }
 
 static uint64_t launch(massive_run *run, char *why, size_t why_size)
@@ -160,7 +218,10 @@ static uint64_t launch(massive_run *run, char *why, size_t why_size)
         pthread_attr_destroy(&attr);
         return 0;
     }
+    uint64_t budget = thread_budget(run, why, why_size);
     for (i = 0; i < run->n; i++) {
+        if (i == budget)
+            break;
         if ((i & 1023) == 0 && massive_memory_low(run, why, why_size))
             break;
         rc = pthread_create(&t, &attr, waiter, (void *)(uintptr_t)i);

@@ -40,9 +40,10 @@ import crossbench  # noqa: E402
 import massive_plot  # noqa: E402
 
 MODES = ["stackless", "stackful", "pthread", "goroutines"]
-# A thread per task meets the kernel's limits (vm.max_map_count: two maps
-# per thread) in the tens of thousands, so larger N would only repeat the
-# same stop; the pthread mode runs at N up to this.
+# A thread per task meets the machine's thread-id limits (kernel.pid_max,
+# 32768 by default, for all processes together) in the tens of thousands,
+# and the program stops a reserve short of them, so larger N would only
+# repeat the same stop; the pthread mode runs at N up to this.
 PTHREAD_MAX_N = 100000
 # Only the stackless mode can hope to hold 1e8 on a machine like this one.
 BIG_N = 10 ** 8
@@ -199,7 +200,8 @@ def main(argv):
                 elif m == "stackful" and n > 10 ** 7:
                     row["note"] = "above 1e7 only the stackless mode runs"
                 elif m == "pthread" and n > PTHREAD_MAX_N:
-                    row["note"] = "a thread per task stops at the kernel's limits below 1e5"
+                    row["note"] = ("a thread per task stops below 1e5, at the thread-id "
+                                   "limits less the reserve the program keeps")
                 elif m == "goroutines" and not os.access(goexe, os.X_OK):
                     row["note"] = "Go not found when building (Debian: golang-go)"
                 elif m == "goroutines" and n > 10 ** 7:
