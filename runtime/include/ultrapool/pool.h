@@ -149,7 +149,8 @@ typedef struct up_stats {
     unsigned searching; /* workers looking for work now */
     /* Waiting tasks (<ultrapool/wait.h>): a task waiting on an event or a
      * timer counts in waiting until a worker takes it, then in released
-     * (or cancelled, when a destroy released it) and in submitted. */
+     * (or cancelled, when a destroy released it) and in submitted. These
+     * are pool-wide: up_pool_shard_stats leaves them 0. */
     uint64_t waiting;       /* waiting now, released ones not yet taken included */
     uint64_t released;      /* taken to run after their event or timer released them */
     uint64_t cancelled;     /* taken to run after a destroy released them */
