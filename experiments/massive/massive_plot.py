@@ -99,7 +99,7 @@ def render(d):
     lines.append(plot(2, [(3072, "gray40", "seed: Go, about 3 KiB per goroutine"),
                           (64, "dark-green", "issue target: 64 bytes (stackless)")]))
     lines += ["set title 'Launch rate from one thread'", "set ylabel 'launches per second'",
-              "set yrange [1000:30000000]", "set key bottom left"]
+              "set yrange [1000:100000000]", "set key bottom left"]
     lines += labels(3)
     lines.append(plot(3, [(770000, "gray40", "seed: Go, up to 770k/s (10 cores)"),
                           (270000, "gray70", "seed: Go, down to 270k/s"),
