@@ -52,15 +52,13 @@
 #define ANNOTATED 0
 #endif
 
-/* What a switch hands over in sanitizer builds: the fiber switched from
- * (so the destination can record the stack ASan reports for it) and the
- * caller's value. It lives on the switching fiber's stack, which stays
- * untouched until that fiber is resumed, long after the destination has
- * read it. Other builds hand over the caller's value alone. */
-struct xfer {
-    up__fiber *from;
-    void *arg;
-};
+/* What a switch hands over: in plain builds the caller's value, through
+ * the jump. Sanitizer builds also need the fiber switched from (so the
+ * destination can record the stack ASan reports for it): the jump carries
+ * that, and the value goes in the destination's handoff field. Not a
+ * record on the switching stack: with detect_stack_use_after_return, ASan
+ * puts such a local on a fake stack the destination cannot read (measured:
+ * a SEGV at the first switch). */
 
 /* The fiber running on this thread, read only by the SIGSEGV handler of
  * the same thread. Each switch stores its destination here before it
@@ -72,9 +70,14 @@ struct xfer {
  * library is loaded with dlopen. */
 static _Thread_local up__fiber *running __attribute__((tls_model("initial-exec")));
 
+#if ANNOTATED
 /* Before a jump: ASan and TSan learn where execution goes. A fiber that
- * exits passes dying, so ASan frees its fake stack. */
-static inline void before_jump(up__fiber *from, up__fiber *to, int dying)
+ * exits passes dying, so ASan frees its fake stack. Always inlined: TSan
+ * instruments a function's entry and exit on the fiber current at each,
+ * so a function of its own would enter on one fiber's shadow stack and
+ * leave on the other's (seen with clang 14: a corrupt shadow stack). */
+__attribute__((always_inline)) static inline void before_jump(up__fiber *from, up__fiber *to,
+                                                              int dying)
 {
     running = to;
 #if defined(UP__ASAN)
@@ -86,6 +89,12 @@ static inline void before_jump(up__fiber *from, up__fiber *to, int dying)
     (void)dying;
 #endif
 #if defined(UP__FIBER_TSAN)
+    /* A fiber's TSan context is made at its first start, not at init: a
+     * context destroyed before it recorded any event crashes some TSan
+     * runtimes (LLVM's uninitialised Trace.local_head, fixed upstream in
+     * December 2025), and a task fiber may be set up and dropped unrun. */
+    if (!to->tsan)
+        to->tsan = __tsan_create_fiber(0);
     __tsan_switch_to_fiber(to->tsan, 0);
 #endif
 }
@@ -93,7 +102,7 @@ static inline void before_jump(up__fiber *from, up__fiber *to, int dying)
 /* After a jump, on the resumed fiber self: ASan finishes the switch and
  * says which stack was left; a thread's own stack is recorded so that
  * switching back to it can name it. */
-static inline void after_jump(up__fiber *self, up__fiber *prev)
+__attribute__((always_inline)) static inline void after_jump(up__fiber *self, up__fiber *prev)
 {
 #if defined(UP__ASAN)
     const void *lo = NULL;
@@ -108,15 +117,15 @@ static inline void after_jump(up__fiber *self, up__fiber *prev)
     (void)prev;
 #endif
 }
+#endif
 
 /* The first code of every fiber (the backend's start function). */
 static void fiber_start(void *arg, void *data)
 {
     up__fiber *self = data;
 #if ANNOTATED
-    struct xfer *x = arg;
-    after_jump(NULL, x->from);
-    arg = x->arg;
+    after_jump(NULL, arg);
+    arg = self->handoff;
 #endif
     self->fn(self, arg);
     static const char msg[] = "ultrapool: a fiber's function returned (it must end with "
@@ -149,11 +158,6 @@ int up__fiber_init(up__fiber *f, void *stack_lo, size_t stack_size, size_t guard
     f->ctx = MAKE(stack_lo, stack_size, fiber_start, f);
     if (!f->ctx)
         return UP_ENOMEM;
-#if defined(UP__FIBER_TSAN)
-    f->tsan = __tsan_create_fiber(0);
-    if (!f->tsan)
-        return UP_ENOMEM;
-#endif
     return 0;
 }
 
@@ -165,11 +169,11 @@ int up__fiber_init(up__fiber *f, void *stack_lo, size_t stack_size, size_t guard
 void *up__fiber_switch(up__fiber *from, up__fiber *to, void *arg)
 {
 #if ANNOTATED
-    struct xfer out = {from, arg};
     before_jump(from, to, 0);
-    struct xfer *in = JUMP(&from->ctx, to->ctx, &out);
-    after_jump(from, in->from);
-    return in->arg;
+    to->handoff = arg;
+    up__fiber *prev = JUMP(&from->ctx, to->ctx, from);
+    after_jump(from, prev);
+    return from->handoff;
 #else
     running = to;
     return JUMP(&from->ctx, to->ctx, arg);
@@ -179,9 +183,9 @@ void *up__fiber_switch(up__fiber *from, up__fiber *to, void *arg)
 _Noreturn void up__fiber_exit(up__fiber *from, up__fiber *to, void *arg)
 {
 #if ANNOTATED
-    struct xfer out = {from, arg};
     before_jump(from, to, 1);
-    JUMP(&from->ctx, to->ctx, &out);
+    to->handoff = arg;
+    JUMP(&from->ctx, to->ctx, from);
 #else
     running = to;
     JUMP(&from->ctx, to->ctx, arg);

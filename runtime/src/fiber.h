@@ -38,7 +38,9 @@
  * Sanitizers: AddressSanitizer is told of every switch
  * (__sanitizer_start_switch_fiber / __sanitizer_finish_switch_fiber), and
  * a stack is unpoisoned when a fiber is set up on it; ThreadSanitizer gets
- * a fiber context per fiber (__tsan_create_fiber, __tsan_switch_to_fiber).
+ * a fiber context per fiber, made at its first start (__tsan_create_fiber,
+ * __tsan_switch_to_fiber). ASan's fake stacks (detect_stack_use_after_return)
+ * are saved and restored across each switch.
  * Both are compiled in only in their sanitizer builds; the fields exist in
  * every build so that the layout does not depend on the build. */
 #ifndef UP_FIBER_H
@@ -70,6 +72,7 @@ struct up__fiber {
     void *asan_fake;     /* AddressSanitizer's fake stack across a switch (ASan builds) */
     const void *asan_lo; /* a thread context's stack as ASan reports it (ASan builds) */
     size_t asan_size;
+    void *handoff; /* the value of the switch into it (sanitizer builds) */
 };
 
 /* Makes f the calling thread's own context (its native stack), the one a
@@ -82,7 +85,7 @@ void up__fiber_init_thread(up__fiber *f);
  * (0 if none), so that an overflow into it is reported as one. The stack
  * must stay mapped until the fiber has exited and been destroyed. 0, or
  * UP_EINVAL for a NULL f, stack or fn, or a stack under
- * UP__FIBER_MIN_STACK; UP_ENOMEM when a sanitizer cannot make its context. */
+ * UP__FIBER_MIN_STACK; UP_ENOMEM when the backend cannot make a context. */
 int up__fiber_init(up__fiber *f, void *stack_lo, size_t stack_size, size_t guard_size,
                    up__fiber_fn fn);
 

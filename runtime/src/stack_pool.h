@@ -73,8 +73,8 @@ typedef struct up__stack_pool_stats {
  * n_cold <= free_max, and mapped = in_use + n_hot + n_cold except while an
  * acquire maps a stack or a release unmaps one (counted before the
  * system call). A plain mutex: acquiring a stack is rare next
- * to running on it (a worker keeps its own few, see the integration notes
- * in the report of issue 16), so contention on it does not matter. */
+ * to running on it (a worker keeps its own few in an up__stack_cache), so
+ * contention on it does not matter. */
 typedef struct up__stack_pool {
     pthread_mutex_t lock;
     up__stack_pool_config cfg; /* read-only after init */
@@ -112,6 +112,40 @@ void up__stack_pool_read_stats(up__stack_pool *p, up__stack_pool_stats *out);
 static inline size_t up__stack_guard_size(const up__stack_pool *p)
 {
     return p->cfg.guard ? p->page : 0;
+}
+
+/* A worker's own few stacks in front of a pool, so that running a task on
+ * a fresh fiber touches no lock: owner-only (one thread at a time, no
+ * atomics), holding up to UP__STACK_CACHE stacks of one pool, most
+ * recently put first. A stack put here stays hot (its pages kept). */
+#define UP__STACK_CACHE 4
+typedef struct up__stack_cache {
+    up__stack *s[UP__STACK_CACHE]; /* owner */
+    unsigned n;                    /* owner */
+} up__stack_cache;
+
+static inline int up__stack_cache_get(up__stack_cache *c, up__stack_pool *p, up__stack **out)
+{
+    if (c->n) {
+        *out = c->s[--c->n];
+        return 0;
+    }
+    return up__stack_acquire(p, out);
+}
+
+static inline void up__stack_cache_put(up__stack_cache *c, up__stack_pool *p, up__stack *s)
+{
+    if (c->n < UP__STACK_CACHE)
+        c->s[c->n++] = s;
+    else
+        up__stack_release(p, s);
+}
+
+/* Gives every cached stack back to p (before the owner exits). */
+static inline void up__stack_cache_flush(up__stack_cache *c, up__stack_pool *p)
+{
+    while (c->n)
+        up__stack_release(p, c->s[--c->n]);
 }
 
 /* vm.max_map_count as /proc/sys/vm/max_map_count says now, -1 where it
