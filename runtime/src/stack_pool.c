@@ -316,7 +316,7 @@ static void on_fault(int sig, siginfo_t *si, void *uctx)
         num[fmt_u(num, stack_size, 10)] = '\0';
         n = append(msg, n, num);
         n = append(msg, n,
-                   "; raise UP_STACK_SIZE, or move large locals and deep recursion "
+                   "; give tasks a larger stack, or move large locals and deep recursion "
                    "off the task's stack)\n");
         ssize_t w = write(2, msg, n);
         (void)w;

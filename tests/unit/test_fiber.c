@@ -381,7 +381,7 @@ static int test_overflow(void)
                 st, WIFSIGNALED(st) ? WTERMSIG(st) : 0, want, out);
         CHECK(0);
     }
-    CHECK(strstr(out, "raise UP_STACK_SIZE") != NULL);
+    CHECK(strstr(out, "give tasks a larger stack") != NULL);
     printf("overflow: child died of SIGABRT with: %.*s", (int)(strchr(out, '\n') - out + 1), out);
     up__stack_release(&pool, s);
 
