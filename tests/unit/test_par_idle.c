@@ -2,14 +2,16 @@
  * team of two (the calling thread and the pool's one worker), one member
  * waits about 300 ms while the other sleeps: at a barrier, with the worker
  * waiting and then with the calling thread waiting (a worker's parker and
- * a thread's own), and in a taskwait for a child that the other member
- * stole and sleeps in (woken by the child's completion). The waiter's own
+ * a thread's own), and in a taskwait for a child that the other member,
+ * parked at its barrier and woken by the push, stole and sleeps in (the
+ * waiter woken by the child's completion). The waiter's own
  * CPU time over the wait must stay far below the wall time, and the
  * pool's statistics must show it parked while it waits and count its
  * parks. Exit 77 when this machine cannot measure a thread's CPU time. */
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <ultrapool/parallel.h>
 #include <ultrapool/pool.h>
@@ -73,11 +75,14 @@ static void region(void *arg)
     }
     tr->team = up_num_threads();
     if (tr->where == AT_TASKWAIT) {
+        /* Long enough for the other member to park at its barrier: the
+         * push must wake it to steal the child. */
+        test_sleep_ms(20);
         CHECK_EQ(up_task(child, tr, NULL), UP_OK);
         /* Until the other member has taken it: the wait measured is for a
-         * child running elsewhere. */
-        while (!atomic_load(&tr->child_started))
-            test_sleep_ms(1);
+         * child running elsewhere. A lost wake-up leaves it queued. */
+        WAIT_UNTIL(atomic_load(&tr->child_started), 10000);
+        CHECK(atomic_load(&tr->child_started));
     }
     uint64_t c0 = thread_cpu_ns(), w0 = test_now_ns();
     if (tr->where == AT_TASKWAIT) {
@@ -128,6 +133,9 @@ static void run_trial(unsigned waiter, int where, const char *what)
 
 int main(void)
 {
+    /* A member that sleeps through the publish that concerns it (a lost
+     * wake-up) hangs its region: fail in bounded time instead. */
+    alarm(60);
     /* Can this machine measure a thread's CPU time? A thread that spins
      * for 20 ms of wall time must be seen to use some. */
     uint64_t c0 = thread_cpu_ns(), w0 = test_now_ns();
