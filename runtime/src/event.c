@@ -136,30 +136,6 @@ int up_event_destroy(up_event *ev)
     return UP_OK;
 }
 
-/* The event is set: the task runs now, as a plain submit when a queue has
- * room, else as a released record (never UP_EOVERLOAD). */
-static int run_now(up_pool *p, up__wait *ws, up_fn fn, void *arg)
-{
-    int rc = up_submit(p, fn, arg);
-    if (rc != UP_EOVERLOAD && rc != UP_EAGAIN)
-        return rc;
-    up__wrec *r = up__slab_alloc(&ws->slab);
-    if (!r) {
-        up__set_error("submit_on: out of memory for a waiting record");
-        return UP_ENOMEM;
-    }
-    if (!up__wait_accept(ws)) {
-        up__slab_free_chain(&ws->slab, r, r, 1);
-        up__set_error("submit_on: the pool is stopped");
-        return UP_ESTOPPED;
-    }
-    r->fn = fn;
-    r->arg = arg;
-    r->next = NULL;
-    up__wait_release(ws, r, 0);
-    return UP_OK;
-}
-
 int up_submit_on(up_pool *p, up_event *ev, up_fn fn, void *arg)
 {
     if (!p || !ev || !fn) {
@@ -173,19 +149,11 @@ int up_submit_on(up_pool *p, up_event *ev, up_fn fn, void *arg)
     }
     uintptr_t h = up__load_acquire(&ev->head);
     if (h == UP__EV_SET)
-        return run_now(p, ws, fn, arg);
-    up__wrec *r = up__slab_alloc(&ws->slab);
-    if (!r) {
-        up__set_error("submit_on: out of memory for a waiting record");
-        return UP_ENOMEM;
-    }
-    if (!up__wait_accept(ws)) {
-        up__slab_free_chain(&ws->slab, r, r, 1);
-        up__set_error("submit_on: the pool is stopped");
-        return UP_ESTOPPED;
-    }
-    r->fn = fn;
-    r->arg = arg;
+        return up__wait_run_now(p, ws, fn, arg, "submit_on");
+    int rc;
+    up__wrec *r = up__wait_record(ws, fn, arg, "submit_on", &rc);
+    if (!r)
+        return rc;
     up__event_push(ev, r, h);
     return UP_OK;
 }

@@ -413,30 +413,6 @@ void up__timer_free(up__wait *ws)
     up__store_relaxed(&ws->wheel, NULL);
 }
 
-/* The event or timer is due now: a plain submit when a queue has room,
- * else a released record (never UP_EOVERLOAD). */
-static int submit_now(up_pool *p, up__wait *ws, up_fn fn, void *arg)
-{
-    int rc = up_submit(p, fn, arg);
-    if (rc != UP_EOVERLOAD && rc != UP_EAGAIN)
-        return rc;
-    up__wrec *r = up__slab_alloc(&ws->slab);
-    if (!r) {
-        up__set_error("submit_after: out of memory for a waiting record");
-        return UP_ENOMEM;
-    }
-    if (!up__wait_accept(ws)) {
-        up__slab_free_chain(&ws->slab, r, r, 1);
-        up__set_error("submit_after: the pool is stopped");
-        return UP_ESTOPPED;
-    }
-    r->fn = fn;
-    r->arg = arg;
-    r->next = NULL;
-    up__wait_release(ws, r, 0);
-    return UP_OK;
-}
-
 int up_submit_after(up_pool *p, uint64_t delay_ns, up_fn fn, void *arg)
 {
     if (!p || !fn) {
@@ -447,21 +423,13 @@ int up_submit_after(up_pool *p, uint64_t delay_ns, up_fn fn, void *arg)
     if (!ws)
         return UP_ENOMEM;
     if (delay_ns == 0)
-        return submit_now(p, ws, fn, arg);
+        return up__wait_run_now(p, ws, fn, arg, "submit_after");
     uint64_t deadline = up__deadline_after(delay_ns);
-    up__wrec *r = up__slab_alloc(&ws->slab);
-    if (!r) {
-        up__set_error("submit_after: out of memory for a waiting record");
-        return UP_ENOMEM;
-    }
-    if (!up__wait_accept(ws)) {
-        up__slab_free_chain(&ws->slab, r, r, 1);
-        up__set_error("submit_after: the pool is stopped");
-        return UP_ESTOPPED;
-    }
-    r->fn = fn;
-    r->arg = arg;
-    int rc = up__timer_push(ws, r, deadline);
+    int rc;
+    up__wrec *r = up__wait_record(ws, fn, arg, "submit_after", &rc);
+    if (!r)
+        return rc;
+    rc = up__timer_push(ws, r, deadline);
     if (rc != UP_OK) {
         up__wait_unaccept(ws);
         up__slab_free_chain(&ws->slab, r, r, 1);

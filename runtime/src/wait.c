@@ -83,6 +83,38 @@ int up__wait_accept(up__wait *ws)
 
 void up__wait_unaccept(up__wait *ws) { up__fetch_sub_seqcst(&ws->accepted, 1); }
 
+up__wrec *up__wait_record(up__wait *ws, up_fn fn, void *arg, const char *who, int *rc)
+{
+    up__wrec *r = up__slab_alloc(&ws->slab);
+    if (!r) {
+        up__set_error("%s: out of memory for a waiting record", who);
+        *rc = UP_ENOMEM;
+        return NULL;
+    }
+    if (!up__wait_accept(ws)) {
+        up__slab_free_chain(&ws->slab, r, r, 1);
+        up__set_error("%s: the pool is stopped", who);
+        *rc = UP_ESTOPPED;
+        return NULL;
+    }
+    r->fn = fn;
+    r->arg = arg;
+    r->next = NULL;
+    return r;
+}
+
+int up__wait_run_now(up_pool *p, up__wait *ws, up_fn fn, void *arg, const char *who)
+{
+    int rc = up_submit(p, fn, arg);
+    if (rc != UP_EOVERLOAD && rc != UP_EAGAIN)
+        return rc;
+    up__wrec *r = up__wait_record(ws, fn, arg, who, &rc);
+    if (!r)
+        return rc;
+    up__wait_release(ws, r, 0);
+    return UP_OK;
+}
+
 /* Under rel_mu: chain c becomes the list's last. */
 static void link_chain(up__wait *ws, up__wrec *c, uint64_t cancelled)
 {

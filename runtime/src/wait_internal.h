@@ -107,6 +107,14 @@ up__wait *up__wait_get(struct up_pool *p);
 int up__wait_accept(up__wait *ws);
 /* Undoes an accept whose record was never published. */
 void up__wait_unaccept(up__wait *ws);
+/* A record for fn(arg), accepted: NULL with *rc = UP_ENOMEM or
+ * UP_ESTOPPED (and up_last_error naming who) when none can be had or the
+ * pool is stopped. The caller publishes it (on an event, in the wheel) or
+ * gives it back with up__wait_unaccept and up__slab_free_chain. */
+up__wrec *up__wait_record(up__wait *ws, up_fn fn, void *arg, const char *who, int *rc);
+/* A task whose event is set or whose time is now: a plain submit when a
+ * queue has room, else a released record, so never UP_EOVERLOAD. */
+int up__wait_run_now(struct up_pool *p, up__wait *ws, up_fn fn, void *arg, const char *who);
 /* Hands a chain of released records (linked by next, NULL-terminated) to
  * the pool and makes sure a worker will look. cancelled: released by a
  * destroy (each runs with up_cancelled() true). */
