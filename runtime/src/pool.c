@@ -398,8 +398,8 @@ static void add_pool(up_pool *p, up_stats *out)
     out->searching = UP__IDLE_SPINNING(idle);
     /* Region members parked in the layer's waits (waiter.c) are parked
      * threads of the pool too, though not ones a submit can wake. */
-    out->parked += up__load_relaxed(&p->waiting);
-    out->parks += up__load_relaxed(&p->waiter_parks);
+    out->parked += up__load_relaxed(&p->layer_parked);
+    out->parks += up__load_relaxed(&p->layer_parks);
 }
 
 void up_pool_stats(const up_pool *cp, up_stats *out)

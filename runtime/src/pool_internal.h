@@ -103,10 +103,10 @@ struct up_pool {
     _Atomic unsigned workers_peak;
     _Atomic unsigned starting; /* (atomic) started threads not yet in their loop */
     _Atomic uint64_t spawned, retired, overloads, spawn_failed, bind_failed, wakes;
-    /* Threads parked in the layer's waits (waiter.c): how many now, and
-     * how many times (atomic, counted in up_stats.parked and parks). */
-    UP_ALIGNED_LINE _Atomic unsigned waiting;
-    _Atomic uint64_t waiter_parks;
+    /* Region members parked in the layer's waits (waiter.c): how many now,
+     * and how many times (atomic, counted in up_stats.parked and parks). */
+    UP_ALIGNED_LINE _Atomic unsigned layer_parked;
+    _Atomic uint64_t layer_parks;
     /* Tasks waiting on events and timers (wait.c, wait_internal.h):
      * created on first use, freed by destroy. */
     struct up__wait *_Atomic wait; /* (atomic) */

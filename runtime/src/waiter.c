@@ -54,10 +54,10 @@ up__parker *up__self_parker(void)
 
 int up__waiter_park(up_pool *p, up__parker *pk, uint64_t timeout_ns)
 {
-    up__fetch_add_relaxed(&p->waiter_parks, 1);
-    up__fetch_add_relaxed(&p->waiting, 1);
+    up__fetch_add_relaxed(&p->layer_parks, 1);
+    up__fetch_add_relaxed(&p->layer_parked, 1);
     int woken = up__parker_wait(pk, timeout_ns);
-    up__fetch_sub_relaxed(&p->waiting, 1);
+    up__fetch_sub_relaxed(&p->layer_parked, 1);
     return woken;
 }
 
