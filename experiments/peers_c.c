@@ -12,19 +12,30 @@
 #include <time.h>
 
 #include <ultrapool/pool.h>
+#include <ultrapool/wait.h>
 
 #include "harness.h"
 #include "portable.h"
 #include "textbook_pool.h"
+#include "workloads.h"
 
 /* ---- ultrapool: its defaults, as a user gets them ------------------------ */
 
 static up_pool *up;
 
+/* The -wait workloads sleep through the runtime's own wait, which parks
+ * the task rather than its worker where the task runs on a task stack. */
+static void up_wait(uint64_t ns)
+{
+    if (up_sleep_ns(ns) != UP_OK)
+        abort();
+}
+
 static int up_init(unsigned submitters, unsigned cores)
 {
     (void)submitters;
     (void)cores;
+    workload_set_wait(up_wait);
     int rc = up_pool_create(&up, NULL);
     if (rc != UP_OK)
         fprintf(stderr, "up_pool_create: %s (%s)\n", up_strerror(rc), up_last_error());
@@ -37,7 +48,18 @@ static void up_submit_one(harness_fn fn, void *arg)
         abort();
 }
 
-static void up_fini(void) { up_pool_destroy(up); }
+/* Before the pool goes: a line the driver merges into the run's record,
+ * saying whether the tasks slept through up_sleep_ns and how many parked
+ * tasks resumed (since the pool was created: warm-up included), which
+ * tells a wait that parked its task from one that held its thread. */
+static void up_fini(void)
+{
+    up_stats st;
+    up_pool_stats(up, &st);
+    printf("PEERSTATS {\"wait\":\"%s\",\"tasks_resumed\":%llu}\n",
+           workload_waited() ? "up_sleep_ns" : "", (unsigned long long)st.tasks_resumed);
+    up_pool_destroy(up);
+}
 
 static unsigned up_peak(void)
 {

@@ -21,6 +21,31 @@ static void sleep_1us(void) { up_k_sleep_ns(1000); }
 
 static void sleep_50ms(void) { up_k_sleep_ns(50000000); }
 
+/* Set once by the peer's init before its first task and only read by
+ * tasks afterwards; the peer's own hand-over of each task (a queue, a
+ * thread's creation) orders that store before the loads. */
+static workload_wait_fn wait_ns = up_k_sleep_ns;
+
+void workload_set_wait(workload_wait_fn fn) { wait_ns = fn ? fn : up_k_sleep_ns; }
+
+/* Whether the installed wait was used, for the result line. Loaded before
+ * it is stored, so that tasks after the first only read its cache line. */
+static atomic_int waited;
+
+static void sleep_wait(uint64_t ns)
+{
+    workload_wait_fn fn = wait_ns;
+    if (fn != up_k_sleep_ns && !atomic_load_explicit(&waited, memory_order_relaxed))
+        atomic_store_explicit(&waited, 1, memory_order_relaxed);
+    fn(ns);
+}
+
+int workload_waited(void) { return atomic_load(&waited); }
+
+static void sleep_1us_wait(void) { sleep_wait(1000); }
+
+static void sleep_50ms_wait(void) { sleep_wait(50000000); }
+
 static void sha256_1k(void)
 {
     unsigned char d[32];
@@ -68,10 +93,16 @@ static void mixed(void)
 static void mutex_inc(void) { up_k_mutex_inc(); }
 
 const workload up_workloads[] = {
-    {"sleep-1us", "Sleep 1µs", sleep_1us},      {"sleep-50ms", "Sleep 50ms", sleep_50ms},
-    {"sha256-1k", "SHA256 1 kB", sha256_1k},    {"aes-cbc-1k", "AES-CBC 1 kB", aes_1k},
-    {"aes-cbc-8k", "AES-CBC 8 kB", aes_8k},     {"crc32-64", "CRC32 64 B", crc32_64},
-    {"bytesum-4k", "MemScan 4 kB", bytesum_4k}, {"mixed", "Mixed bimodal", mixed},
+    {"sleep-1us", "Sleep 1µs", sleep_1us},
+    {"sleep-50ms", "Sleep 50ms", sleep_50ms},
+    {"sleep-1us-wait", "Sleep 1µs (wait)", sleep_1us_wait},
+    {"sleep-50ms-wait", "Sleep 50ms (wait)", sleep_50ms_wait},
+    {"sha256-1k", "SHA256 1 kB", sha256_1k},
+    {"aes-cbc-1k", "AES-CBC 1 kB", aes_1k},
+    {"aes-cbc-8k", "AES-CBC 8 kB", aes_8k},
+    {"crc32-64", "CRC32 64 B", crc32_64},
+    {"bytesum-4k", "MemScan 4 kB", bytesum_4k},
+    {"mixed", "Mixed bimodal", mixed},
     {"mutex", "Mutex contention", mutex_inc},
 };
 const unsigned up_nworkloads = sizeof up_workloads / sizeof up_workloads[0];
@@ -105,6 +136,7 @@ int workloads_verify(void)
 void workload_reset(void)
 {
     atomic_store(&wrong, 0);
+    atomic_store(&waited, 0);
     up_k_mutex_reset();
 }
 
