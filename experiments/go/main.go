@@ -251,7 +251,7 @@ func main() {
 		"wall_s": m.wallS, "cpu_use": m.cpuUse, "peak_threads": m.peakThreads,
 		"peak_workers": workers, "workers_source": source, "nvcsw": m.nvcsw, "nivcsw": m.nivcsw,
 		"maxrss_kb": m.maxrssKB, "papi": hw, "papi_note": "not read from Go", "papi_scope": "",
-		"sde": nil, "check": check,
+		"sde": nil, "wait": sleepWait(w), "check": check,
 	})
 	if check != "ok" {
 		os.Exit(1)

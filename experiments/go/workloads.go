@@ -9,6 +9,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +21,17 @@ import (
 type workload struct {
 	name string
 	run  func(draw uint64)
+}
+
+// sleepWait names the runtime's wait a workload's task sleeps through, ""
+// for a task that does not sleep. Go has time.Sleep, which parks the
+// goroutine and frees its thread, so the sleep rows and their -wait twins
+// run the same call here; the C runners' sleep rows block their threads.
+func sleepWait(w *workload) string {
+	if strings.HasPrefix(w.name, "sleep-") {
+		return "time.Sleep"
+	}
+	return ""
 }
 
 var (
@@ -99,6 +111,8 @@ func scan() uint64 {
 var workloads = []*workload{
 	{"sleep-1us", func(uint64) { time.Sleep(time.Microsecond) }},
 	{"sleep-50ms", func(uint64) { time.Sleep(50 * time.Millisecond) }},
+	{"sleep-1us-wait", func(uint64) { time.Sleep(time.Microsecond) }},
+	{"sleep-50ms-wait", func(uint64) { time.Sleep(50 * time.Millisecond) }},
 	{"sha256-1k", func(uint64) {
 		if sha256.Sum256(oneKB) != shaWant {
 			flagWrong()
