@@ -26,7 +26,9 @@ import bench_meta  # noqa: E402
 PEER_ORDER = ["ultrapool", "go-ultrapool", "omp-gomp-single", "omp-gomp-team", "omp-llvm-single",
               "omp-llvm-team", "tbb", "glib", "textbook", "thread", "thread-sem", "goroutines",
               "loop"]
-TITLES = {"sleep-1us": "Sleep 1µs", "sleep-50ms": "Sleep 50ms", "sha256-1k": "SHA256 1 kB",
+TITLES = {"sleep-1us": "Sleep 1µs", "sleep-50ms": "Sleep 50ms",
+          "sleep-1us-wait": "Sleep 1µs (wait)", "sleep-50ms-wait": "Sleep 50ms (wait)",
+          "sha256-1k": "SHA256 1 kB",
           "aes-cbc-1k": "AES-CBC 1 kB", "aes-cbc-8k": "AES-CBC 8 kB", "crc32-64": "CRC32 64 B",
           "bytesum-4k": "MemScan 4 kB", "mixed": "Mixed bimodal", "mutex": "Mutex contention"}
 # One colour per peer, ultrapool's the strongest.
@@ -39,7 +41,18 @@ SDE = ["tasks_submitted", "tasks_executed", "tasks_helped", "tasks_inlined", "st
        "workers_spawned", "parks", "wakes", "overloads", "workers_peak"]
 CSV_RUN_FIELDS = ["round", "position", "workload", "peer", "submitters", "tasks", "ns_per_op",
                   "wall_s", "cpu_use", "peak_threads", "peak_workers", "workers_source", "nvcsw",
-                  "nivcsw", "maxrss_kb", "check", "exit"]
+                  "nivcsw", "maxrss_kb", "sleep", "wait", "tasks_resumed", "check", "exit"]
+# How a sleeping row's tasks slept (crossbench.sleep_kind), and the mark a
+# table cell gets when its peer slept otherwise than its row says: a -wait
+# row asks for the runtime's wait, the other sleep rows for clock_nanosleep.
+SLEEP_MARKS = {
+    "blocks": ("†", "no wait of its own: the task blocked its thread in clock_nanosleep, "
+                    "as in the blocking row"),
+    "waits, thread held": ("‡", "up_sleep_ns was called but no task parked: in this build it "
+                                "held its worker thread for the sleep"),
+    "waits": ("§", "the peer's sleep is its runtime's wait (Go's time.Sleep parks the goroutine) "
+                   "in the blocking rows too"),
+}
 
 
 def write_runs_csv(runs, path):
@@ -80,6 +93,10 @@ def cell_stats(runs):
         for k in ("cpu_use", "peak_threads", "peak_workers", "nvcsw", "nivcsw", "maxrss_kb"):
             c[k] = median([r[k] for r in good if r.get(k) is not None])
         c["workers_source"] = good[0].get("workers_source") if good else ""
+        kinds = sorted({r.get("sleep") or "" for r in good})
+        c["sleep"] = "/".join(kinds)
+        c["tasks_resumed"] = median([r["tasks_resumed"] for r in good
+                                     if r.get("tasks_resumed") is not None])
         for k in HW:
             v = [r["papi"][k] for r in good if (r.get("papi") or {}).get(k) is not None]
             c[k] = median(v) if v and len(v) == len(good) else None
@@ -111,9 +128,20 @@ def fmt_delta(up, other):
     return "%s%.0f%%" % (sign, abs(d) * 100)
 
 
+def sleep_mark(workload, c):
+    """The mark of a cell whose peer slept otherwise than its row says
+    (SLEEP_MARKS), or ""."""
+    if not c or not c.get("sleep"):
+        return ""
+    wanted = "waits" if workload.endswith("-wait") else "blocks"
+    return "" if c["sleep"] == wanted else SLEEP_MARKS.get(c["sleep"], ("?", ""))[0]
+
+
 def table_for(stats, s, workloads, peers, meta):
-    """The Go README's table for S submitters."""
+    """The Go README's table for S submitters, with a footnote for every
+    sleep mark used."""
     cols = [p for p in peers if p != "loop"]
+    used = set()
     lines = ["| Workload | " + " | ".join(cols) + " | loop (1 thread) |",
              "|---|" + "---|" * (len(cols) + 1)]
     for w in workloads:
@@ -133,9 +161,19 @@ def table_for(stats, s, workloads, peers, meta):
                 text = "🟢 " + text
             if up and p != "ultrapool":
                 text += " (%s)" % fmt_delta(up, v)
+            mark = sleep_mark(w, row[p])
+            if mark:
+                text += " " + mark
+                used.add(mark)
             cells.append(text)
-        cells.append(fmt_ns(meds.get("loop")))
+        mark = sleep_mark(w, row.get("loop"))
+        if mark:
+            used.add(mark)
+        cells.append(fmt_ns(meds.get("loop")) + (" " + mark if mark else ""))
         lines.append("| %s | %s |" % (TITLES.get(w, w), " | ".join(cells)))
+    notes = ["%s %s." % (m, why) for m, why in SLEEP_MARKS.values() if m in used]
+    if notes:
+        lines += [""] + [" ".join(notes)]
     return "\n".join(lines)
 
 
@@ -165,8 +203,9 @@ def versus_best(stats, s, workloads, peers):
 
 def details(stats, s, workloads, peers, cores):
     head = ("| workload | peer | ns/op median | mean ± sd | eff. | CPU | workers | threads | "
-            "ctx sw vol/invol | RSS MB | SDE submitted / executed (tasks run) | cycles/op | instr/op |")
-    lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+            "ctx sw vol/invol | RSS MB | SDE submitted / executed (tasks run) | cycles/op | instr/op | "
+            "sleep |")
+    lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|"]
     for w in workloads:
         loop = stats.get((w, "loop", 1))
         for p in peers:
@@ -182,7 +221,10 @@ def details(stats, s, workloads, peers, cores):
                 sde = "%d / %d (%d)" % (c["sde_tasks_submitted"], c["sde_tasks_executed"],
                                         c["sde_tasks_run"])
             per = lambda k: "–" if c[k] is None or not c["tasks"] else "%.0f" % (c[k] / c["tasks"])
-            lines.append("| %s | %s%s | %s | %s ± %.0f%% | %s | %.0f%% | %s | %s | %s/%s | %.0f | %s | %s | %s |" % (
+            sleep = c["sleep"] or "–"
+            if c["tasks_resumed"] is not None and c["sleep"]:
+                sleep += " (%.0f resumed)" % c["tasks_resumed"]
+            lines.append("| %s | %s%s | %s | %s ± %.0f%% | %s | %.0f%% | %s | %s | %s/%s | %.0f | %s | %s | %s | %s |" % (
                 w, p, " (S-independent)" if c["s_independent"] else "", fmt_ns(c["median"]),
                 fmt_ns(c["mean"]), 100 * c["stdev"] / c["mean"] if c["mean"] else 0,
                 "%.2f" % eff if eff else "–", 100 * (c["cpu_use"] or 0),
@@ -190,14 +232,14 @@ def details(stats, s, workloads, peers, cores):
                 if c["peak_workers"] is not None else "–",
                 "%.0f" % c["peak_threads"] if c["peak_threads"] is not None else "–",
                 "%.0f" % (c["nvcsw"] or 0), "%.0f" % (c["nivcsw"] or 0), (c["maxrss_kb"] or 0) / 1024,
-                sde, per("PAPI_TOT_CYC"), per("PAPI_TOT_INS")))
+                sde, per("PAPI_TOT_CYC"), per("PAPI_TOT_INS"), sleep))
     return "\n".join(lines)
 
 
 def write_summary_csv(stats, path):
     keys = ["workload", "peer", "submitters", "s_independent", "runs", "good", "tasks", "median",
             "mean", "stdev", "min", "max", "cpu_use", "peak_workers", "workers_source", "peak_threads", "nvcsw",
-            "nivcsw", "maxrss_kb"] + HW + ["sde_" + k for k in SDE] + ["sde_tasks_run"]
+            "nivcsw", "maxrss_kb", "sleep", "tasks_resumed"] + HW + ["sde_" + k for k in SDE] + ["sde_tasks_run"]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(keys)
@@ -294,16 +336,20 @@ def report(out):
             md += ["ultrapool against the best other peer (ratio < 1: ultrapool is faster):", "",
                    "| workload | ultrapool | best other peer | its ns/op | ultrapool / best |",
                    "|---|---:|---|---:|---:|"]
-            md += ["| %s | %s | %s | %s | %.2f%s |" % (TITLES.get(w, w), fmt_ns(u), b, fmt_ns(bn), r,
-                                                       "" if r <= 1 else " (not fastest)")
-                   for w, u, b, bn, r in rows]
+            mark = lambda w, p: sleep_mark(w, stats.get((w, p, 1 if stat_s_indep(stats, w, p) else s)))
+            md += ["| %s | %s | %s | %s | %.2f%s |" % (
+                TITLES.get(w, w), (fmt_ns(u) + " " + mark(w, "ultrapool")).strip(),
+                (b + " " + mark(w, b)).strip(), fmt_ns(bn), r, "" if r <= 1 else " (not fastest)")
+                for w, u, b, bn, r in rows]
             md.append("")
         md += ["<details><summary>Every cell at S=%d</summary>" % s, "",
                "eff. = (loop ns / %d cores) / ns; workers: the peak of worker threads (* sampled from "
                "the process's thread count less main, sampler and submitters; otherwise the peer's "
                "own count); threads: peak OS threads sampled every ms; ctx sw and RSS from getrusage; "
                "SDE: ultrapool's counters read through PAPI, summed over rounds; cycles and "
-               "instructions per task over the whole runner process, – where missing." % cores, "",
+               "instructions per task over the whole runner process, – where missing; sleep: how a sleep "
+               "row's tasks slept (waits: the runtime's wait parked them; blocks: clock_nanosleep held "
+               "the thread; resumed: ultrapool's parked tasks that resumed, warm-up included)." % cores, "",
                details(stats, s, workloads, peers, cores), "", "</details>", ""]
         err = plot(stats, s, workloads, peers, os.path.join(out, "plot_S%d.png" % s), meta,
                    bench_meta.provenance(out, meta))

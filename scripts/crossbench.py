@@ -31,8 +31,8 @@ sys.path.insert(0, HERE)
 import bench_meta  # noqa: E402
 import bench_report  # noqa: E402
 
-WORKLOADS = ["sleep-1us", "sleep-50ms", "sha256-1k", "aes-cbc-1k", "aes-cbc-8k",
-             "crc32-64", "bytesum-4k", "mixed", "mutex"]
+WORKLOADS = ["sleep-1us", "sleep-50ms", "sleep-1us-wait", "sleep-50ms-wait", "sha256-1k",
+             "aes-cbc-1k", "aes-cbc-8k", "crc32-64", "bytesum-4k", "mixed", "mutex"]
 # Keep in step with scripts/bench's lists (its --help) and PEER_ORDER in bench_report.py.
 RUNNERS = ["bench_c", "bench_omp_gcc", "bench_omp_clang", "bench_tbb", "bench_go",
            "bench_go_ultrapool"]
@@ -218,17 +218,37 @@ class Progress:
         sys.stderr.write("done in %s\n" % fmt_eta(time.time() - self.t0))
 
 
+def sleep_kind(workload, rec):
+    """How a sleeping workload's tasks slept, from what the runner said:
+    "waits" (through the runtime's wait, which parked the task: time.Sleep,
+    or up_sleep_ns with parked tasks resumed), "waits, thread held"
+    (up_sleep_ns was called but no task parked: it blocked its worker),
+    "blocks" (clock_nanosleep); "" for workloads that do not sleep."""
+    if not workload.startswith("sleep-"):
+        return ""
+    if not rec.get("wait"):
+        return "blocks"
+    return "waits, thread held" if rec.get("tasks_resumed") == 0 else "waits"
+
+
 def one_run(peer, workload, s, extra, log, timeout):
     cmd = [peer["path"], "--peer", peer["peer"], "--workload", workload, "--submitters", str(s)] + extra
     t0 = time.time()
     rc, out, err = run_cmd(cmd, timeout=timeout)
     log.write("$ %s\n%s%s(exit %d, %.2f s)\n" % (" ".join(cmd[1:]), out, err, rc, time.time() - t0))
     log.flush()
+    # A PEERSTATS line (the ultrapool peer's, before its result line) adds
+    # the peer's own counters to the record.
+    peer_stats = {}
     for line in out.splitlines():
         kind, _, body = line.partition(" ")
-        if kind in ("RESULT", "CALIBRATE"):
+        if kind == "PEERSTATS":
+            peer_stats.update(json.loads(body))
+        elif kind in ("RESULT", "CALIBRATE"):
             rec = json.loads(body)
+            rec.update(peer_stats)
             rec["exit"] = rc
+            rec["sleep"] = sleep_kind(workload, rec)
             return rec
     return {"exit": rc, "check": "no result line (%s)" % (err.strip().splitlines() or ["crashed"])[-1]}
 
