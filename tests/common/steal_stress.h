@@ -1,7 +1,9 @@
-/* Exactly-once stress for a work-stealing deque, shared by the tests of
- * the runtime's worker deque and the OpenMP-style layer's task deque. One
- * owner pushes ids 0..items-1 in random bursts and pops a random part of
- * each burst, so owner and thieves often meet at the last task; THIEVES
+/* Exactly-once stress for the work-stealing deque, shared by its tests
+ * with the pool's records and with the parallel layer's. One owner pushes
+ * ids 0..items-1 in random bursts and after each burst either pops a
+ * random part of what it holds or, every other burst on average, pops
+ * until it finds the deque empty, so owner and thieves often meet at the
+ * last task (the race a pop that skipped its CAS would lose); THIEVES
  * threads steal until the owner is done and the deque is empty. Every id
  * must be taken exactly once. The deque is reached through callbacks, so
  * each test keeps its own task type and its own checks of what it got. */
@@ -32,6 +34,7 @@ typedef struct steal_run {
     uint64_t items;
     _Atomic unsigned char *seen;
     _Atomic int owner_done;
+    _Atomic int started; /* thieves running: the owner waits for all */
     _Atomic uint64_t stolen, lost;
 } steal_run;
 
@@ -44,6 +47,7 @@ static inline void steal_take(steal_run *r, uint64_t id)
 static inline void *steal_thief(void *arg)
 {
     steal_run *r = arg;
+    atomic_fetch_add(&r->started, 1);
     for (;;) {
         uint64_t id;
         int rc = r->ops->steal(r->dq, &id);
@@ -68,19 +72,29 @@ static inline steal_counts steal_stress(void *dq, const steal_ops *ops, uint64_t
     pthread_t th[STEAL_THIEVES];
     for (int i = 0; i < STEAL_THIEVES; i++)
         CHECK_EQ(pthread_create(&th[i], NULL, steal_thief, &r), 0);
+    while (atomic_load(&r.started) < STEAL_THIEVES)
+        test_spin(64); /* a run whose thieves start late would test little */
     steal_counts c = {0, 0, 0};
     uint64_t next = 0, id;
     while (next < items) {
         unsigned burst = 1 + test_rand(seed) % max_burst, pops = test_rand(seed) % (burst + 1);
+        int drain = test_rand(seed) % 2;
         for (unsigned k = 0; k < burst && next < items; k++) {
             if (ops->push(dq, next))
                 next++;
             else
                 c.full++;
         }
-        for (unsigned k = 0; k < pops; k++)
-            if (ops->pop(dq, &id))
+        /* A pause, so thieves find the burst and take some of it first. */
+        test_spin(test_rand(seed) % 256);
+        if (drain) {
+            while (ops->pop(dq, &id))
                 steal_take(&r, id);
+        } else {
+            for (unsigned k = 0; k < pops; k++)
+                if (ops->pop(dq, &id))
+                    steal_take(&r, id);
+        }
     }
     while (ops->pop(dq, &id))
         steal_take(&r, id);
