@@ -61,25 +61,43 @@ static void run_static(uint64_t n, uint64_t chunk, unsigned me, unsigned size, s
     }
 }
 
+/* A member that reaches a loop whose slot still serves the loop
+ * PAR_WS_SLOTS constructs earlier (members that ran ahead with nowait)
+ * waits for the last member of that loop to free it, through the layer's
+ * one wait step (wait.c): spin, then park. The last leaver publishes the
+ * new generation with a seq_cst RMW and then wakes the team's parked
+ * members, the publish-then-check half of that protocol. */
+typedef struct ws_wait {
+    par_ws *ws;
+    uint64_t gen;
+} ws_wait;
+
+static int ws_free(par_thread *th, void *arg)
+{
+    const ws_wait *w = arg;
+    (void)th;
+    return up__load_seqcst(&w->ws->gen) == w->gen;
+}
+
 static par_ws *enter_ws(par_thread *th)
 {
     uint64_t c = th->c.ws_count++;
     par_ws *ws = &th->c.team->ws[c % PAR_WS_SLOTS];
+    ws_wait w = {ws, c};
     unsigned spins = 0;
     while (atomic_load_explicit(&ws->gen, memory_order_acquire) != c)
-        par_relax(&spins);
+        par_idle(th, th->c.slot, &spins, ws_free, &w, 0, UINT64_MAX);
     return ws;
 }
 
 static void leave_ws(par_thread *th, par_ws *ws, unsigned size)
 {
     if (atomic_fetch_add_explicit(&ws->done, 1, memory_order_acq_rel) == size - 1) {
-        uint64_t c = atomic_load_explicit(&ws->gen, memory_order_relaxed);
         atomic_store_explicit(&ws->next, 0, memory_order_relaxed);
         atomic_store_explicit(&ws->done, 0, memory_order_relaxed);
-        atomic_store_explicit(&ws->gen, c + PAR_WS_SLOTS, memory_order_release);
+        up__fetch_add_seqcst(&ws->gen, PAR_WS_SLOTS);
+        par_wake_team(th->c.team, th->c.slot);
     }
-    (void)th;
 }
 
 /* Dynamic: chunks of c iterations from the shared counter. With a

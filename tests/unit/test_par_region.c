@@ -155,6 +155,47 @@ static void loops_test(up_schedule sched, int64_t chunk)
     CHECK(l.prod == (double)(1u << l.n));
 }
 
+/* ---- a member far ahead through nowait loops ----
+ * Member 0 sleeps while member 1 runs 3 x 8 dynamic nowait loops: from
+ * the ninth on, each needs the slot of a loop member 0 has not left, so
+ * member 1 waits (spins, then parks) until member 0 frees it. A lost
+ * wake-up hangs here (ctest's timeout); every iteration of every loop
+ * must still run once. */
+enum { AHEAD_LOOPS = 24, AHEAD_N = 64 };
+static _Atomic unsigned ahead_hits[AHEAD_LOOPS][AHEAD_N];
+typedef struct ahead_ctx {
+    int loop;
+} ahead_ctx;
+
+static void ahead_body(int64_t lo, int64_t hi, void *p)
+{
+    ahead_ctx *c = p;
+    for (int64_t i = lo; i < hi; i++)
+        atomic_fetch_add(&ahead_hits[c->loop][i], 1);
+}
+
+static void ahead_region(void *p)
+{
+    (void)p;
+    if (up_thread_num() == 0)
+        test_sleep_ms(200);
+    up_for_opts o = {UP_SCHED_DYNAMIC, 1, 1};
+    for (int k = 0; k < AHEAD_LOOPS; k++) {
+        ahead_ctx c = {k};
+        CHECK_EQ(up_for(0, AHEAD_N, &o, ahead_body, &c), UP_OK);
+    }
+    up_barrier();
+}
+
+static void ahead_test(void)
+{
+    memset((void *)ahead_hits, 0, sizeof ahead_hits);
+    CHECK_EQ(up_parallel_exact(pool, 2, ahead_region, NULL), UP_OK);
+    for (int k = 0; k < AHEAD_LOOPS; k++)
+        for (int i = 0; i < AHEAD_N; i++)
+            CHECK_EQ(ahead_hits[k][i], 1);
+}
+
 /* ---- collapse(2) ---- */
 static _Atomic unsigned char grid[37][53];
 static void cell(int64_t i, int64_t jlo, int64_t jhi, void *p)
@@ -242,6 +283,7 @@ int main(void)
                 continue;
             loops_test(scheds[s], chunk);
         }
+    ahead_test();
     for (int s = 0; s < 3; s++) {
         memset((void *)grid, 0, sizeof grid);
         up_for_opts o = {scheds[s], s ? 5 : 0, 0};
