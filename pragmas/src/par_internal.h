@@ -148,6 +148,9 @@ typedef struct par_ctx {
     uint64_t ws_count, single_count, reduce_count;
 } par_ctx;
 
+/* The least time a waiting member spins before it parks (wait.c). */
+#define PAR_SPIN_NS 50000u
+
 struct par_thread {
     par_ctx c;
     unsigned level;
@@ -155,7 +158,8 @@ struct par_thread {
     up__deque *dqs[PAR_MAX_LEVELS]; /* one deque per nesting level, kept */
     par_node *free_nodes;           /* recycled dependency nodes */
     par_deptable *free_tables;
-    up__parker *pk; /* (ro) where it sleeps in wait.c: its worker's, or its own */
+    up__parker *pk;      /* (ro) where it sleeps in wait.c: its worker's, or its own */
+    uint64_t spin_since; /* (owner) when the current wait's spinning began */
 };
 
 par_thread *par_self(void); /* creates the thread's context on first use */

@@ -162,10 +162,20 @@ static void park(par_thread *th, par_member *slot, par_ready_fn ready, void *arg
 void par_idle(par_thread *th, par_member *slot, unsigned *spins, par_ready_fn ready, void *arg,
               int helping, uint64_t deadline)
 {
-    if (*spins < slot->team->spin) {
-        /* The pool's idle workers' step: a pause, every 32nd a yield, so a
-         * waiter that shares its CPU with the thread it waits for lets it
-         * run. */
+    /* Spinning lasts the pool's spin budget, and at least PAR_SPIN_NS: a
+     * member parked at a barrier costs a wake-up (20-57 us between this
+     * VM's CPUs), so spinning about as long as a wake-up costs is never
+     * worse than twice the best choice (the classic spin-then-block
+     * bound), while a region idle for longer still burns no CPU after
+     * it. The step is the pool's idle workers': a pause, every 32nd a
+     * yield, so a waiter that shares its CPU with the thread it waits for
+     * lets it run; the clock is read only at the yields. UP_SPIN=0 parks
+     * at once. */
+    if (*spins == 0)
+        th->spin_since = up__now_ns();
+    unsigned budget = slot->team->spin;
+    if (*spins < budget ||
+        (budget && ((*spins & 31) != 0 || up__now_ns() - th->spin_since < PAR_SPIN_NS))) {
         if ((++*spins & 31) == 0)
             sched_yield();
         else
