@@ -158,6 +158,46 @@ int up_submit_on(up_pool *p, up_event *ev, up_fn fn, void *arg)
     return UP_OK;
 }
 
+/* Detaches the whole list (one CAS, like a destroy), drops r from it and
+ * puts the others back. A set that happened meanwhile (sets changed)
+ * releases them instead, so a set during the detour is not missed; a set
+ * and a reset both after the check leave them waiting for the next set,
+ * as if they had arrived after that reset. Each record still leaves the
+ * list once. */
+int up__event_remove(up_event *ev, up__wrec *r)
+{
+    uint64_t sets = up__load_seqcst(&ev->sets);
+    uintptr_t h = up__load_acquire(&ev->head);
+    for (;;) {
+        if (h == UP__EV_EMPTY || h == UP__EV_SET)
+            return 0;
+        if (up__cas_weak_seqcst(&ev->head, &h, UP__EV_EMPTY))
+            break;
+    }
+    up__wrec *rest = NULL, *c = (up__wrec *)h;
+    int found = 0;
+    while (c) {
+        up__wrec *next = c->next;
+        if (c == r) {
+            found = 1;
+        } else {
+            c->next = rest;
+            rest = c;
+        }
+        c = next;
+    }
+    if (up__load_seqcst(&ev->sets) != sets) {
+        up__wait_release(ev->ws, rest, 0);
+        return found;
+    }
+    while (rest) {
+        up__wrec *next = rest->next;
+        up__event_push(ev, rest, up__load_acquire(&ev->head));
+        rest = next;
+    }
+    return found;
+}
+
 int up__event_push(up_event *ev, up__wrec *r, uintptr_t h)
 {
     for (;;) {
@@ -176,12 +216,12 @@ int up__event_push(up_event *ev, up__wrec *r, uintptr_t h)
     return 1;
 }
 
-/* The stackful calls, blocking fallback. FIBER HOOK: when the calling task
- * runs on a pool task stack, each of them will instead push a record whose
- * function resumes the task (on an event: onto its head, as up_submit_on
- * does; for a sleep: onto the timer wheel; for a yield: onto the release
- * list) and switch to the worker's scheduler context. Until then every
- * caller blocks its thread, as documented in wait.h. */
+/* The stackful calls. Inside a pool task that may park (park_task.c says
+ * when), each pushes a record whose function resumes the task (on an
+ * event: onto its head, as up_submit_on does; for a sleep: onto the timer
+ * wheel; for a yield: onto the release list) and the worker runs other
+ * tasks meanwhile. Every other caller blocks its thread, as documented in
+ * wait.h. */
 int up_event_wait_timeout(up_event *ev, uint64_t timeout_ns)
 {
     if (!ev) {
@@ -191,6 +231,14 @@ int up_event_wait_timeout(up_event *ev, uint64_t timeout_ns)
     if (up_event_is_set(ev))
         return UP_OK;
     uint64_t deadline = up__deadline_after(timeout_ns);
+    int prc;
+    if (timeout_ns != 0 && up__park_event(ev, deadline, &prc)) {
+        if (prc == UP_ETIMEDOUT)
+            up__set_error("event_wait: not set within the timeout");
+        else if (prc == UP_ECANCELED)
+            up__set_error("event_wait: the wait was cancelled by a destroy");
+        return prc;
+    }
     up__fetch_add_seqcst(&ev->blocked, 1);
     uint64_t sets = up__load_seqcst(&ev->sets);
     int rc = UP_OK;
@@ -218,6 +266,9 @@ int up_sleep_ns(uint64_t ns)
 {
     if (ns == 0)
         return UP_OK;
+    int prc;
+    if (up__park_sleep(up__deadline_after(ns), &prc))
+        return UP_OK;
     struct timespec ts = up__timespec_from_ns(up__deadline_after(ns));
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
         ;
@@ -226,6 +277,9 @@ int up_sleep_ns(uint64_t ns)
 
 int up_yield(void)
 {
+    int prc;
+    if (up__park_yield(&prc))
+        return UP_OK;
     sched_yield();
     return UP_OK;
 }

@@ -38,3 +38,5 @@ int up__help_enter(void)
 }
 
 void up__help_leave(void) { tls_depth--; }
+
+unsigned up__help_depth(void) { return tls_depth; }

@@ -51,6 +51,9 @@
  * (layer/up_layer.h); one call is small beside the task it lets run. */
 int up__help_enter(void);
 void up__help_leave(void);
+/* Levels of helping on the calling thread now (0: not inside a helping
+ * wait); a task parks only at level 0 (park_task.c). */
+unsigned up__help_depth(void);
 
 /* The calling thread's limit (for tests and the layer's diagnostics). */
 unsigned up__help_limit(void);

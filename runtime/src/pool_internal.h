@@ -12,8 +12,10 @@
 
 #include "atomic.h"
 #include "deque.h"
+#include "fiber.h"
 #include "mpmc.h"
 #include "park.h"
+#include "stack_pool.h"
 #include "topo.h"
 
 /* The pool-wide idle word packs two counts so one load tells a submitter
@@ -43,6 +45,14 @@ struct up__worker {
     int listed;            /* (lock shard->idle_lock) on the shard's idle list */
     void *local;           /* (owner) what the start hook returned */
     uint32_t rng;          /* (owner) victim selection */
+    /* Parked tasks (park_task.c): the fiber running this worker's loop,
+     * the fiber running on this worker now (a resumed task's, or the
+     * loop's; NULL when the loop runs on the thread's own stack and
+     * nothing may park), the thread's own context and a few stacks. */
+    struct up__tfiber *loop; /* (owner) */
+    struct up__tfiber *cur;  /* (owner) */
+    up__fiber *thread_ctx;   /* (owner) */
+    up__stack_cache stacks;  /* (owner) */
     /* Statistics: written by the owner only (relaxed), summed by readers. */
     UP_ALIGNED_LINE _Atomic uint64_t executed;
     _Atomic uint64_t steals;
@@ -110,6 +120,13 @@ struct up_pool {
     /* Tasks waiting on events and timers (wait.c, wait_internal.h):
      * created on first use, freed by destroy. */
     struct up__wait *_Atomic wait; /* (atomic) */
+    /* The task fibers' stacks (park_task.c): set up by the first worker
+     * (stacks_state 0: not yet, 1: being set up, 2: ready), freed by
+     * destroy; stacks is NULL until ready. Embedded, so that no worker
+     * start allocates. */
+    struct up__stack_pool *_Atomic stacks; /* (atomic) */
+    _Atomic int stacks_state;              /* (atomic) */
+    up__stack_pool stacks_mem;             /* (once, then its own lock) */
 
     pthread_mutex_t mu;      /* protects live and the cv waits */
     pthread_mutex_t join_mu; /* serializes the final joins of concurrent stoppers */
@@ -128,6 +145,24 @@ extern _Thread_local up_pool *up__tls_running;
 
 /* worker.c: the loop */
 void *up__worker_main(void *arg);
+struct up__tfiber;
+/* The worker loop, running on the fiber me (NULL: the thread's own stack). */
+void up__worker_loop(up__worker *w, struct up__tfiber *me);
+/* park_task.c: a task fiber (the fields the loop reads). */
+typedef struct up__tfiber {
+    up__fiber f;
+    up__stack *stack;
+    struct up_pool *pool; /* (ro) */
+    up__fiber *resumer;   /* (owner: the code on the fiber) NULL until first resumed */
+} up__tfiber;
+/* Runs w's loop on a loop fiber (or on the thread's stack when none can
+ * be had) and returns when the worker exits. */
+void up__park_run_worker(up__worker *w);
+/* The loop frames on me after a task returned that was resumed elsewhere:
+ * counts it for the calling thread and leaves the fiber for good. */
+_Noreturn void up__park_loop_stale(struct up_pool *p, up__tfiber *me);
+/* Destroy: frees the pool's task stacks (every worker has exited). */
+void up__park_free_pool(struct up_pool *p);
 int up__take_from_shard(up_pool *p, up__shard *s, up__task *out);
 int up__help_once(up_pool *p);
 /* idle.c: searching, parking, waking, retirement */

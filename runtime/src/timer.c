@@ -341,6 +341,40 @@ static int needs_post(up__timer_wheel *w, uint64_t e)
     return 1;
 }
 
+int up__timer_remove(up__wait *ws, up__wrec *r)
+{
+    up__timer_wheel *w = up__load_acquire(&ws->wheel);
+    if (!w)
+        return 0;
+    int found = 0;
+    pthread_mutex_lock(&w->mu);
+    /* A record due at tick e sits, at level l, in slot (e >> 6l) & 63
+     * (place() puts it where the wheel's position reaches e at that
+     * level), or beyond the wheel in the top level's farthest slot: look
+     * in those lists only. */
+    uint64_t e = r->word;
+    for (unsigned l = 0; l < LEVELS && !found && !w->closed; l++) {
+        unsigned cand[2] = {(unsigned)((e >> (l * SLOT_BITS)) & (SLOTS - 1)),
+                            (unsigned)(((w->now >> (l * SLOT_BITS)) + SLOTS - 1) & (SLOTS - 1))};
+        for (unsigned c = 0; c < (l == LEVELS - 1 ? 2u : 1u) && !found; c++) {
+            unsigned j = cand[c];
+            for (up__wrec **pp = &w->slot[l][j]; *pp; pp = &(*pp)->next) {
+                if (*pp == r) {
+                    *pp = r->next;
+                    if (!w->slot[l][j])
+                        w->occ[l] &= ~(UINT64_C(1) << j);
+                    found = 1;
+                    break;
+                }
+            }
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    return found;
+}
+
+int up__timer_ensure(up__wait *ws) { return wheel_get(ws) ? UP_OK : UP_EAGAIN; }
+
 int up__timer_push(up__wait *ws, up__wrec *r, uint64_t deadline_ns)
 {
     up__timer_wheel *w = wheel_get(ws);

@@ -34,6 +34,10 @@ static int (*cancel_hook)(void);
 
 void up__set_cancel_hook(int (*fn)(void)) { cancel_hook = fn; }
 
+int up__wait_in_cancelled(void) { return tls_cancelled; }
+
+int up__wait_has_layer(void) { return cancel_hook != NULL; }
+
 int up_cancelled(void) { return tls_cancelled || (cancel_hook && cancel_hook()); }
 
 up__wait *up__wait_get(up_pool *p)
@@ -313,6 +317,7 @@ void up__wait_unref(up__wait *ws)
 
 void up__wait_free(up_pool *p)
 {
+    up__park_free_pool(p);
     up__wait *ws = up__load_acquire(&p->wait);
     if (!ws)
         return;
@@ -339,4 +344,9 @@ void up__wait_stats(const up_pool *cp, up_stats *out)
     out->released = taken - cancelled;
     out->cancelled = cancelled;
     out->submitted += up__load_acquire(&ws->direct_run);
+    /* resumed before parked: parked-now never shows negative. */
+    uint64_t resumed = up__load_acquire(&ws->tasks_resumed);
+    uint64_t parked = up__load_acquire(&ws->tasks_parked);
+    out->tasks_parked = parked > resumed ? parked - resumed : 0;
+    out->tasks_resumed = resumed;
 }

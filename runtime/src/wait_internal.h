@@ -89,6 +89,9 @@ struct up__wait {
     UP_ALIGNED_LINE _Atomic uint64_t taken;
     _Atomic uint64_t cancelled;  /* of taken: released by a destroy */
     _Atomic uint64_t direct_run; /* of taken: run by a non-worker, counted submitted */
+    /* Stackful tasks parked and resumed so far (park_task.c). */
+    UP_ALIGNED_LINE _Atomic uint64_t tasks_parked;
+    _Atomic uint64_t tasks_resumed;
     /* Events alive on this pool, for a destroy to cancel their waiters. */
     pthread_mutex_t reg_mu;
     struct up_event *events; /* (lock reg_mu) */
@@ -170,7 +173,25 @@ void up__event_cancel_waiters(struct up_event *ev);
  * loaded. 1 when r waits, 0 when it was released. The fibers' parking
  * path (up_event_wait) will push its resume record here too. */
 int up__event_push(struct up_event *ev, up__wrec *r, uintptr_t h);
+/* wait.c: the calling task runs as released by a destroy; the parallel
+ * layer is linked (its thread-local state would not follow a parked task). */
+int up__wait_in_cancelled(void);
+int up__wait_has_layer(void);
+/* park_task.c: park the calling task instead of blocking. 1 when it
+ * parked and was resumed (*rc: UP_OK, UP_ETIMEDOUT or UP_ECANCELED); 0
+ * when it cannot park here (the caller blocks). deadline: absolute
+ * (CLOCK_MONOTONIC ns), UINT64_MAX for none. */
+int up__park_sleep(uint64_t deadline, int *rc);
+int up__park_event(struct up_event *ev, uint64_t deadline, int *rc);
+int up__park_yield(int *rc);
 /* timer.c */
+/* Starts the wheel if needed: after UP_OK, up__timer_push cannot fail. */
+int up__timer_ensure(up__wait *ws);
+/* Takes r off the wheel if it is still there (1), else 0 (it fired). */
+int up__timer_remove(up__wait *ws, up__wrec *r);
+/* event.c: takes r off ev's waiters if it is still there (1), else 0 (a
+ * set or a destroy released it). */
+int up__event_remove(struct up_event *ev, up__wrec *r);
 int up__timer_push(up__wait *ws, up__wrec *r, uint64_t deadline_ns);
 void up__timer_cancel_all(up__wait *ws);
 void up__timer_free(up__wait *ws);

@@ -181,7 +181,11 @@ static int queues_drained(up_pool *p)
     return 1;
 }
 
-static void worker_loop(up__worker *w)
+/* me: the fiber the loop runs on (park_task.c), NULL on the thread's own
+ * stack. After each task the loop checks that its fiber was not resumed
+ * elsewhere meanwhile: if it was, the task parked and these frames are no
+ * longer this worker's loop (see up__park_loop_stale). */
+void up__worker_loop(up__worker *w, up__tfiber *me)
 {
     up_pool *p = w->pool;
     up__task t;
@@ -197,7 +201,13 @@ static void worker_loop(up__worker *w)
                 searching = 0;
                 up__stop_searching(w);
             }
-            up__run_counted(p, w, &p->shards[w->shard], &t);
+            up_pool *saved = up__tls_running;
+            up__tls_running = p;
+            up__task_run(&t);
+            if (__builtin_expect(me && me->resumer != NULL, 0))
+                up__park_loop_stale(p, me);
+            up__tls_running = saved;
+            up__count_executed(p, w, &p->shards[w->shard], 1);
             continue;
         }
         if (!searching) {
@@ -256,7 +266,7 @@ void *up__worker_main(void *arg)
     w->local = NULL;
     if (p->cfg.on_worker_start)
         w->local = p->cfg.on_worker_start(p->cfg.hook_ctx, w->shard, w->id);
-    worker_loop(w);
+    up__park_run_worker(w);
     if (p->cfg.on_worker_stop)
         p->cfg.on_worker_stop(p->cfg.hook_ctx, w->local);
     up__tls_worker = NULL;

@@ -10,9 +10,10 @@
  * submitted task (it counts in up_stats.submitted and executed then).
  *
  * Stackful waiting (the convenient case): up_sleep_ns, up_event_wait and
- * up_yield inside a task. In this version they block the calling thread
- * (see each call); parking the task instead of the thread comes with the
- * pool's task stacks, with the same calls and results.
+ * up_yield inside a pool task park the task, not the thread: the worker
+ * runs other tasks and the task resumes later, on any worker of the pool
+ * (see "When a call parks" below); elsewhere they block the calling
+ * thread, with the same results.
  *
  * Stop and destroy with tasks still waiting: see the rules at the end of
  * this file. */
@@ -95,22 +96,55 @@ UP_API int up_timer_stop(up_timer *t);
 /* Runs of t skipped so far (see up_timer_start). 0 for NULL. */
 UP_API uint64_t up_timer_skipped(const up_timer *t);
 
-/* Stackful calls. They are meant for tasks that run on one of the pool's
- * task stacks, where they will park the task, not the thread. In this
- * version every caller blocks its thread (a plain thread, a parallel
- * region's member or a pool task alike), as the corresponding system call
- * would; no call deadlocks by itself, but a pool task that blocks holds
- * its worker (the monitor adds workers for blocked ones). */
-/* Sleeps at least ns (CLOCK_MONOTONIC); 0 returns at once. UP_OK. */
+/* Stackful calls.
+ *
+ * When a call parks. A call parks the calling task (the worker goes on
+ * with other tasks; the task resumes on any worker of the pool once its
+ * event is set, its time comes or, for up_yield, after the tasks already
+ * released or queued) when all of these hold:
+ *   - it is made from a task of a pool, run by one of that pool's workers
+ *     (each worker runs its loop, and so its tasks, on a pooled stack of
+ *     the workers' stack size, up_config.stack_size);
+ *   - the task is not running inside a helping wait (up_group_wait,
+ *     up_submit_wait facing a full queue ...) of another task;
+ *   - for up_event_wait, the event belongs to that same pool;
+ *   - the pool is not stopped (a stopped pool accepts no new waits);
+ *   - a stack for the worker's next loop can be had: guarded stacks count
+ *     against the kernel's map count (two mappings each; see
+ *     vm.max_map_count: beyond (max_map_count - 4096) / 2 stacks in the
+ *     process, about 30,700 at the default of 65,530, calls block instead;
+ *     raise it to 2 * N + 4096 for N parked tasks), and memory;
+ *   - the parallel layer (<ultrapool/parallel.h>) is not linked into the
+ *     program: its per-thread state does not follow a parked task yet.
+ * Otherwise (a plain thread, a region member, a task run by a blocked
+ * submitter or a group waiter, the conditions above) the call blocks the
+ * calling thread, as the corresponding system call would; no call
+ * deadlocks by itself, but a pool task that blocks holds its worker (the
+ * monitor adds workers for blocked ones).
+ *
+ * A parked task may resume on another thread: code around these calls
+ * must not keep a thread-local variable's address (or a value such as
+ * pthread_self(), which compilers may cache) across them; up_worker_local()
+ * and up_current_pool() give the new worker's values after the call. A
+ * parked task costs the stack pages its frames touched (a few KiB for a
+ * shallow task) and counts in up_stats.tasks_parked while parked and in
+ * tasks_resumed once resumed. A destroy resumes each parked task once with
+ * up_cancelled() true: up_event_wait returns UP_ECANCELED, up_sleep_ns
+ * returns early. */
+/* Sleeps at least ns (CLOCK_MONOTONIC); 0 returns at once. UP_OK (also
+ * when a destroy ends a parked sleep early). */
 UP_API int up_sleep_ns(uint64_t ns);
 /* Waits until ev is set: returns at once when it is, and also when it was
- * set and reset again while this call waited. UP_OK, UP_EINVAL for NULL. */
+ * set and reset again while this call waited. UP_OK, UP_EINVAL for NULL,
+ * UP_ECANCELED when a destroy (of the pool or the event) ended a parked
+ * wait. */
 UP_API int up_event_wait(up_event *ev);
 /* The same with a limit: UP_OK when set within timeout_ns, UP_ETIMEDOUT
  * otherwise (UINT64_MAX: no limit). */
 UP_API int up_event_wait_timeout(up_event *ev, uint64_t timeout_ns);
-/* Lets other threads (later: other tasks) run; the caller resumes after
- * them. UP_OK. */
+/* Lets other tasks run: a parked caller resumes after the tasks already
+ * queued or released on its pool; a blocking caller lets other threads
+ * run (sched_yield). UP_OK. */
 UP_API int up_yield(void);
 
 /* 1 inside a task that a destroy released (up_event_destroy, or
@@ -119,8 +153,8 @@ UP_API int up_yield(void);
  * task of a cancelled taskgroup; 0 otherwise, and outside tasks. */
 UP_API int up_cancelled(void);
 
-/* Stop and destroy with tasks still waiting (stackless and, later,
- * parked ones). Every accepted waiting task runs exactly once:
+/* Stop and destroy with tasks still waiting (stackless and parked ones).
+ * Every accepted waiting task runs exactly once:
  *   up_pool_stop: no new waits (up_submit_on, up_submit_after and
  *     up_timer_start return UP_ESTOPPED); periodic timers stop firing;
  *     tasks already waiting stay waiting until their event is set or

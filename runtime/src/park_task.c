@@ -1,0 +1,411 @@
+/* Parked tasks: up_sleep_ns, up_event_wait(_timeout) and up_yield inside a
+ * pool task park the task, not the thread (switch-on-block).
+ *
+ * Each worker runs its loop on a fiber (a "loop fiber") from the pool's
+ * stack pool, as large as a worker thread's stack, so the tasks the loop
+ * runs run on that fiber too and nothing changes per task. When a task
+ * parks, the current context (the task's frames and the loop frames below
+ * them) becomes the parked fiber: the worker switches to a fresh loop
+ * fiber, which publishes the parked one (a record whose function resumes
+ * it, accepted with up__wait_accept so the stop and destroy rules hold)
+ * and runs the worker loop from the top. A task that parks again after a
+ * resume switches back to the context that resumed it, which publishes it.
+ *
+ * Resuming on any thread X: the record's function (resume_task) switches
+ * from X's current context into the parked fiber and records itself as
+ * the fiber's resumer. When the task returns into its old loop frames,
+ * the loop sees that its fiber has a resumer (up__park_loop_stale): those
+ * frames are no longer a loop, so they count the task executed for the
+ * thread that ran its end (re-read from thread-local storage through a
+ * non-inlined function) and exit to the resumer, which frees the stack.
+ *
+ * Invariant: a loop fiber with no resumer runs only on its own worker's
+ * thread (it is that worker's w->loop, or was until it parked; a parked
+ * fiber gets a resumer before it runs again). So the loop frames' worker
+ * pointer is right exactly while tf->resumer is NULL, and worker_loop
+ * returns (retirement, stop) only on its own thread, which then switches
+ * back to the thread's own stack in up__park_run_worker.
+ *
+ * Publication: a parking fiber never publishes itself (fiber.h); the
+ * request travels through the switch's argument and the destination
+ * publishes it. Every field the destination needs is copied out of the
+ * request before the first record is published, since the task may be
+ * resumed, finish and free its stack while the destination still runs. */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "fiber.h"
+#include "help.h"
+#include "os.h"
+#include "pool_internal.h"
+#include "stack_pool.h"
+#include "wait_internal.h"
+
+/* A task fiber (pool_internal.h) sits at the top of its stack's usable
+ * area. */
+
+enum { REQ_SLEEP, REQ_EVENT, REQ_YIELD };
+
+/* A timed event wait has two records, one on the event and one on the
+ * wheel; the first to run resumes the task, the other does nothing. The
+ * ticket outlives the task's frame; the last of its two users frees it. */
+typedef struct ticket {
+    _Atomic unsigned refs;
+    _Atomic int fired;
+    struct park_req *req;      /* valid until fired is won */
+    up_event *ev;              /* (ro) */
+    up__wait *ws;              /* (ro) */
+    up__wrec *ev_rec, *tm_rec; /* (ro) the two records */
+} ticket;
+
+/* On the parking task's stack; valid until it is resumed. */
+typedef struct park_req {
+    int kind;
+    up__wait *ws;
+    up_event *ev;
+    uint64_t deadline;
+    up__wrec *rec, *rec2; /* accepted, not yet published */
+    up__tfiber *tf;       /* the parked fiber */
+    int result;           /* written by the resumer */
+} park_req;
+
+#define MSG_DONE ((uintptr_t)1)
+
+/* Thread-local reads after a possible switch go through these: the
+ * compiler may not reuse a thread-local address computed on another
+ * thread. */
+__attribute__((noinline)) static up__worker *tls_worker_now(void)
+{
+    up__worker *w = up__tls_worker;
+    __asm__ volatile("" : : : "memory");
+    return w;
+}
+
+/* The pool's stack pool, set up once: the thread that moves stacks_state
+ * from 0 to 1 initializes it and publishes it with a release store of
+ * stacks; the others wait for that store (a few microseconds, once per
+ * pool). NULL when it cannot be set up (state back to 0). */
+static up__stack_pool *pool_stacks(up_pool *p)
+{
+    up__stack_pool *sp = up__load_acquire(&p->stacks);
+    if (sp)
+        return sp;
+    int expected = 0;
+    if (!up__cas_strong_acq_rel(&p->stacks_state, &expected, 1)) {
+        while (up__load_acquire(&p->stacks_state) == 1)
+            sched_yield();
+        return up__load_acquire(&p->stacks);
+    }
+    sp = &p->stacks_mem;
+    up__stack_pool_config c;
+    up__stack_pool_config_init(&c);
+    c.stack_size = p->cfg.stack_size ? p->cfg.stack_size : up__os_default_stack_size();
+    if (c.stack_size < UP__STACK_MIN_SIZE)
+        c.stack_size = UP__STACK_MIN_SIZE;
+    if (c.stack_size > UP__STACK_MAX_SIZE)
+        c.stack_size = UP__STACK_MAX_SIZE;
+    if (up__stack_pool_init(sp, &c) != 0) {
+        up__store_release(&p->stacks_state, 0);
+        return NULL;
+    }
+    up__store_release(&p->stacks, sp);
+    up__store_release(&p->stacks_state, 2);
+    return sp;
+}
+
+void up__park_free_pool(up_pool *p)
+{
+    up__stack_pool *sp = up__load_acquire(&p->stacks);
+    if (!sp)
+        return;
+    up__stack_pool_destroy(sp);
+    up__store_relaxed(&p->stacks, NULL);
+    up__store_relaxed(&p->stacks_state, 0);
+}
+
+static void loop_entry(up__fiber *self, void *arg);
+
+/* A fresh fiber that will run the worker loop; NULL when no stack can be
+ * had (the map-count budget, memory). */
+static up__tfiber *tf_new(up__worker *w)
+{
+    up__stack_pool *sp = pool_stacks(w->pool);
+    up__stack *s;
+    if (!sp || up__stack_cache_get(&w->stacks, sp, &s) != 0)
+        return NULL;
+    size_t carve = (sizeof(up__tfiber) + 63) & ~(size_t)63;
+    up__tfiber *tf = (up__tfiber *)(s->lo + s->size - carve);
+    if (up__fiber_init(&tf->f, s->lo, s->size - carve, up__stack_guard_size(sp), loop_entry) != 0) {
+        up__stack_cache_put(&w->stacks, sp, s);
+        return NULL;
+    }
+    tf->stack = s;
+    tf->pool = w->pool;
+    tf->resumer = NULL;
+    return tf;
+}
+
+/* Frees an exited fiber; w is the calling thread's worker of its pool, or
+ * NULL. */
+static void tf_free(up__worker *w, up__tfiber *tf)
+{
+    up__stack_pool *sp = up__load_acquire(&tf->pool->stacks);
+    up__stack *s = tf->stack;
+    up__fiber_destroy(&tf->f);
+    if (w && w->pool == tf->pool)
+        up__stack_cache_put(&w->stacks, sp, s);
+    else
+        up__stack_release(sp, s);
+}
+
+static void resume_task(void *arg);
+
+static void ticket_drop(ticket *t)
+{
+    if (up__fetch_sub_acq_rel(&t->refs, 1) == 1)
+        free(t);
+}
+
+/* Publishes a parked task's records (runs on the destination context). */
+static void publish(park_req *req)
+{
+    int kind = req->kind;
+    up__wait *ws = req->ws;
+    up_event *ev = req->ev;
+    uint64_t deadline = req->deadline;
+    up__wrec *rec = req->rec, *rec2 = req->rec2;
+    /* From here on req may be gone. */
+    up__fetch_add_relaxed(&ws->tasks_parked, 1);
+    switch (kind) {
+    case REQ_SLEEP:
+        up__timer_push(ws, rec, deadline);
+        break;
+    case REQ_YIELD:
+        up__wait_release(ws, rec, 0);
+        break;
+    default:
+        up__event_push(ev, rec, up__load_acquire(&ev->head));
+        if (rec2)
+            up__timer_push(ws, rec2, deadline);
+        break;
+    }
+}
+
+/* A message from a fiber that left: MSG_DONE-tagged fiber to free, or a
+ * parked task's request to publish. */
+static void handle(up__worker *w, void *msg)
+{
+    uintptr_t m = (uintptr_t)msg;
+    if (!m)
+        return;
+    if (m & MSG_DONE)
+        tf_free(w, (up__tfiber *)(m & ~MSG_DONE));
+    else
+        publish((park_req *)msg);
+}
+
+static void loop_entry(up__fiber *self, void *arg)
+{
+    up__tfiber *me = (up__tfiber *)self;
+    up__worker *w = tls_worker_now();
+    handle(w, arg);
+    up__worker_loop(w, me);
+    /* Only the worker's current loop returns, on its own thread. */
+    up__fiber_exit(self, w->thread_ctx, (void *)((uintptr_t)me | MSG_DONE));
+}
+
+void up__park_run_worker(up__worker *w)
+{
+    up__fiber here;
+    up__fiber_init_thread(&here);
+    w->thread_ctx = &here;
+    if (up__stack_guard_thread_init() == 0) {
+        up__tfiber *first = tf_new(w);
+        if (first) {
+            w->loop = w->cur = first;
+            void *msg = up__fiber_switch(&here, &first->f, NULL);
+            w->loop = w->cur = NULL;
+            handle(w, msg);
+        } else {
+            up__worker_loop(w, NULL);
+        }
+        up__stack_pool *sp = up__load_acquire(&w->pool->stacks);
+        if (sp)
+            up__stack_cache_flush(&w->stacks, sp);
+        up__stack_guard_thread_fini();
+    } else {
+        up__worker_loop(w, NULL);
+    }
+    w->thread_ctx = NULL;
+}
+
+/* The task that just returned into the loop frames on me has been resumed
+ * elsewhere: count it for the thread that ran its end, and leave. */
+_Noreturn void up__park_loop_stale(up_pool *p, up__tfiber *me)
+{
+    up__worker *x = tls_worker_now();
+    if (x && x->pool == p)
+        up__count_executed(p, x, &p->shards[x->shard], 1);
+    else
+        up__count_executed(p, NULL, &p->shards[0], 1);
+    up__fiber_exit(&me->f, me->resumer, (void *)((uintptr_t)me | MSG_DONE));
+}
+
+/* The record's function: resumes the parked task on the calling thread. */
+static void resume_task(void *arg)
+{
+    park_req *req;
+    ticket *tk = NULL;
+    int result = up__wait_in_cancelled() ? UP_ECANCELED : UP_OK;
+    uintptr_t a = (uintptr_t)arg;
+    if (a & 1) {
+        /* A timed wait's record: bit 0 set, a ticket; bit 1 set, the
+         * timer's side. */
+        tk = (ticket *)(a & ~(uintptr_t)3);
+        int expected = 0;
+        if (!up__cas_strong_acq_rel(&tk->fired, &expected, 1)) {
+            ticket_drop(tk);
+            return;
+        }
+        req = tk->req;
+        if ((a & 2) && result == UP_OK)
+            result = UP_ETIMEDOUT;
+        /* The other record would keep a stop waiting (it counts as
+         * accepted until taken): take it back if it has not fired. */
+        up__wrec *other = (a & 2) ? tk->ev_rec : tk->tm_rec;
+        int removed = (a & 2) ? up__event_remove(tk->ev, other) : up__timer_remove(tk->ws, other);
+        if (removed) {
+            up__wait_unaccept(tk->ws);
+            up__slab_free_chain(&tk->ws->slab, other, other, 1);
+            ticket_drop(tk);
+        }
+        ticket_drop(tk);
+    } else {
+        req = arg;
+    }
+    req->result = result;
+    up__tfiber *tf = req->tf;
+    up__wait *ws = req->ws;
+    up__fetch_add_relaxed(&ws->tasks_resumed, 1);
+    up__worker *w = tls_worker_now();
+    if (w && w->pool != tf->pool)
+        w = NULL;
+    up__fiber here;
+    up__fiber_init_thread(&here);
+    tf->resumer = &here;
+    up__tfiber *saved = NULL;
+    if (w) {
+        saved = w->cur;
+        w->cur = tf;
+    }
+    void *msg = up__fiber_switch(&here, &tf->f, NULL);
+    /* Back on this thread (the task stayed on it until it parked again
+     * or finished). */
+    if (w)
+        w->cur = saved;
+    handle(w, msg);
+}
+
+/* The caller's worker when the calling task may park: a worker of the
+ * pool whose task it runs, on a loop or task fiber, not nested in a
+ * helping wait, and without the parallel layer (whose thread-local state
+ * would not follow the task). NULL: block instead. */
+static up__worker *may_park(void)
+{
+    up__worker *w = up__tls_worker;
+    if (!w || !w->cur || up__tls_running != w->pool || up__help_depth() != 0)
+        return NULL;
+    if (up__wait_has_layer())
+        return NULL;
+    return w;
+}
+
+/* Parks the calling task on worker w with request req (records
+ * accepted). Returns the resumer's result. If no fresh loop fiber can be
+ * had, returns 1 without parking (the caller then gives the records back
+ * and blocks). */
+static int park(up__worker *w, park_req *req)
+{
+    up__tfiber *me = w->cur;
+    req->tf = me;
+    if (me == w->loop) {
+        up__tfiber *fresh = tf_new(w);
+        if (!fresh)
+            return 1;
+        w->loop = w->cur = fresh;
+        up__fiber_switch(&me->f, &fresh->f, req);
+    } else {
+        up__fiber_switch(&me->f, me->resumer, req);
+    }
+    return 0;
+}
+
+static void give_back(up__wait *ws, up__wrec *r)
+{
+    if (!r)
+        return;
+    up__wait_unaccept(ws);
+    up__slab_free_chain(&ws->slab, r, r, 1);
+}
+
+/* 1 and *rc set when the call parked; 0: the caller blocks. */
+static int try_park(int kind, up_event *ev, uint64_t deadline, int *rc)
+{
+    up__worker *w = may_park();
+    if (!w)
+        return 0;
+    up_pool *p = w->pool;
+    up__wait *ws = ev ? ev->ws : up__wait_get(p);
+    if (!ws || ws->pool != p)
+        return 0;
+    int need_timer = kind == REQ_SLEEP || (kind == REQ_EVENT && deadline != UINT64_MAX);
+    if (need_timer && up__timer_ensure(ws) != UP_OK)
+        return 0;
+    park_req req = {.kind = kind, .ws = ws, .ev = ev, .deadline = deadline};
+    ticket *tk = NULL;
+    int err;
+    if (kind == REQ_EVENT && need_timer) {
+        tk = malloc(sizeof *tk);
+        if (!tk)
+            return 0;
+        atomic_init(&tk->refs, 2);
+        atomic_init(&tk->fired, 0);
+        tk->req = &req;
+        req.rec = up__wait_record(ws, resume_task, (void *)((uintptr_t)tk | 1), "event_wait", &err);
+        if (req.rec)
+            req.rec2 =
+                up__wait_record(ws, resume_task, (void *)((uintptr_t)tk | 3), "event_wait", &err);
+        if (!req.rec || !req.rec2) {
+            give_back(ws, req.rec);
+            free(tk);
+            return 0;
+        }
+        tk->ev = ev;
+        tk->ws = ws;
+        tk->ev_rec = req.rec;
+        tk->tm_rec = req.rec2;
+    } else {
+        req.rec = up__wait_record(ws, resume_task, &req, "park", &err);
+        if (!req.rec)
+            return 0;
+    }
+    if (park(w, &req)) {
+        give_back(ws, req.rec);
+        give_back(ws, req.rec2);
+        free(tk);
+        return 0;
+    }
+    *rc = req.result;
+    return 1;
+}
+
+int up__park_sleep(uint64_t deadline, int *rc) { return try_park(REQ_SLEEP, NULL, deadline, rc); }
+
+int up__park_event(up_event *ev, uint64_t deadline, int *rc)
+{
+    return try_park(REQ_EVENT, ev, deadline, rc);
+}
+
+int up__park_yield(int *rc) { return try_park(REQ_YIELD, NULL, 0, rc); }
