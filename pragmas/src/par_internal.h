@@ -150,6 +150,8 @@ typedef struct par_ctx {
 
 /* The least time a waiting member spins before it parks (wait.c). */
 #define PAR_SPIN_NS 50000u
+/* The most time it spins, however few polls that was (wait.c). */
+#define PAR_SPIN_MAX_NS 1000000u
 
 struct par_thread {
     par_ctx c;

@@ -170,12 +170,15 @@ void par_idle(par_thread *th, par_member *slot, unsigned *spins, par_ready_fn re
      * it. The step is the pool's idle workers': a pause, every 32nd a
      * yield, so a waiter that shares its CPU with the thread it waits for
      * lets it run; the clock is read only at the yields. UP_SPIN=0 parks
-     * at once. */
+     * at once. On a loaded machine each yield may give the CPU away for
+     * milliseconds, so spinning also ends after PAR_SPIN_MAX_NS in all,
+     * whatever the count. */
     if (*spins == 0)
         th->spin_since = up__now_ns();
     unsigned budget = slot->team->spin;
-    if (*spins < budget ||
-        (budget && ((*spins & 31) != 0 || up__now_ns() - th->spin_since < PAR_SPIN_NS))) {
+    uint64_t spun = (*spins & 31) == 0 && *spins ? up__now_ns() - th->spin_since : 0;
+    if (spun < PAR_SPIN_MAX_NS &&
+        (*spins < budget || (budget && ((*spins & 31) != 0 || spun < PAR_SPIN_NS)))) {
         if ((++*spins & 31) == 0)
             sched_yield();
         else

@@ -14,6 +14,7 @@
     do {                                                                                           \
         if (!(cond)) {                                                                             \
             fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+            fflush(stdout);                                                                        \
             fflush(stderr);                                                                        \
             abort();                                                                               \
         }                                                                                          \
@@ -25,6 +26,7 @@
         if (a_ != b_) {                                                                            \
             fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n", __FILE__, __LINE__,  \
                     #a, #b, a_, b_);                                                               \
+            fflush(stdout);                                                                        \
             fflush(stderr);                                                                        \
             abort();                                                                               \
         }                                                                                          \

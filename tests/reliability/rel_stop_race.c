@@ -99,7 +99,9 @@ int main(void)
                 timeouts++;
                 uint64_t over = took > bound ? (took - bound) / 1000 : 0;
                 worst_overshoot_us = over > worst_overshoot_us ? over : worst_overshoot_us;
-                CHECK(took < bound + 200000000ull); /* within 200 ms of its bound, loaded VM */
+                /* A timed stop returns near its bound: 2 s of slack is
+                 * far above any scheduling delay, and far below a hang. */
+                CHECK(took < bound + 2000000000ull);
             }
         }
         }
