@@ -14,6 +14,11 @@ int up__deque_push(up__deque *d, const up__task *t)
     return up__deque_push_record(d, t, UP__TASK_HDR);
 }
 
+int up__deque_push_sb(up__deque *d, const up__task *t)
+{
+    return up__deque_push_record_as(d, t, UP__TASK_HDR, 1);
+}
+
 int up__deque_pop(up__deque *d, up__task *out)
 {
     return up__deque_pop_record(d, out, UP__TASK_HDR);

@@ -210,15 +210,25 @@ static inline void up__deque_publish_sb(up__deque *d, int64_t b)
 #endif
 }
 
-/* Owner: pushes a record. UP__DEQUE_OK or UP__DEQUE_FULL. */
-static inline int up__deque_push_record(up__deque *d, const void *rec, unsigned hdr)
+/* Owner: pushes a record. UP__DEQUE_OK or UP__DEQUE_FULL. sb: publish
+ * with the store-buffering step (up__deque_publish_sb), for a pusher that
+ * next reads whether anyone is idle. */
+static inline int up__deque_push_record_as(up__deque *d, const void *rec, unsigned hdr, int sb)
 {
     int64_t b = up__deque_bottom(d);
     if (!up__deque_room(d, b))
         return UP__DEQUE_FULL;
     up__deque_write_record(d, b, rec, hdr);
-    up__deque_publish(d, b);
+    if (sb)
+        up__deque_publish_sb(d, b);
+    else
+        up__deque_publish(d, b);
     return UP__DEQUE_OK;
+}
+
+static inline int up__deque_push_record(up__deque *d, const void *rec, unsigned hdr)
+{
+    return up__deque_push_record_as(d, rec, hdr, 0);
 }
 
 /* Copies the record in slot s to out: the header and the first payload
@@ -290,7 +300,11 @@ _Static_assert(offsetof(up__task, size) == 8 * (UP__TASK_HDR - 1) &&
 
 int up__deque_init(up__deque *d, int64_t capacity);  /* a power of two */
 int up__deque_push(up__deque *d, const up__task *t); /* owner only */
-int up__deque_pop(up__deque *d, up__task *out);      /* owner only */
-int up__deque_steal(up__deque *d, up__task *out);    /* any thread; LOST: retry */
+/* Owner: the pool's nested submit, which then reads the idle word while a
+ * parking worker's last look reads bottom: a store-buffering pair, so the
+ * push is published with the fence (see up__deque_publish_sb). */
+int up__deque_push_sb(up__deque *d, const up__task *t);
+int up__deque_pop(up__deque *d, up__task *out);   /* owner only */
+int up__deque_steal(up__deque *d, up__task *out); /* any thread; LOST: retry */
 
 #endif

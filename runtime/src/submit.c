@@ -217,7 +217,7 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
          * the pool's stats must never show more executed than submitted. */
         uint64_t pushed = up__load_relaxed(&w->pushed);
         up__store_relaxed(&w->pushed, pushed + 1);
-        if (up__deque_push(&w->dq, t) == UP__DEQUE_OK) {
+        if (up__deque_push_sb(&w->dq, t) == UP__DEQUE_OK) {
             after_publish(p, &p->shards[w->shard], mode);
             return UP_OK;
         }
