@@ -75,6 +75,20 @@ static inline void up__work_mark(up_pool *p, unsigned s)
         up__fetch_or_seqcst(&p->work_top, top);
 }
 
+/* A bit set back by a clearer is a publish like a submitter's: the
+ * submitter that set the bit first may have read the idle word while a
+ * worker was still searching and woken nobody, and that worker may have
+ * parked after its last look saw the bit cleared. So the clearer, after
+ * its seq_cst RMW on the map, reads the idle word and wakes a parked
+ * worker when nobody is searching (a searching clearer counts itself and
+ * finds the task on its next look). Set-backs are rare, so is this. */
+static inline void up__work_set_back_wake(up_pool *p, unsigned shard)
+{
+    uint64_t idle = up__load_seqcst(&p->idle);
+    if (UP__IDLE_SPINNING(idle) == 0 && UP__IDLE_PARKED(idle) != 0)
+        up__wake_one(p, shard);
+}
+
 /* Word wi was found empty: clears its top bit, then looks at the word
  * again and sets the bit back if a marker filled it meanwhile. A top bit
  * can outlive its word's bits (a marker sets it just after a clearer
@@ -83,8 +97,11 @@ static inline void up__work_recheck_word(up_pool *p, unsigned wi)
 {
     uint64_t top = UINT64_C(1) << wi;
     up__fetch_and_seqcst(&p->work_top, ~top);
-    if (up__load_seqcst(&p->work_bits[wi].bits) != 0)
+    uint64_t bits = up__load_seqcst(&p->work_bits[wi].bits);
+    if (bits != 0) {
         up__fetch_or_seqcst(&p->work_top, top);
+        up__work_set_back_wake(p, wi * 64 + (unsigned)__builtin_ctzll(bits));
+    }
 }
 
 /* Shard s was probed and found empty: clears its bit, then looks again.
@@ -100,6 +117,7 @@ static inline int up__work_recheck(up_pool *p, up__shard *s)
     if (!up__shard_has_work(s))
         return 0;
     up__work_mark(p, i);
+    up__work_set_back_wake(p, i);
     return 1;
 }
 
