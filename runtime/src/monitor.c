@@ -8,7 +8,10 @@
  * left CPU time unused over that interval (workers are blocked, not busy)
  * or the shard's head has not moved at all (possibly a deadlock of tasks
  * waiting on queued tasks), it adds workers; so it does when the queue
- * was not empty at either look and CPU time went unused. When nothing is queued the
+ * was not empty at either look and CPU time went unused. Tasks in the
+ * workers' deques count too: when some wait there, none was taken since
+ * the last look and CPU time went unused, their owners are blocked, and
+ * a new worker steals them. When nothing is queued the
  * monitor sleeps until a submitter or the last searching worker pokes it,
  * so an idle pool costs no wake-ups. */
 #include <stdlib.h>
@@ -28,12 +31,42 @@ static unsigned allowed_cpus(const up_pool *p)
     return n ? n : 1;
 }
 
+/* Tasks waiting in the deques of s's workers, and (in *taken) the sum of
+ * the deques' tops, which grows by one for every task taken from one. A
+ * worker blocked inside a task keeps the children that task pushed, and
+ * only a thief can run them: if the task waits for them without helping
+ * (a semaphore, a condition variable), no worker is searching and the
+ * CPUs are idle, only a new worker will. */
+static uint64_t deque_backlog(up__shard *s, uint64_t *taken)
+{
+    uint64_t n = 0, tops = 0;
+    unsigned used = up__load_acquire(&s->slots_used);
+    for (unsigned i = 0; i < used; i++) {
+        up__worker *w = up__slot_worker(s, i);
+        if (!w)
+            continue;
+        int64_t top = up__load_acquire(&w->dq.top);
+        int64_t bottom = up__load_acquire(&w->dq.bottom);
+        tops += (uint64_t)top;
+        if (bottom > top)
+            n += (uint64_t)(bottom - top);
+    }
+    *taken = tops;
+    return n;
+}
+
 /* One look at one shard; returns 1 while it has a backlog. */
 static int look_at_shard(up_pool *p, up__shard *s, int cpu_idle)
 {
     uint64_t head = up__mpmc_taken(&s->q);
     uint64_t tail = up__mpmc_accepted(&s->q);
-    int backlog = tail != head;
+    uint64_t dq_taken;
+    uint64_t dq_waiting = deque_backlog(s, &dq_taken);
+    /* Deque tasks that were there at the last look and none taken since,
+     * while CPU time goes unused: their owners are blocked. */
+    int dq_stalled = dq_waiting && dq_taken == s->mon_deque_taken && cpu_idle;
+    s->mon_deque_taken = dq_taken;
+    int backlog = tail != head || dq_waiting;
     int persisted = backlog && head < s->mon_tail;
     int stalled = backlog && head == s->mon_head;
     /* A queue that is never empty when we look, while CPU time goes
@@ -55,8 +88,8 @@ static int look_at_shard(up_pool *p, up__shard *s, int cpu_idle)
         up__wake_one(p, s->index);
         return 1;
     }
-    if ((persisted && (cpu_idle || stalled)) || (standing && cpu_idle)) {
-        uint64_t want = tail - head;
+    if ((persisted && (cpu_idle || stalled)) || (standing && cpu_idle) || dq_stalled) {
+        uint64_t want = tail - head + (dq_stalled ? 1 : 0);
         if (!cpu_idle || want < 1)
             want = 1;
         if (want > MAX_SPAWNS_PER_LOOK)
@@ -70,8 +103,9 @@ static int look_at_shard(up_pool *p, up__shard *s, int cpu_idle)
 
 static int any_backlog(up_pool *p)
 {
+    uint64_t taken;
     for (unsigned i = 0; i < p->nshards; i++)
-        if (up__mpmc_nonempty(&p->shards[i].q))
+        if (up__mpmc_nonempty(&p->shards[i].q) || deque_backlog(&p->shards[i], &taken))
             return 1;
     return 0;
 }

@@ -83,6 +83,7 @@ struct up__shard {
     _Atomic uint64_t direct; /* accepted by running them on the submitter */
     /* The monitor's view of progress. */
     uint64_t mon_head, mon_tail; /* (monitor thread only) positions at its last look */
+    uint64_t mon_deque_taken;    /* (monitor thread only) deque tasks taken, at its last look */
 };
 
 /* One word of the work map (workmap.h), alone on its cache line. */
