@@ -27,7 +27,15 @@ static void on_tick(void *arg) { massive_tick(arg); }
 static int setup(massive_run *run, char *why, size_t why_size)
 {
     the_run = run;
-    int rc = up_pool_create(&pool, NULL);
+    /* The launching thread only sleeps when the queue is full: a
+     * submitter that helps would run a stackful task itself, and that
+     * task's up_event_wait would block the launcher, which is the thread
+     * that later sets the event (wait.h: such a call blocks its thread). */
+    up_config cfg;
+    int rc = up_config_init(&cfg);
+    cfg.submit_help = 0;
+    if (rc == UP_OK)
+        rc = up_pool_create(&pool, &cfg);
     if (rc == UP_OK)
         rc = up_event_create(pool, &ev);
     if (rc == UP_OK) {

@@ -120,7 +120,11 @@ UP_API uint64_t up_timer_skipped(const up_timer *t);
  * submitter or a group waiter, the conditions above) the call blocks the
  * calling thread, as the corresponding system call would; no call
  * deadlocks by itself, but a pool task that blocks holds its worker (the
- * monitor adds workers for blocked ones).
+ * monitor adds workers for blocked ones). A thread that submits waiting
+ * tasks with up_submit_wait and later sets their event should use
+ * submit_help 0 (UP_SUBMIT_HELP=0): with helping on, a full queue makes
+ * it run one of those tasks itself, whose wait then blocks the very
+ * thread that would set the event.
  *
  * A parked task may resume on another thread: code around these calls
  * must not keep a thread-local variable's address (or a value such as
