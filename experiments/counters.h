@@ -9,7 +9,7 @@
 #define UP_BENCH_COUNTERS_H
 
 #define COUNTERS_HW  6
-#define COUNTERS_SDE 10
+#define COUNTERS_SDE 11
 
 extern const char *const counters_hw_names[COUNTERS_HW];   /* PAPI preset names */
 extern const char *const counters_sde_names[COUNTERS_SDE]; /* after sde:::ULTRAPOOL:: */

@@ -6,8 +6,9 @@
 const char *const counters_hw_names[COUNTERS_HW] = {"PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L1_DCM",
                                                     "PAPI_L2_DCM",  "PAPI_L3_TCM",  "PAPI_BR_MSP"};
 const char *const counters_sde_names[COUNTERS_SDE] = {
-    "tasks_submitted", "tasks_executed", "tasks_helped", "tasks_inlined", "steals",
-    "workers_spawned", "parks",          "wakes",        "overloads",     "workers_peak"};
+    "tasks_submitted", "tasks_executed",  "tasks_helped", "tasks_inlined",
+    "steals",          "workers_spawned", "parks",        "wakes",
+    "overloads",       "workers_peak",    "tasks_resumed"};
 
 void counters_init(void) {}
 const char *counters_papi_version(void) { return "none"; }

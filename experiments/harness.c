@@ -394,9 +394,12 @@ int harness_main(int argc, char **argv, const char *runner, const peer *const *p
     counters_hw_stop(&hw);
     markers_close();
     /* The pool's own books must balance: what it accepted during the run is
-     * what the run submitted, and all of it ran. */
+     * what the run submitted, and all of it ran. A parked task's resumption
+     * is queued and run like a task, so each resumption counts once more in
+     * both (tasks_resumed, the last SDE counter, says how many). */
+    long long resumed = sde.have[COUNTERS_SDE - 1] ? sde.v[COUNTERS_SDE - 1] : 0;
     if (rc == 0 && sde.have[0] && sde.have[1] &&
-        (sde.v[0] != (long long)tasks || sde.v[1] != (long long)tasks)) {
+        (sde.v[0] != (long long)tasks + resumed || sde.v[1] != (long long)tasks + resumed)) {
         why = "the SDE counters do not match the tasks of the run";
         rc = 1;
     }

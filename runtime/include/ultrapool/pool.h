@@ -155,7 +155,9 @@ typedef struct up_stats {
     uint64_t released;      /* taken to run after their event or timer released them */
     uint64_t cancelled;     /* taken to run after a destroy released them */
     uint64_t tasks_parked;  /* stackful tasks parked now (0 while tasks block threads) */
-    uint64_t tasks_resumed; /* stackful tasks resumed after parking */
+    uint64_t tasks_resumed; /* stackful tasks resumed after parking; a resumption is
+                               queued and run like a task, so each also counts once
+                               more in submitted and executed */
 } up_stats;
 
 UP_API void up_pool_stats(const up_pool *p, up_stats *out);
