@@ -17,6 +17,14 @@ int alloc_count_enabled(void);
 /* Allocations and requested bytes since the program started. */
 void alloc_count_read(uint64_t *calls, uint64_t *bytes);
 
+/* Allocations since the program started. */
+static inline uint64_t alloc_count_calls(void)
+{
+    uint64_t calls, bytes;
+    alloc_count_read(&calls, &bytes);
+    return calls;
+}
+
 /* While a hook is set, free() offers it every block (with its usable
  * size) and frees only those it declines (hook returns 0). Blocks a hook
  * kept are given back with alloc_count_release(). */

@@ -47,13 +47,6 @@ static int keep_poisoned(void *block, size_t n)
     return 1;
 }
 
-static uint64_t allocations(void)
-{
-    uint64_t calls, bytes;
-    alloc_count_read(&calls, &bytes);
-    return calls;
-}
-
 static _Atomic uint64_t ran;
 
 static int tiny(void *arg)
@@ -127,7 +120,7 @@ static void no_allocation_per_task(uint64_t seed)
     CHECK_EQ(up_group_create(&open, pool, 0), UP_OK);
     uint64_t expect = 0;
     for (int phase = 0; phase < 2; phase++) { /* phase 0 warms up */
-        uint64_t before = allocations();
+        uint64_t before = alloc_count_calls();
         uint64_t rng = seed;
         for (uint64_t i = 0; i < (phase ? n : 1000); i++) {
             CHECK_EQ(up_group_go(bounded, tiny, NULL), UP_OK);
@@ -139,12 +132,12 @@ static void no_allocation_per_task(uint64_t seed)
         }
         CHECK_EQ(up_group_wait(bounded), UP_OK);
         CHECK_EQ(up_group_wait(open), UP_OK);
-        uint64_t during = allocations() - before;
+        uint64_t during = alloc_count_calls() - before;
         CHECK_EQ(atomic_load(&ran), expect);
         if (phase == 1) {
             printf("no allocation per task: %llu group tasks, %llu allocations\n",
                    (unsigned long long)(expect - 1000), (unsigned long long)during);
-            CHECK(allocations() > 0); /* the wrappers are live */
+            CHECK(alloc_count_calls() > 0); /* the wrappers are live */
             CHECK_EQ(during, 0);
         }
     }

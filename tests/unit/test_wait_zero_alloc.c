@@ -19,13 +19,6 @@ static void task(void *arg)
     atomic_fetch_add_explicit(&ran, 1, memory_order_relaxed);
 }
 
-static uint64_t allocations(void)
-{
-    uint64_t calls, bytes;
-    alloc_count_read(&calls, &bytes);
-    return calls;
-}
-
 static uint64_t round_of(up_pool *p, up_event *ev, uint64_t n, uint64_t expect)
 {
     for (uint64_t i = 0; i < n; i++) {
@@ -58,11 +51,11 @@ int main(void)
     CHECK_EQ(up_event_create(p, &ev), UP_OK);
     uint64_t n = test_size("UP_TEST_ALLOC_WAITERS", 100000);
     uint64_t expect = round_of(p, ev, n, 0);
-    uint64_t before = allocations();
+    uint64_t before = alloc_count_calls();
     CHECK(before > 0);
     for (int r = 0; r < 3; r++)
         expect = round_of(p, ev, n, expect);
-    uint64_t during = allocations() - before;
+    uint64_t during = alloc_count_calls() - before;
     printf("zero allocation: %llu waiting tasks after warm-up, %llu allocations\n",
            (unsigned long long)(3 * n), (unsigned long long)during);
     CHECK_EQ(during, 0);

@@ -70,13 +70,6 @@ static uint64_t burst(uint64_t n)
     return expect;
 }
 
-static uint64_t allocations(void)
-{
-    uint64_t calls, bytes;
-    alloc_count_read(&calls, &bytes);
-    return calls;
-}
-
 int main(void)
 {
     if (!alloc_count_enabled()) {
@@ -93,11 +86,11 @@ int main(void)
     uint64_t n = test_size("UP_TEST_ALLOC_TASKS", 200000);
     uint64_t expect = burst(1000); /* warm-up: thread-locals, first touches */
     WAIT_UNTIL(atomic_load(&ran) == expect, 10000);
-    uint64_t before = allocations();
+    uint64_t before = alloc_count_calls();
     CHECK(before > 0); /* the counting wrappers are live: creating the pool allocated */
     expect += burst(n);
     WAIT_UNTIL(atomic_load(&ran) == expect, 30000);
-    uint64_t during = allocations() - before;
+    uint64_t during = alloc_count_calls() - before;
     CHECK_EQ(atomic_load(&ran), expect);
     printf("zero allocation: %llu tasks through every submit path, %llu allocations\n",
            (unsigned long long)(expect), (unsigned long long)during);
