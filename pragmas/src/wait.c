@@ -107,6 +107,12 @@ void par_wake_slot(par_member *s)
  * to leave, the start of the region). */
 void par_wake_team(par_team *t, const par_member *self)
 {
+    /* The caller's publish was a seq_cst RMW; a waiter counts itself in
+     * sleepers with one before its last look. So a sleepers of 0 read
+     * now means every later waiter's last look sees the publish, and the
+     * common case (nobody parked) touches no member's line. */
+    if (up__load_seqcst(&t->sleepers) <= 0)
+        return;
     unsigned n = up__load_relaxed(&t->size);
     for (unsigned m = 0; m < n; m++)
         if (&t->members[m] != self)
@@ -179,10 +185,7 @@ void par_idle(par_thread *th, par_member *slot, unsigned *spins, par_ready_fn re
     uint64_t spun = (*spins & 31) == 0 && *spins ? up__now_ns() - th->spin_since : 0;
     if (spun < PAR_SPIN_MAX_NS &&
         (*spins < budget || (budget && ((*spins & 31) != 0 || spun < PAR_SPIN_NS)))) {
-        if ((++*spins & 31) == 0)
-            sched_yield();
-        else
-            up__cpu_relax();
+        up__spin_step(++*spins, 32);
         return;
     }
     if (!th->pk) {

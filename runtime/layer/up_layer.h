@@ -55,6 +55,10 @@ void up__set_error(const char *fmt, ...);
  * victim, as the pool's own workers choose theirs. */
 #include "../src/rng.h"
 
+/* The one busy-wait step (a pause, every n-th a yield) of the pool's
+ * waiters, for a waiting member's spin before it parks. */
+#include "../src/spin.h"
+
 /* Waiting through the pool's idle protocol. A region member that waits
  * (at a barrier, for its children, for its team to gather) spins for the
  * pool's budget, as an idle worker does, then parks, so that an idle
