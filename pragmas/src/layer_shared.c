@@ -17,6 +17,8 @@ int up__submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_t siz
 
 unsigned up__pool_workers(const up_pool *p) { return up_layer_pool_workers(p); }
 
+int up__pool_stopped(const up_pool *p) { return up_layer_pool_stopped(p); }
+
 void up__set_error(const char *fmt, ...)
 {
     va_list ap;

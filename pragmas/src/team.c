@@ -139,9 +139,6 @@ static void member_task(void *arg)
     drop_ref(t);
 }
 
-/* What a region of one submits to learn whether the pool is stopped. */
-static void probe_task(void *arg) { (void)arg; }
-
 static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, int exact)
 {
     const char *who = exact ? "up_parallel_exact" : "up_parallel";
@@ -165,15 +162,10 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
         nthreads = 1; /* too deep, or no memory for a deque: a team of one */
     /* A stopped pool runs no region, whatever its size. A region with
      * members learns it from its first member task, which the pool
-     * refuses (below); a region of one, which submits none, asks with a
-     * task that does nothing (the layer's interface has no query). */
-    if (nthreads == 1) {
-        int rc = level == 1 ? up__submit_copy_nogrow(pool, probe_task, &pool, sizeof pool)
-                            : up_submit_copy(pool, probe_task, &pool, sizeof pool);
-        if (rc == UP_ESTOPPED) {
-            up__set_error("%s: the pool is stopped", who);
-            return UP_ESTOPPED;
-        }
+     * refuses (below); a region of one, which submits none, asks. */
+    if (nthreads == 1 && up__pool_stopped(pool)) {
+        up__set_error("%s: the pool is stopped", who);
+        return UP_ESTOPPED;
     }
 
     par_team *t = aligned_alloc(PAR_LINE, sizeof *t);

@@ -39,6 +39,10 @@ int up__submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_t siz
 /* Workers the pool has now (running, searching, parked or starting). */
 unsigned up__pool_workers(const up_pool *p);
 
+/* 1 once the pool is stopped (its queues closed): a region of one, which
+ * submits nothing, runs on a stopped pool no more than a larger one. */
+int up__pool_stopped(const up_pool *p);
+
 /* Errors: the layer's failures set the text that up_last_error() returns,
  * with the same printf-style call the runtime uses. */
 void up__set_error(const char *fmt, ...);

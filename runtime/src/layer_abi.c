@@ -12,6 +12,8 @@ int up_layer_submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_
 
 unsigned up_layer_pool_workers(const up_pool *p) { return up__pool_workers(p); }
 
+int up_layer_pool_stopped(const up_pool *p) { return up__pool_stopped(p); }
+
 void up_layer_set_error_v(const char *fmt, va_list ap)
 {
     /* The runtime's message buffer is 256 bytes; this one is as long, so

@@ -353,3 +353,5 @@ int up__submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_t siz
 }
 
 unsigned up__pool_workers(const up_pool *p) { return p ? up__load_relaxed(&p->workers) : 0; }
+
+int up__pool_stopped(const up_pool *p) { return up__load_acquire(&p->stopping) != 0; }
