@@ -67,7 +67,7 @@ struct up_chan {
     up__event not_full;
 };
 
-enum { R_OK, R_FULL, R_EMPTY, R_CLOSED };
+enum { TRY_OK, TRY_FULL, TRY_EMPTY, TRY_CLOSED };
 
 static slot *slot_at(const up_chan *c, uint64_t pos)
 {
@@ -81,14 +81,14 @@ static int try_push(up_chan *c, const void *elem)
     slot *s;
     for (;;) {
         if (pos & CLOSED)
-            return R_CLOSED;
+            return TRY_CLOSED;
         s = slot_at(c, pos);
         int64_t dif = (int64_t)(up__load_acquire(&s->seq) - 2 * pos);
         if (dif == 0) {
             if (up__cas_weak_seqcst(&c->tail, &pos, pos + 1))
                 break;
         } else if (dif < 0) {
-            return R_FULL; /* the element of the previous lap is still there */
+            return TRY_FULL; /* the element of the previous lap is still there */
         } else {
             pos = up__load_relaxed(&c->tail);
         }
@@ -96,7 +96,7 @@ static int try_push(up_chan *c, const void *elem)
     if (c->elem_size)
         memcpy(s->data, elem, c->elem_size);
     up__store_release(&s->seq, 2 * pos + 1);
-    return R_OK;
+    return TRY_OK;
 }
 
 static int try_pop(up_chan *c, void *out)
@@ -110,7 +110,7 @@ static int try_pop(up_chan *c, void *out)
             if (up__cas_weak_seqcst(&c->head, &pos, pos + 1))
                 break;
         } else if (dif < 0) {
-            return R_EMPTY; /* not written yet */
+            return TRY_EMPTY; /* not written yet */
         } else {
             pos = up__load_relaxed(&c->head);
         }
@@ -118,7 +118,7 @@ static int try_pop(up_chan *c, void *out)
     if (c->elem_size)
         memcpy(out, s->data, c->elem_size);
     up__store_release(&s->seq, 2 * (pos + c->cap));
-    return R_OK;
+    return TRY_OK;
 }
 
 /* The re-checks before sleeping; sequentially consistent, see above. */
@@ -173,12 +173,12 @@ static int send_impl(up_chan *c, const void *elem, uint64_t deadline, int wait)
     }
     for (unsigned spins = 0;;) {
         int r = try_push(c, elem);
-        if (r == R_OK) {
+        if (r == TRY_OK) {
             if (up__load_seqcst(&c->recv_waiters))
                 up__event_notify_one(&c->not_empty);
             return UP_OK;
         }
-        if (r == R_CLOSED) {
+        if (r == TRY_CLOSED) {
             up__set_error("up_chan_send: the channel is closed");
             return UP_ESTOPPED;
         }
@@ -200,7 +200,7 @@ static int recv_impl(up_chan *c, void *out, uint64_t deadline, int wait)
         return UP_EINVAL;
     }
     for (unsigned spins = 0;;) {
-        if (try_pop(c, out) == R_OK) {
+        if (try_pop(c, out) == TRY_OK) {
             if (up__load_seqcst(&c->send_waiters))
                 up__event_notify_one(&c->not_full);
             return UP_OK;

@@ -125,6 +125,7 @@ static const option options[] = {
     NUM("UP_QUEUE_CAPACITY", queue_capacity, 'u', 2, 1u << 24, 1, 0),
     NUM("UP_DEQUE_CAPACITY", deque_capacity, 'u', 2, 1u << 20, 1, 0),
     NUM("UP_IDLE_TIMEOUT", idle_timeout_ns, 'd', US, 30 * 24 * 3600 * SEC, 0, 0),
+    NUM("UP_EXTRA_IDLE_TIMEOUT", extra_idle_timeout_ns, 'd', US, 30 * 24 * 3600 * SEC, 0, 0),
     NUM("UP_SPAWN_DELAY", spawn_delay_ns, 'd', 10 * US, 10 * SEC, 0, 0),
     NUM("UP_SPIN", spin, 'u', 0, 10000000, 0, 1),
     NUM("UP_SUBMIT_HELP", submit_help, 'i', 0, 2, 0, 1),
@@ -500,6 +501,7 @@ static void defaults(up_config *cfg)
     cfg->queue_capacity = 1024;
     cfg->deque_capacity = 256;
     cfg->idle_timeout_ns = 1 * SEC;
+    cfg->extra_idle_timeout_ns = 50 * MS;
     cfg->spawn_delay_ns = 1 * MS;
     cfg->spin = 256;
     cfg->submit_help = 2;

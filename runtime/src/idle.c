@@ -131,12 +131,18 @@ int up__park(up__worker *w)
             up__parker_wait(&w->parker, UINT64_MAX); /* a waker's token is coming */
         return UP__PARK_AWAKE;
     }
-    int above_floor = up__load_relaxed(&s->nworkers) > p->cfg.shard_min_workers;
-    uint64_t timeout = above_floor ? p->cfg.idle_timeout_ns : UINT64_MAX;
+    /* Workers beyond one per CPU were started for blocked tasks: once idle
+     * they are not needed, and they go sooner. */
+    unsigned n = up__load_relaxed(&s->nworkers);
+    uint64_t timeout = n > p->cfg.shard_min_workers ? p->cfg.idle_timeout_ns : UINT64_MAX;
+    int extra = n > p->cfg.shard_min_workers && n > s->ncpus &&
+                timeout > p->cfg.extra_idle_timeout_ns;
+    if (extra)
+        timeout = p->cfg.extra_idle_timeout_ns;
     if (up__parker_wait(&w->parker, timeout))
         return UP__PARK_AWAKE;
     if (unlist(p, s, w))
-        return UP__PARK_TIMEOUT;
+        return extra ? UP__PARK_TIMEOUT_EXTRA : UP__PARK_TIMEOUT;
     up__parker_wait(&w->parker, UINT64_MAX);
     return UP__PARK_AWAKE;
 }
@@ -150,11 +156,11 @@ int up__park(up__worker *w)
  * longer allow it, whoever holds the slot now will look). Looking before
  * giving up the reservation would let a submit slip between the look and
  * the give-up, find the shard "full" and strand its task. */
-int up__try_retire(up__worker *w)
+int up__try_retire(up__worker *w, unsigned keep)
 {
     up_pool *p = w->pool;
     up__shard *s = &p->shards[w->shard];
-    unsigned min = p->cfg.shard_min_workers;
+    unsigned min = p->cfg.shard_min_workers > keep ? p->cfg.shard_min_workers : keep;
     if (up__load_relaxed(&s->nworkers) <= min || work_visible(p))
         return 0;
     up__fetch_sub_seqcst(&p->idle, UP__IDLE_SPIN_ONE);

@@ -6,11 +6,17 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #if defined(__linux__)
+#include <fcntl.h>
 #include <linux/futex.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#elif defined(__APPLE__)
+#include <mach/mach.h>
 #endif
 
 #include "clock.h"
@@ -55,11 +61,107 @@ int up__os_current_cpu(void)
 
 uint64_t up__os_process_cpu_ns(void)
 {
+#if defined(CLOCK_PROCESS_CPUTIME_ID)
+    /* Exact on Linux and macOS, where getrusage is sampled at the tick and
+     * says little over the monitor's 1 ms interval. */
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0)
         return 0;
     return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
            (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
+}
+
+void up__os_thread_self(up__os_thread *t)
+{
+    uint32_t id = 0;
+#if defined(__linux__)
+    id = (uint32_t)syscall(SYS_gettid);
+#elif defined(__APPLE__)
+    id = (uint32_t)pthread_mach_thread_np(pthread_self());
+#endif
+    up__store_release(&t->id, id);
+}
+
+#if defined(__linux__)
+/* Reads /proc/self/task/TID/<file> into buf (NUL-terminated); the length
+ * read, or -1. */
+static ssize_t read_task_file(uint32_t id, const char *file, char *buf, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%u/%s", (unsigned)id, file);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    return n;
+}
+#endif
+
+int up__os_thread_blocked(const up__os_thread *t)
+{
+    uint32_t id = up__load_acquire(&t->id);
+    if (id == 0)
+        return -1;
+#if defined(__linux__)
+    char buf[256];
+    if (read_task_file(id, "stat", buf, sizeof buf) < 0)
+        return -1;
+    /* "tid (comm) S ...": the name may hold spaces and parentheses, so the
+     * state is the letter after the last ')'. */
+    const char *close_paren = strrchr(buf, ')');
+    if (!close_paren || close_paren[1] != ' ')
+        return -1;
+    switch (close_paren[2]) {
+    case 'R':
+        return 0;
+    case 'S': /* interruptible sleep: futex, nanosleep, poll, pipe read */
+    case 'D': /* uninterruptible: disk, some network file systems */
+        return 1;
+    default: /* stopped, traced, exiting: no reason for another worker */
+        return -1;
+    }
+#elif defined(__APPLE__)
+    thread_basic_info_data_t info;
+    mach_msg_type_number_t count = THREAD_BASIC_INFO_COUNT;
+    if (thread_info((thread_act_t)id, THREAD_BASIC_INFO, (thread_info_t)&info, &count) !=
+        KERN_SUCCESS)
+        return -1;
+    if (info.run_state == TH_STATE_RUNNING)
+        return 0;
+    return info.run_state == TH_STATE_WAITING || info.run_state == TH_STATE_UNINTERRUPTIBLE ? 1 : -1;
+#else
+    return -1;
+#endif
+}
+
+int up__os_thread_times(const up__os_thread *t, uint64_t *run, uint64_t *wait)
+{
+    uint32_t id = up__load_acquire(&t->id);
+    if (id == 0)
+        return -1;
+#if defined(__linux__)
+    char buf[96];
+    if (read_task_file(id, "schedstat", buf, sizeof buf) < 0)
+        return -1;
+    unsigned long long r, w;
+    if (sscanf(buf, "%llu %llu", &r, &w) != 2)
+        return -1;
+    *run = r;
+    *wait = w;
+    return 0;
+#else
+    (void)run;
+    (void)wait;
+    return -1;
+#endif
 }
 
 void up__os_block_signals(sigset_t *old, int keep_faults)

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "atomic.h"
+
 /* Size in bytes of the calling thread's stack, found without allocating
  * (it is asked on the first help of a thread, which may be inside a
  * submit): the main thread's from its resource limit on Linux, another
@@ -28,9 +30,33 @@ size_t up__os_default_stack_size(void);
 int up__os_current_cpu(void);
 
 /* CPU time the whole process has used (user + system), in nanoseconds; 0
- * when unavailable. The monitor compares it with wall time to tell
- * blocked workers from busy ones. */
+ * when unavailable. The monitor compares it with wall time to see whether
+ * the process left CPU time unused. */
 uint64_t up__os_process_cpu_ns(void);
+
+/* Who a thread is, for asking the OS later whether it is blocked: its
+ * kernel thread id on Linux, its Mach port on macOS, nothing elsewhere.
+ * Set by the thread itself (up__os_thread_self), read by any thread. */
+typedef struct up__os_thread {
+    _Atomic uint32_t id; /* 0: unknown */
+} up__os_thread;
+
+void up__os_thread_self(up__os_thread *t);
+
+/* Whether thread t is blocked in the kernel right now (sleeping, waiting
+ * on I/O, a lock or a futex): 1 blocked, 0 runnable (running, or ready and
+ * waiting for a CPU, as a thread preempted by other load is), -1 when the
+ * OS does not say (another system, /proc not mounted, a thread that has
+ * exited). Linux reads the state letter of /proc/self/task/TID/stat, a few
+ * microseconds; macOS asks thread_info for the thread's run state. */
+int up__os_thread_blocked(const up__os_thread *t);
+
+/* What thread t has done since it started: nanoseconds on a CPU (*run)
+ * and runnable but waiting for one (*wait). Over an interval, the time in
+ * neither was time blocked. 0, or -1 where the OS does not say (Linux
+ * reads /proc/self/task/TID/schedstat, a few microseconds; elsewhere, or
+ * without schedstat, -1: then up__os_thread_blocked is all there is). */
+int up__os_thread_times(const up__os_thread *t, uint64_t *run, uint64_t *wait);
 
 /* Blocks signals in the calling thread, saving the previous mask in *old:
  * every signal, or with keep_faults, every asynchronous one, leaving the

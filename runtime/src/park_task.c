@@ -310,12 +310,14 @@ static void resume_task(void *arg)
 
 /* The caller's worker when the calling task may park: a worker of the
  * pool whose task it runs, on a loop or task fiber, not nested in a
- * helping wait, and without the parallel layer (whose thread-local state
+ * helping wait, not inside up_blocking_begin (whose end must come on the
+ * same worker), and without the parallel layer (whose thread-local state
  * would not follow the task). NULL: block instead. */
 static up__worker *may_park(void)
 {
     up__worker *w = up__tls_worker;
-    if (!w || !w->cur || up__tls_running != w->pool || up__help_depth() != 0)
+    if (!w || !w->cur || up__tls_running != w->pool || up__help_depth() != 0 ||
+        up__load_relaxed(&w->blocking) != 0)
         return NULL;
     if (up__wait_has_layer())
         return NULL;

@@ -14,6 +14,7 @@
 #include "deque.h"
 #include "fiber.h"
 #include "mpmc.h"
+#include "os.h"
 #include "park.h"
 #include "stack_pool.h"
 #include "topo.h"
@@ -44,6 +45,16 @@ struct up__worker {
     up__worker *idle_next; /* (lock shard->idle_lock) */
     int listed;            /* (lock shard->idle_lock) on the shard's idle list */
     void *local;           /* (owner) what the start hook returned */
+    /* For the monitor's question "is this worker blocked?" (monitor.c):
+     * the thread as the OS knows it, whether the worker is looking for
+     * work (searching or parked, not in a task), and how deep it is in
+     * up_blocking_begin regions (blocking.c). Written by the owner. */
+    up__os_thread os_thread;  /* (atomic) */
+    _Atomic int looking;      /* (atomic) */
+    _Atomic unsigned blocking; /* (atomic) */
+    /* The monitor's last reading of this thread's times (monitor only). */
+    uint32_t mon_id;
+    uint64_t mon_at, mon_run, mon_wait, mon_parks;
     uint32_t rng;          /* (owner) victim selection */
     /* Parked tasks (park_task.c): the fiber running this worker's loop,
      * the fiber running on this worker now (a resumed task's, or the
@@ -84,6 +95,7 @@ struct up__shard {
     /* The monitor's view of progress. */
     uint64_t mon_head, mon_tail; /* (monitor thread only) positions at its last look */
     uint64_t mon_deque_taken;    /* (monitor thread only) deque tasks taken, at its last look */
+    unsigned mon_probe_next;     /* (monitor thread only) slot its next probe starts at */
 };
 
 /* One word of the work map (workmap.h), alone on its cache line. */
@@ -167,9 +179,13 @@ void up__park_free_pool(struct up_pool *p);
 int up__take_from_shard(up_pool *p, up__shard *s, up__task *out);
 int up__help_once(up_pool *p);
 /* idle.c: searching, parking, waking, retirement */
-enum { UP__PARK_AWAKE, UP__PARK_TIMEOUT };
+/* up__park's answers: woken, or timed out after idle_timeout_ns, or after
+ * the shorter extra_idle_timeout_ns of a worker beyond one per CPU. */
+enum { UP__PARK_AWAKE, UP__PARK_TIMEOUT, UP__PARK_TIMEOUT_EXTRA };
 int up__park(up__worker *w);
-int up__try_retire(up__worker *w);
+/* Retires w unless that would leave its shard fewer than `keep` workers
+ * (never fewer than the floor); 1 when w must exit. */
+int up__try_retire(up__worker *w, unsigned keep);
 void up__stop_searching(up__worker *w);
 int up__wake_one(up_pool *p, unsigned shard); /* 1 when it woke one */
 void up__wake_all(up_pool *p);

@@ -195,10 +195,12 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
      * the two in the other order, so it never misses this worker. */
     up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
     up__fetch_sub_seqcst(&p->starting, 1);
+    up__store_relaxed(&w->looking, 1);
     for (;;) {
         if (find_work(w, &t)) {
             if (searching) {
                 searching = 0;
+                up__store_relaxed(&w->looking, 0);
                 up__stop_searching(w);
             }
             up_pool *saved = up__tls_running;
@@ -213,6 +215,7 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
         if (!searching) {
             searching = 1;
             spins = 0;
+            up__store_relaxed(&w->looking, 1);
             up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
         }
         if (up__load_acquire(&p->stopping)) {
@@ -249,7 +252,9 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
         }
         int r = up__park(w);
         spins = 0;
-        if (r == UP__PARK_TIMEOUT && up__try_retire(w))
+        if (r == UP__PARK_TIMEOUT && up__try_retire(w, 0))
+            return;
+        if (r == UP__PARK_TIMEOUT_EXTRA && up__try_retire(w, p->shards[w->shard].ncpus))
             return;
     }
 }
@@ -259,6 +264,7 @@ void *up__worker_main(void *arg)
     up__worker *w = arg;
     up_pool *p = w->pool;
     up__tls_worker = w;
+    up__os_thread_self(&w->os_thread);
     up__help_set_stack(p->cfg.stack_size ? p->cfg.stack_size : up__os_default_stack_size());
     if (p->cfg.bind != UP_BIND_NONE &&
         up__plan_bind_self(&p->plan, w->shard, p->cfg.bind, w->slot) != 0)
@@ -270,6 +276,7 @@ void *up__worker_main(void *arg)
     if (p->cfg.on_worker_stop)
         p->cfg.on_worker_stop(p->cfg.hook_ctx, w->local);
     up__tls_worker = NULL;
+    up__store_release(&w->os_thread.id, 0); /* the id may be reused by the OS */
     pthread_mutex_lock(&p->mu);
     up__store_release(&w->state, UP__SLOT_EXITED);
     if (--p->live == 0)

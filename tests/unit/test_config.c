@@ -24,6 +24,7 @@ static const char *vars[] = {"UP_SHARDS",
                              "UP_QUEUE_CAPACITY",
                              "UP_DEQUE_CAPACITY",
                              "UP_IDLE_TIMEOUT",
+                             "UP_EXTRA_IDLE_TIMEOUT",
                              "UP_SPAWN_DELAY",
                              "UP_SPIN",
                              "UP_SUBMIT_HELP",
@@ -213,6 +214,7 @@ static void check_unknown_names(void)
                      "UP_QUEUE_CAPACITY=64",
                      "UP_DEQUE_CAPACITY=64",
                      "UP_IDLE_TIMEOUT=1s",
+                     "UP_EXTRA_IDLE_TIMEOUT=50ms",
                      "UP_SPAWN_DELAY=1ms",
                      "UP_SPIN=0",
                      "UP_SUBMIT_HELP=1",
@@ -410,6 +412,7 @@ static void check_print_round_trip(void)
     CHECK_EQ(up_config_init(&cfg), UP_OK);
     const char *out = round_trip(&cfg);
     CHECK(contains(out, "\nUP_IDLE_TIMEOUT=1s\n"));
+    CHECK(contains(out, "\nUP_EXTRA_IDLE_TIMEOUT=50ms\n"));
     CHECK(contains(out, "\nUP_SPAWN_DELAY=1ms\n"));
     CHECK(contains(out, "\nUP_STACK_SIZE=0\n"));
     CHECK(contains(out, "\nUP_SHARDS=0\n"));
@@ -571,6 +574,7 @@ int main(void)
     CHECK_EQ(cfg.shard_min_workers, 1);
     CHECK_EQ(cfg.queue_capacity, 1024);
     CHECK_EQ(cfg.idle_timeout_ns, 1000000000ull);
+    CHECK_EQ(cfg.extra_idle_timeout_ns, 50000000ull);
     CHECK_EQ(cfg.submit_help, 2);
     CHECK_EQ(cfg.shard_choice, UP_SHARD_LOCAL);
     CHECK_EQ(up_config_validate(&cfg), UP_OK);
@@ -583,6 +587,7 @@ int main(void)
     setenv("UP_QUEUE_CAPACITY", "64", 1);
     setenv("UP_DEQUE_CAPACITY", "32", 1);
     setenv("UP_IDLE_TIMEOUT", "500ms", 1);
+    setenv("UP_EXTRA_IDLE_TIMEOUT", "20ms", 1);
     setenv("UP_SPAWN_DELAY", "250us", 1);
     setenv("UP_SPIN", "10", 1);
     setenv("UP_SUBMIT_HELP", "0", 1);
@@ -598,6 +603,7 @@ int main(void)
     CHECK_EQ(cfg.queue_capacity, 64);
     CHECK_EQ(cfg.deque_capacity, 32);
     CHECK_EQ(cfg.idle_timeout_ns, 500000000ull);
+    CHECK_EQ(cfg.extra_idle_timeout_ns, 20000000ull);
     CHECK_EQ(cfg.spawn_delay_ns, 250000ull);
     CHECK_EQ(cfg.spin, 10);
     CHECK_EQ(cfg.submit_help, 0);

@@ -79,6 +79,9 @@ typedef struct up_config {
                                      power of two (256) */
     uint64_t idle_timeout_ns;     /* UP_IDLE_TIMEOUT: idle time before a worker above the floor
                                      retires (1 s) */
+    uint64_t extra_idle_timeout_ns; /* UP_EXTRA_IDLE_TIMEOUT: idle time before a worker beyond
+                                       its shard's CPU count (started for blocked tasks)
+                                       retires, if shorter than idle_timeout_ns (50 ms) */
     uint64_t spawn_delay_ns;      /* UP_SPAWN_DELAY: how often the monitor looks at a backlog
                                      for blocked workers (1 ms) */
     unsigned spin;                /* UP_SPIN: polls of an idle worker before it parks (256) */
@@ -184,6 +187,21 @@ UP_API unsigned up_pool_reserve(up_pool *p, unsigned n);
 UP_API void *up_worker_local(void);
 /* Inside a task: the pool running it, NULL elsewhere. */
 UP_API up_pool *up_current_pool(void);
+
+/* Blocking regions, for a task about to block where the pool cannot see
+ * it coming (a read on a pipe or a socket, a lock, a library call that
+ * waits). Between up_blocking_begin() and up_blocking_end() the worker
+ * counts as blocked: when tasks are queued and no worker is looking for
+ * work, begin wakes a parked worker or starts one (beyond one per CPU,
+ * under the caps) at once, instead of at the monitor's next look, and the
+ * monitor counts the worker blocked without asking the OS (it asks the OS
+ * for the others: docs/design.md, "Growing and shrinking"). Regions nest.
+ * Inside a region the waits of <ultrapool/wait.h> block the thread rather
+ * than park the task. Outside the pool's workers (a plain thread, a task
+ * run by a helping submitter) both calls do nothing and return UP_OK;
+ * up_blocking_end() on a worker with no region open returns UP_EINVAL. */
+UP_API int up_blocking_begin(void);
+UP_API int up_blocking_end(void);
 
 /* A typed front: UP_TYPED(name, T, handler) defines
  *   int name_submit(up_pool *, T value);       never blocks

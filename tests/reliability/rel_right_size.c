@@ -1,0 +1,264 @@
+/* Right-sizing: a pool adds workers for blocked tasks, never for tasks
+ * that merely wait for a CPU (docs/design.md, "Growing and shrinking").
+ *
+ *  1. CPU-bound tasks from two submitters, on a quiet machine and then with
+ *     one busy process per CPU beside the pool: the pool never grows past
+ *     CPUs + 1 workers.
+ *  2. Tasks blocked in read() on a pipe: the pool grows until every one of
+ *     them has started (nothing is written before), then all finish, and
+ *     the workers beyond one per CPU retire after extra_idle_timeout_ns
+ *     while the others stay for idle_timeout_ns.
+ *  3. The same inside up_blocking_begin()/up_blocking_end(), with the
+ *     monitor slowed to one look per 10 s: the hint alone grows the pool.
+ *     And the misuse answers: end without begin is UP_EINVAL on a worker,
+ *     UP_OK on a plain thread.
+ *
+ * It needs to see thread states (/proc/self/task/TID/stat on Linux);
+ * where it cannot, it exits 77. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <ultrapool/pool.h>
+
+#include "check.h"
+
+static unsigned allowed_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return 1;
+    int n = CPU_COUNT(&set);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+/* Whether this machine shows a thread's state the way the pool reads it. */
+static int thread_states_visible(void)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)syscall(SYS_gettid));
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' && p[2] == 'R';
+}
+
+/* ---- 1. CPU-bound work ------------------------------------------------ */
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static _Atomic uint64_t cpu_ran;
+
+/* 100 us of this thread's CPU time, however long it waits for a CPU. */
+static void cpu_task(void *arg)
+{
+    (void)arg;
+    uint64_t end = thread_cpu_ns() + 100000;
+    while (thread_cpu_ns() < end)
+        test_spin(100);
+    atomic_fetch_add(&cpu_ran, 1);
+}
+
+typedef struct submitter {
+    up_pool *pool;
+    uint64_t n;
+} submitter;
+
+static void *submit_cpu(void *arg)
+{
+    submitter *s = arg;
+    for (uint64_t i = 0; i < s->n; i++)
+        CHECK_EQ(up_submit_wait(s->pool, cpu_task, NULL), UP_OK);
+    return NULL;
+}
+
+static void cpu_bound(const char *what, unsigned ncpus)
+{
+    up_config cfg;
+    up_config_init(&cfg);
+    cfg.shards = 1;
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    uint64_t n = test_size("UP_TEST_CPU_TASKS", 3000);
+    atomic_store(&cpu_ran, 0);
+    submitter s = {p, n / 2};
+    pthread_t th[2];
+    uint64_t t0 = test_now_ns();
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ(pthread_create(&th[i], NULL, submit_cpu, &s), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
+    up_stats st;
+    up_pool_stats(p, &st);
+    printf("%s: %llu CPU-bound tasks of 100 us in %.2f s, peak %u workers (limit %u), %llu "
+           "spawned\n",
+           what, (unsigned long long)atomic_load(&cpu_ran), (double)(test_now_ns() - t0) / 1e9,
+           st.workers_peak, ncpus + 1, (unsigned long long)st.spawned);
+    CHECK_EQ(atomic_load(&cpu_ran), 2 * s.n);
+    CHECK_EQ(st.executed, st.submitted);
+    CHECK(st.workers_peak <= ncpus + 1);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+}
+
+/* One busy process per CPU, killed by stop_hogs. */
+static pid_t hogs[1024];
+static unsigned nhogs;
+
+static void start_hogs(unsigned n)
+{
+    for (nhogs = 0; nhogs < n && nhogs < 1024; nhogs++) {
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed CHECK leaves no hog behind */
+            if (getppid() == 1)
+                _exit(0);
+            for (;;)
+                test_spin(1000000);
+        }
+        hogs[nhogs] = pid;
+    }
+}
+
+static void stop_hogs(void)
+{
+    for (unsigned i = 0; i < nhogs; i++) {
+        kill(hogs[i], SIGKILL);
+        waitpid(hogs[i], NULL, 0);
+    }
+    nhogs = 0;
+}
+
+/* ---- 2 and 3. Tasks blocked in read() ---------------------------------- */
+
+static int pipe_fd[2];
+static _Atomic unsigned readers_started, readers_done;
+static _Atomic int hinted_bad_end;
+
+static void read_one(void)
+{
+    char c;
+    ssize_t r;
+    do
+        r = read(pipe_fd[0], &c, 1);
+    while (r < 0 && errno == EINTR);
+    CHECK_EQ(r, 1);
+}
+
+static void reader(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&readers_started, 1);
+    read_one();
+    atomic_fetch_add(&readers_done, 1);
+}
+
+static void hinted_reader(void *arg)
+{
+    (void)arg;
+    /* A worker with no region open: end is a misuse. */
+    if (up_blocking_end() != UP_EINVAL)
+        atomic_store(&hinted_bad_end, 1);
+    CHECK_EQ(up_blocking_begin(), UP_OK);
+    CHECK_EQ(up_blocking_begin(), UP_OK); /* regions nest */
+    atomic_fetch_add(&readers_started, 1);
+    read_one();
+    CHECK_EQ(up_blocking_end(), UP_OK);
+    CHECK_EQ(up_blocking_end(), UP_OK);
+    atomic_fetch_add(&readers_done, 1);
+}
+
+static void blocked_readers(const char *what, up_fn fn, uint64_t spawn_delay_ns, unsigned ncpus)
+{
+    unsigned n = 64;
+    up_config cfg;
+    up_config_init(&cfg);
+    cfg.shards = 1;
+    cfg.idle_timeout_ns = 30ull * 1000000000u; /* the first workers stay */
+    cfg.extra_idle_timeout_ns = 50000000ull;   /* the extra ones go after 50 ms */
+    cfg.spawn_delay_ns = spawn_delay_ns;
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    CHECK_EQ(pipe(pipe_fd), 0);
+    atomic_store(&readers_started, 0);
+    atomic_store(&readers_done, 0);
+    uint64_t t0 = test_now_ns();
+    for (unsigned i = 0; i < n; i++)
+        CHECK_EQ(up_submit_wait(p, fn, NULL), UP_OK);
+    /* Nothing is written before every reader has started: each start needs
+     * a worker of its own. */
+    WAIT_UNTIL(atomic_load(&readers_started) == n, 8000);
+    double grow_s = (double)(test_now_ns() - t0) / 1e9;
+    up_stats st;
+    up_pool_stats(p, &st);
+    printf("%s: %u of %u readers started in %.3f s, %u workers\n", what,
+           atomic_load(&readers_started), n, grow_s, st.workers);
+    CHECK_EQ(atomic_load(&readers_started), n);
+    char bytes[64];
+    memset(bytes, 'x', sizeof bytes);
+    CHECK_EQ(write(pipe_fd[1], bytes, n), (ssize_t)n);
+    WAIT_UNTIL(atomic_load(&readers_done) == n, 10000);
+    CHECK_EQ(atomic_load(&readers_done), n);
+
+    /* The workers beyond one per CPU retire soon; the others stay. */
+    WAIT_UNTIL((up_pool_stats(p, &st), st.workers <= ncpus), 5000);
+    up_pool_stats(p, &st);
+    printf("%s: back to %u workers (peak %u, %llu retired) %.2f s after the start\n", what,
+           st.workers, st.workers_peak, (unsigned long long)st.retired,
+           (double)(test_now_ns() - t0) / 1e9);
+    CHECK(st.workers_peak >= n);
+    CHECK_EQ(st.workers, ncpus);
+    test_sleep_ms(200); /* well past the short timeout: the rest stay */
+    up_pool_stats(p, &st);
+    CHECK_EQ(st.workers, ncpus);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+    close(pipe_fd[0]);
+    close(pipe_fd[1]);
+}
+
+int main(void)
+{
+    if (!thread_states_visible()) {
+        printf("thread states are not visible (/proc/self/task/TID/stat): skipped\n");
+        return TEST_SKIP;
+    }
+    unsigned ncpus = allowed_cpus();
+    cpu_bound("quiet", ncpus);
+    start_hogs(ncpus);
+    cpu_bound("beside one busy process per CPU", ncpus);
+    stop_hogs();
+
+    blocked_readers("read() on a pipe", reader, 1000000ull, ncpus);
+    blocked_readers("read() in a blocking region, monitor every 10 s", hinted_reader,
+                    10ull * 1000000000u, ncpus);
+    CHECK_EQ(atomic_load(&hinted_bad_end), 0);
+
+    /* Outside a worker both calls do nothing. */
+    CHECK_EQ(up_blocking_end(), UP_OK);
+    CHECK_EQ(up_blocking_begin(), UP_OK);
+    CHECK_EQ(up_blocking_end(), UP_OK);
+    return 0;
+}
