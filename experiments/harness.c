@@ -6,11 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include <openssl/crypto.h>
 #include <zlib.h>
+#include <dirent.h>
 #if defined(__linux__)
 #include <fcntl.h>
+#include <sys/syscall.h>
 #endif
 
 #include "bench_util.h"
@@ -32,17 +35,34 @@ static void task(void *arg)
 
 unsigned harness_cores(void) { return bench_cpus(); }
 
-/* ---- sampling the process's thread count ---------------------------- */
+/* ---- sampling the process's threads ---------------------------------- */
 
 /* A thread that reads the number of threads of the process (Linux:
- * /proc/self/stat) every millisecond and keeps the maximum; -1 where the
- * system does not say. */
+ * /proc/self/stat) every millisecond and keeps the maximum, and, less
+ * often, counts the threads that are running or waiting for a CPU (state
+ * R in /proc/self/task/<tid>/stat) and keeps that maximum too; -1 where
+ * the system does not say. The sampler leaves itself out of the runnable
+ * count: it is always running when it looks. */
 typedef struct sampler {
     pthread_t th;
     atomic_int stop;
     int peak;
     int fd;
+    /* The runnable sweeps: the open /proc/self/task (NULL: not available),
+     * the highest count seen (-1: no sweep yet) and the number of sweeps. */
+    DIR *tasks;
+    int peak_runnable;
+    unsigned sweeps;
 } sampler;
+
+/* The first runnable sweep follows the start by this much, the later ones
+ * come at least SWEEP_PERIOD_NS apart, and at least SWEEP_STRETCH times the
+ * CPU time of the last sweep apart, so that with many threads (a few
+ * microseconds each) the sweeps take at most about 2% of one CPU. The CPU
+ * time, not the wall time: with hundreds of runnable threads on two CPUs a
+ * sweep waits for a CPU far longer than it works, and would otherwise be
+ * pushed out past the end of most runs. */
+enum { SWEEP_FIRST_NS = 1000000, SWEEP_PERIOD_NS = 10000000, SWEEP_STRETCH = 50 };
 
 static int thread_count(int fd)
 {
@@ -65,13 +85,79 @@ static int thread_count(int fd)
 #endif
 }
 
+/* The number of threads of the process in state R, except the one with id
+ * self; -1 on systems without /proc/self/task. Threads that exit during the
+ * sweep are skipped. Each thread's state is read at a slightly different
+ * moment, so the count is a sample, not a snapshot. A sweep that sees stop
+ * set ends there with the threads counted so far: the run is over, and
+ * what the rest of the threads do now belongs to the teardown. */
+static int runnable_count(DIR *tasks, long self, atomic_int *stop)
+{
+#if defined(__linux__)
+    rewinddir(tasks); /* procfs lists the threads afresh from the start */
+    int dfd = dirfd(tasks), count = 0;
+    struct dirent *e;
+    while (!atomic_load_explicit(stop, memory_order_relaxed) && (e = readdir(tasks)) != NULL) {
+        char *end;
+        long tid = strtol(e->d_name, &end, 10);
+        if (end == e->d_name || *end || tid == self)
+            continue; /* ".", ".." and the sampler */
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "%ld/stat", tid);
+        int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = 0;
+        /* The state letter follows the last ')' (the name may hold one). */
+        char *p = strrchr(buf, ')');
+        if (p && p[1] == ' ' && p[2] == 'R')
+            count++;
+    }
+    return count;
+#else
+    (void)tasks;
+    (void)self;
+    (void)stop;
+    return -1;
+#endif
+}
+
+/* This thread's CPU time, or its wall clock where the system has no
+ * thread CPU clock. */
+static uint64_t sweep_clock_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return bench_now_ns();
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void *sample(void *arg)
 {
     sampler *s = arg;
+#if defined(__linux__)
+    long self = (long)syscall(SYS_gettid);
+#else
+    long self = -1;
+#endif
+    uint64_t next_sweep = bench_now_ns() + SWEEP_FIRST_NS;
     while (!atomic_load(&s->stop)) {
         int n = thread_count(s->fd);
         if (n > s->peak)
             s->peak = n;
+        if (s->tasks && bench_now_ns() >= next_sweep) {
+            uint64_t c0 = sweep_clock_ns();
+            int r = runnable_count(s->tasks, self, &s->stop);
+            if (r > s->peak_runnable)
+                s->peak_runnable = r;
+            s->sweeps++;
+            uint64_t gap = SWEEP_STRETCH * (sweep_clock_ns() - c0);
+            next_sweep = bench_now_ns() + (gap > SWEEP_PERIOD_NS ? gap : SWEEP_PERIOD_NS);
+        }
         bench_sleep_ns(1000000);
     }
     return NULL;
@@ -80,27 +166,44 @@ static void *sample(void *arg)
 static void sampler_start(sampler *s)
 {
     s->peak = -1;
+    s->peak_runnable = -1;
+    s->sweeps = 0;
+    s->tasks = NULL;
     atomic_store(&s->stop, 0);
 #if defined(__linux__)
-    s->fd = open("/proc/self/stat", O_RDONLY);
+    s->fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (s->fd >= 0)
+        s->tasks = opendir("/proc/self/task");
 #else
     s->fd = -1;
 #endif
     if (s->fd < 0 || pthread_create(&s->th, NULL, sample, s) != 0) {
         if (s->fd >= 0)
             close(s->fd);
+        if (s->tasks)
+            closedir(s->tasks);
         s->fd = -1;
+        s->tasks = NULL;
     }
 }
 
-static int sampler_stop(sampler *s)
+/* Stops the sampler; returns the peak thread count, sets *runnable to the
+ * peak runnable count (both -1 where unknown) and *sweeps to the number of
+ * runnable sweeps taken. */
+static int sampler_stop(sampler *s, int *runnable, unsigned *sweeps)
 {
+    *runnable = -1;
+    *sweeps = 0;
     if (s->fd < 0)
         return -1;
     atomic_store(&s->stop, 1);
     pthread_join(s->th, NULL);
     int last = thread_count(s->fd);
     close(s->fd);
+    if (s->tasks)
+        closedir(s->tasks);
+    *runnable = s->peak_runnable;
+    *sweeps = s->sweeps;
     return last > s->peak ? last : s->peak;
 }
 
@@ -143,7 +246,8 @@ static void *submitter(void *arg)
 
 typedef struct measurement {
     double ns_per_op, wall_s, cpu_use;
-    int peak_threads;
+    int peak_threads, peak_runnable;
+    unsigned runnable_sweeps;
     long nvcsw, nivcsw, maxrss_kb;
 } measurement;
 
@@ -204,7 +308,7 @@ static int measure(const peer *p, unsigned submitters, uint64_t tasks, measureme
     if (m) {
         getrusage(RUSAGE_SELF, &ru1);
         markers_stop();
-        m->peak_threads = sampler_stop(&smp);
+        m->peak_threads = sampler_stop(&smp, &m->peak_runnable, &m->runnable_sweeps);
         m->wall_s = (double)(t1 - t0) * 1e-9;
         m->ns_per_op = (double)(t1 - t0) / (double)tasks;
         m->cpu_use = (cpu_seconds(&ru1) - cpu_seconds(&ru0)) / (m->wall_s * harness_cores());
@@ -412,7 +516,9 @@ int harness_main(int argc, char **argv, const char *runner, const peer *const *p
            cores, (unsigned long long)tasks, (unsigned long long)warmup);
     printf("\"ns_per_op\":%.3f,\"wall_s\":%.6f,\"cpu_use\":%.4f,", m.ns_per_op, m.wall_s,
            m.cpu_use);
-    printf("\"peak_threads\":%d,\"peak_workers\":%d,", m.peak_threads, workers);
+    printf("\"peak_threads\":%d,\"peak_runnable\":%d,\"runnable_sweeps\":%u,"
+           "\"peak_workers\":%d,",
+           m.peak_threads, m.peak_runnable, m.runnable_sweeps, workers);
     json_str("workers_source", workers_source, 1);
     printf("\"nvcsw\":%ld,\"nivcsw\":%ld,\"maxrss_kb\":%ld,", m.nvcsw, m.nivcsw, m.maxrss_kb);
     json_counters("papi", counters_hw_names, COUNTERS_HW, &hw);

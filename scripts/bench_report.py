@@ -40,8 +40,9 @@ HW = ["PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L1_DCM", "PAPI_L2_DCM", "PAPI_L3_TCM
 SDE = ["tasks_submitted", "tasks_executed", "tasks_helped", "tasks_inlined", "steals",
        "workers_spawned", "parks", "wakes", "overloads", "workers_peak"]
 CSV_RUN_FIELDS = ["round", "position", "workload", "peer", "submitters", "tasks", "ns_per_op",
-                  "wall_s", "cpu_use", "peak_threads", "peak_workers", "workers_source", "nvcsw",
-                  "nivcsw", "maxrss_kb", "sleep", "wait", "tasks_resumed", "check", "exit"]
+                  "wall_s", "cpu_use", "peak_threads", "peak_runnable", "runnable_sweeps",
+                  "peak_workers", "workers_source", "nvcsw", "nivcsw", "maxrss_kb", "sleep", "wait",
+                  "tasks_resumed", "check", "exit"]
 # How a sleeping row's tasks slept (crossbench.sleep_kind), and the mark a
 # table cell gets when its peer slept otherwise than its row says: a -wait
 # row asks for the runtime's wait, the other sleep rows for clock_nanosleep.
@@ -92,6 +93,10 @@ def cell_stats(runs):
              "failures": sorted({r.get("check", "?") for r in rs if r not in good})}
         for k in ("cpu_use", "peak_threads", "peak_workers", "nvcsw", "nivcsw", "maxrss_kb"):
             c[k] = median([r[k] for r in good if r.get(k) is not None])
+        # Missing in runs of runners without the sampler (Go) and in results
+        # from before it; -1 where the system did not say.
+        c["peak_runnable"] = median([r["peak_runnable"] for r in good
+                                     if r.get("peak_runnable") is not None and r["peak_runnable"] >= 0])
         c["workers_source"] = good[0].get("workers_source") if good else ""
         kinds = sorted({r.get("sleep") or "" for r in good})
         c["sleep"] = "/".join(kinds)
@@ -203,9 +208,9 @@ def versus_best(stats, s, workloads, peers):
 
 def details(stats, s, workloads, peers, cores):
     head = ("| workload | peer | ns/op median | mean ± sd | eff. | CPU | workers | threads | "
-            "ctx sw vol/invol | RSS MB | SDE submitted / executed (tasks run) | cycles/op | instr/op | "
+            "runnable | ctx sw vol/invol | RSS MB | SDE submitted / executed (tasks run) | cycles/op | instr/op | "
             "sleep |")
-    lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|"]
+    lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|"]
     for w in workloads:
         loop = stats.get((w, "loop", 1))
         for p in peers:
@@ -224,13 +229,14 @@ def details(stats, s, workloads, peers, cores):
             sleep = c["sleep"] or "–"
             if c["tasks_resumed"] is not None and c["sleep"]:
                 sleep += " (%.0f resumed)" % c["tasks_resumed"]
-            lines.append("| %s | %s%s | %s | %s ± %.0f%% | %s | %.0f%% | %s | %s | %s/%s | %.0f | %s | %s | %s | %s |" % (
+            lines.append("| %s | %s%s | %s | %s ± %.0f%% | %s | %.0f%% | %s | %s | %s | %s/%s | %.0f | %s | %s | %s | %s |" % (
                 w, p, " (S-independent)" if c["s_independent"] else "", fmt_ns(c["median"]),
                 fmt_ns(c["mean"]), 100 * c["stdev"] / c["mean"] if c["mean"] else 0,
                 "%.2f" % eff if eff else "–", 100 * (c["cpu_use"] or 0),
                 "%.0f%s" % (c["peak_workers"], "" if c["workers_source"] == "peer" else "*")
                 if c["peak_workers"] is not None else "–",
                 "%.0f" % c["peak_threads"] if c["peak_threads"] is not None else "–",
+                "%.0f" % c["peak_runnable"] if c["peak_runnable"] is not None else "–",
                 "%.0f" % (c["nvcsw"] or 0), "%.0f" % (c["nivcsw"] or 0), (c["maxrss_kb"] or 0) / 1024,
                 sde, per("PAPI_TOT_CYC"), per("PAPI_TOT_INS"), sleep))
     return "\n".join(lines)
@@ -238,8 +244,9 @@ def details(stats, s, workloads, peers, cores):
 
 def write_summary_csv(stats, path):
     keys = ["workload", "peer", "submitters", "s_independent", "runs", "good", "tasks", "median",
-            "mean", "stdev", "min", "max", "cpu_use", "peak_workers", "workers_source", "peak_threads", "nvcsw",
-            "nivcsw", "maxrss_kb", "sleep", "tasks_resumed"] + HW + ["sde_" + k for k in SDE] + ["sde_tasks_run"]
+            "mean", "stdev", "min", "max", "cpu_use", "peak_workers", "workers_source", "peak_threads",
+            "peak_runnable", "nvcsw", "nivcsw", "maxrss_kb", "sleep", "tasks_resumed"] + HW + \
+        ["sde_" + k for k in SDE] + ["sde_tasks_run"]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(keys)
@@ -345,7 +352,10 @@ def report(out):
         md += ["<details><summary>Every cell at S=%d</summary>" % s, "",
                "eff. = (loop ns / %d cores) / ns; workers: the peak of worker threads (* sampled from "
                "the process's thread count less main, sampler and submitters; otherwise the peer's "
-               "own count); threads: peak OS threads sampled every ms; ctx sw and RSS from getrusage; "
+               "own count); threads: peak OS threads sampled every ms; runnable: peak of the threads "
+               "running or waiting for a CPU (state R: submitters, main and the peer's own threads, "
+               "not the sampler), sampled every 10 ms, less often with many threads, – where not "
+               "sampled; ctx sw and RSS from getrusage; "
                "SDE: ultrapool's counters read through PAPI, summed over rounds; cycles and "
                "instructions per task over the whole runner process, – where missing; sleep: how a sleep "
                "row's tasks slept (waits: the runtime's wait parked them; blocks: clock_nanosleep held "
