@@ -7,6 +7,7 @@
 #include <glib.h>
 #endif
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -84,12 +85,16 @@ static const peer p_ultrapool = {.name = "ultrapool",
 #if defined(UP_HAVE_GLIB)
 
 static GThreadPool *gpool;
-static harness_fn g_fn;
+/* Every submit of a run passes the same function; each submitter stores
+ * it, so the stores are atomic (relaxed: the push publishes the task). */
+static _Atomic(harness_fn) g_fn;
+static char g_null_arg; /* stands for a NULL argument */
 
 static void g_run(gpointer data, gpointer user)
 {
     (void)user;
-    g_fn(data == (gpointer)&g_fn ? NULL : data);
+    harness_fn fn = atomic_load_explicit(&g_fn, memory_order_relaxed);
+    fn(data == (gpointer)&g_null_arg ? NULL : data);
 }
 
 static int g_init(unsigned submitters, unsigned cores)
@@ -108,8 +113,8 @@ static int g_init(unsigned submitters, unsigned cores)
  * marker pointer. */
 static void g_submit(harness_fn fn, void *arg)
 {
-    g_fn = fn;
-    g_thread_pool_push(gpool, arg ? arg : (gpointer)&g_fn, NULL);
+    atomic_store_explicit(&g_fn, fn, memory_order_relaxed);
+    g_thread_pool_push(gpool, arg ? arg : (gpointer)&g_null_arg, NULL);
 }
 
 static void g_fini(void) { g_thread_pool_free(gpool, FALSE, TRUE); }
