@@ -135,7 +135,7 @@ int up__park(up__worker *w)
      * they are not needed, and they go sooner. */
     unsigned n = up__load_relaxed(&s->nworkers);
     uint64_t timeout = n > p->cfg.shard_min_workers ? p->cfg.idle_timeout_ns : UINT64_MAX;
-    int extra = n > p->cfg.shard_min_workers && n > s->ncpus &&
+    int extra = n > p->cfg.shard_min_workers && n > up__shard_cpus(s) &&
                 timeout > p->cfg.extra_idle_timeout_ns;
     if (extra)
         timeout = p->cfg.extra_idle_timeout_ns;

@@ -4,27 +4,32 @@
  * a new thread only helps while some of the workers are blocked (asleep
  * in the kernel: a sleep, a read, a lock), never while they are merely
  * waiting for a CPU: CPU-bound work keeps one runnable worker per CPU,
- * whatever else runs on the machine. So while a backlog persists the
- * monitor looks at each shard every spawn_delay, and adds workers only
- * when three things hold:
- *   - the backlog persisted: tasks queued at the last look are not all
- *     taken, or the queue was never empty at two looks in a row, or
- *     tasks wait in the deques of workers that took none since;
- *   - the process left CPU time unused over the interval (a blocked
- *     worker leaves its CPU idle, and a new thread could not run
- *     otherwise), or the shard's head did not move at all (workers
- *     blocked on queued tasks while other threads of the program spin);
- *   - fewer of the shard's busy workers are runnable than it has CPUs.
- *     The OS says which are (os.h: the thread's state), for at most
- *     MAX_PROBES workers per look; a worker inside up_blocking_begin()
- *     counts as blocked without asking. Where the OS cannot say, the
- *     busy workers are taken to be blocked.
- * It adds as many workers as the shard lacks runnable ones, and when
- * every busy worker is blocked, as many again as it has (doubling, for a
- * burst of blocking tasks), never more than the backlog or
- * MAX_SPAWNS_PER_LOOK. When nothing is queued the monitor sleeps until a
- * submitter or the last searching worker pokes it, so an idle pool costs
- * no wake-ups. */
+ * whatever else runs on the machine. So while a backlog persists (tasks
+ * queued at the last look not all taken, a queue never empty at two looks
+ * in a row, or tasks waiting in the deques of workers that took none
+ * since) the monitor looks at each shard every spawn_delay and measures
+ * its busy workers: the OS says, for at most MAX_PROBES of them per look,
+ * which are runnable and how much of their time the blocked ones spend
+ * blocked (measure, below); a worker inside up_blocking_begin() is blocked
+ * without asking. It then adds as many workers as fill the CPUs that the
+ * busy ones leave unused by blocking, each new one taken to run as much
+ * as the measured ones do, at most doubling the busy ones and never more
+ * than the backlog or MAX_SPAWNS_PER_LOOK. Looks that find the workers
+ * runnable come less and less often (up to one in MAX_BACKOFF), which
+ * keeps the probes' cost negligible under a CPU-bound backlog.
+ *
+ * Where the OS says nothing, the process's CPU time stands in: busy
+ * workers count as blocked when the process left at least half a CPU
+ * unused over the last CPU_WINDOW_NS (shorter windows are noise: the OS
+ * updates other threads' CPU time only at their ticks).
+ *
+ * One rescue ignores all this: a shard whose backlog made no progress at
+ * all (no task taken from its queue or its deques) for STALL_NS, while it
+ * has at most one worker per CPU, gets one more: tasks that spin-wait for
+ * a task still queued behind them are runnable, yet need it.
+ *
+ * When nothing is queued the monitor sleeps until a submitter or the last
+ * searching worker pokes it, so an idle pool costs no wake-ups. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +41,12 @@
 #define MAX_SPAWNS_PER_LOOK 32
 /* Most workers whose state one look asks the OS (a few us each). */
 #define MAX_PROBES 16
+/* Looks skipped at most after looks that found the workers runnable. */
+#define MAX_BACKOFF 16
+/* The window over which the process's CPU time says anything. */
+#define CPU_WINDOW_NS 20000000ull
+/* No progress at all for this long: one more worker (see above). */
+#define STALL_NS 100000000ull
 
 static unsigned allowed_cpus(const up_pool *p)
 {
@@ -71,10 +82,10 @@ static uint64_t deque_backlog(up__shard *s, uint64_t *taken)
 
 /* What a probe of one shard's busy workers found (monitor thread only). */
 typedef struct busy_census {
-    unsigned busy;    /* workers running a task */
-    unsigned asked;   /* of those, measured */
-    double run;       /* sum over the measured of the share of time on a CPU */
-    double blocked;   /* sum of the share of time neither on a CPU nor waiting for one */
+    unsigned busy;  /* workers running a task */
+    unsigned asked; /* of those, measured */
+    double run;     /* sum over the measured of the share of time on a CPU */
+    double blocked; /* sum of the share of time neither on a CPU nor waiting for one */
 } busy_census;
 
 /* What worker w did lately: the shares of time it ran (*run) and was
@@ -117,8 +128,10 @@ static int measure(up__worker *w, uint64_t now, double *run, double *blocked)
 
 /* Counts s's busy workers and measures up to MAX_PROBES of them, from a
  * slot that rotates between looks so that every worker gets measured in
- * turn. A worker inside a blocking region is blocked, without asking. */
-static void count_busy(up__shard *s, busy_census *c)
+ * turn; stops measuring once the measured ones want `enough` CPUs
+ * (running or waiting for one). A worker inside a blocking region is
+ * blocked, without asking. */
+static void count_busy(up__shard *s, double enough, busy_census *c)
 {
     memset(c, 0, sizeof *c);
     unsigned used = up__load_acquire(&s->slots_used), probes = 0;
@@ -137,7 +150,7 @@ static void count_busy(up__shard *s, busy_census *c)
             c->blocked += 1;
             continue;
         }
-        if (probes == MAX_PROBES)
+        if (probes == MAX_PROBES || c->asked - c->blocked >= enough)
             continue;
         probes++;
         s->mon_probe_next = (start + k + 1) % used;
@@ -151,29 +164,38 @@ static void count_busy(up__shard *s, busy_census *c)
 }
 
 /* How many workers to add to shard s, whose backlog of `queued` tasks
- * persisted while `unused` CPUs went unused, per the rule above the file:
- * as many as fill the unused CPU time that blocked workers leave, each
- * new one taken to run as much as the measured ones do; at most doubling
- * the busy ones in one look. */
-static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused)
+ * persisted, per the rule above the file. unused: the CPUs the process
+ * left unused over the last window, for when the OS says nothing about
+ * the workers (negative: not known yet). Sets *runnable when the workers
+ * were found wanting every CPU. */
+static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused, int *runnable)
 {
-    unsigned ncpus = s->ncpus ? s->ncpus : 1;
+    unsigned ncpus = up__shard_cpus(s);
     busy_census c;
-    count_busy(s, &c);
+    count_busy(s, ncpus - 0.5, &c);
+    *runnable = 0;
+    if (c.busy == 0)
+        return 0; /* workers between a task and the search: look again */
+    unsigned cap = c.busy > ncpus ? c.busy : ncpus; /* at most doubling */
     uint64_t want;
     if (c.asked == 0) {
-        want = queued; /* the OS says nothing: unused CPU time means blocked workers */
+        if (unused < 0.5)
+            return 0;
+        want = cap;
     } else {
-        double blocked = c.blocked * c.busy / c.asked; /* of all the busy ones */
-        double fill = unused < blocked ? unused : blocked;
-        if (fill > ncpus)
-            fill = ncpus;
-        if (fill < 0.5)
-            return 0; /* runnable, waiting for CPUs: another thread would only wait too */
+        /* What all the busy ones want, at the shares of those measured. */
+        double wanted = (c.asked - c.blocked) * c.busy / c.asked;
+        double blocked = c.blocked * c.busy / c.asked;
+        double fill = ncpus - wanted;
+        if (fill > blocked)
+            fill = blocked;
+        if (fill < 0.5) {
+            *runnable = 1;
+            return 0; /* waiting for CPUs, not blocked: another thread would only wait too */
+        }
         double run = c.run / c.asked;
         if (run < 1.0 / 64)
             run = 1.0 / 64;
-        unsigned cap = c.busy > ncpus ? c.busy : ncpus;
         double n = fill / run;
         want = n >= cap ? cap : n < 1 ? 1 : (uint64_t)n;
     }
@@ -182,31 +204,35 @@ static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused)
     return want > MAX_SPAWNS_PER_LOOK ? MAX_SPAWNS_PER_LOOK : want;
 }
 
-/* One look at one shard; returns 1 while it has a backlog. unused: the
- * CPUs the process left unused since the last look, on average (negative:
- * the interval was too short to tell). */
-static int look_at_shard(up_pool *p, up__shard *s, double unused)
+/* One look at one shard at time now; returns 1 while it has a backlog.
+ * unused: as for workers_wanted. */
+static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
 {
     uint64_t head = up__mpmc_taken(&s->q);
     uint64_t tail = up__mpmc_accepted(&s->q);
     uint64_t dq_taken;
     uint64_t dq_waiting = deque_backlog(s, &dq_taken);
+    int backlog = tail != head || dq_waiting;
+    int progress = head != s->mon_head || dq_taken != s->mon_deque_taken;
     /* Deque tasks that were there at the last look and none taken since:
      * their owners are busy with something else. */
     int dq_stalled = dq_waiting && dq_taken == s->mon_deque_taken;
-    s->mon_deque_taken = dq_taken;
-    int backlog = tail != head || dq_waiting;
     int persisted = backlog && head < s->mon_tail;
-    int stalled = backlog && head == s->mon_head;
     /* A queue that is never empty when we look also means busy workers,
      * even when each queued task is taken before the next look (1 ms
      * sleeps under a group's limit). */
     int standing = backlog && s->mon_tail != s->mon_head;
+    s->mon_deque_taken = dq_taken;
     s->mon_head = head;
     s->mon_tail = tail;
-    if (!backlog)
+    if (!backlog || progress)
+        s->mon_moved_at = now;
+    if (!backlog) {
+        s->mon_backoff = s->mon_skip = 0;
         return 0;
-    if (up__load_relaxed(&s->nworkers) < s->ncpus) {
+    }
+    unsigned ncpus = up__shard_cpus(s);
+    if (up__load_relaxed(&s->nworkers) < ncpus) {
         up__spawn(p, s, 0);
         return 1;
     }
@@ -217,17 +243,29 @@ static int look_at_shard(up_pool *p, up__shard *s, double unused)
         up__wake_one(p, s->index);
         return 1;
     }
-    if (!(persisted || standing || dq_stalled) || unused < 0)
+    if (up__load_seqcst(&p->starting) != 0)
+        return 1; /* the workers of the last look are not looking yet */
+    if (now - s->mon_moved_at >= STALL_NS && up__load_relaxed(&s->nworkers) <= ncpus) {
+        s->mon_moved_at = now;
+        up__spawn(p, s, 1);
         return 1;
-    /* With every CPU in use, only a head that did not move at all is worth
-     * a probe: workers blocked on queued tasks while other threads of the
-     * program spin. */
-    if (unused < 0.5) {
-        if (!(persisted && stalled))
-            return 1;
-        unused = s->ncpus;
     }
-    uint64_t want = workers_wanted(s, tail - head + dq_waiting, unused);
+    if (!(persisted || standing || dq_stalled))
+        return 1;
+    if (s->mon_skip) {
+        s->mon_skip--;
+        return 1;
+    }
+    int runnable;
+    uint64_t want = workers_wanted(s, tail - head + dq_waiting, unused, &runnable);
+    if (runnable) {
+        s->mon_backoff = s->mon_backoff ? s->mon_backoff * 2 : 1;
+        if (s->mon_backoff > MAX_BACKOFF)
+            s->mon_backoff = MAX_BACKOFF;
+        s->mon_skip = s->mon_backoff;
+    } else {
+        s->mon_backoff = 0;
+    }
     for (uint64_t i = 0; i < want; i++)
         if (up__spawn(p, s, 1) != UP_OK)
             break;
@@ -248,22 +286,20 @@ static void *monitor_main(void *arg)
     up_pool *p = arg;
     unsigned ncpus = allowed_cpus(p);
     uint64_t last_wall = up__now_ns(), last_cpu = up__os_process_cpu_ns();
+    double unused = -1;
     for (;;) {
         if (up__load_acquire(&p->stopping) && up__load_acquire(&p->workers) == 0)
             break;
-        uint64_t wall = up__now_ns(), cpu = up__os_process_cpu_ns();
-        uint64_t dwall = wall - last_wall, dcpu = cpu - last_cpu;
-        /* CPUs left unused over the interval, which must be long enough
-         * to say (the first look after a wake-up comes at once). */
-        double unused = -1;
-        if (dwall >= p->cfg.spawn_delay_ns / 2) {
-            unused = ncpus - (double)dcpu / (double)dwall;
+        uint64_t wall = up__now_ns();
+        if (wall - last_wall >= CPU_WINDOW_NS) {
+            uint64_t cpu = up__os_process_cpu_ns();
+            unused = ncpus - (double)(cpu - last_cpu) / (double)(wall - last_wall);
             last_wall = wall;
             last_cpu = cpu;
         }
         int busy = 0;
         for (unsigned i = 0; i < p->nshards; i++)
-            busy |= look_at_shard(p, &p->shards[i], unused);
+            busy |= look_at_shard(p, &p->shards[i], wall, unused);
         if (busy || up__load_acquire(&p->stopping)) {
             up__parker_wait(&p->monitor_parker, p->cfg.spawn_delay_ns);
             continue;
@@ -277,6 +313,7 @@ static void *monitor_main(void *arg)
         up__store_seqcst(&p->monitor_parked, 0);
         last_wall = up__now_ns();
         last_cpu = up__os_process_cpu_ns();
+        unused = -1;
     }
     return NULL;
 }

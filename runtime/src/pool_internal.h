@@ -52,6 +52,7 @@ struct up__worker {
     up__os_thread os_thread;  /* (atomic) */
     _Atomic int looking;      /* (atomic) */
     _Atomic unsigned blocking; /* (atomic) */
+    int in_loop;               /* (owner) this thread's loop has started once */
     /* The monitor's last reading of this thread's times (monitor only). */
     uint32_t mon_id;
     uint64_t mon_at, mon_run, mon_wait, mon_parks;
@@ -96,6 +97,8 @@ struct up__shard {
     uint64_t mon_head, mon_tail; /* (monitor thread only) positions at its last look */
     uint64_t mon_deque_taken;    /* (monitor thread only) deque tasks taken, at its last look */
     unsigned mon_probe_next;     /* (monitor thread only) slot its next probe starts at */
+    unsigned mon_backoff, mon_skip; /* (monitor thread only) looks to skip after runnable ones */
+    uint64_t mon_moved_at;       /* (monitor thread only) when the backlog last made progress */
 };
 
 /* One word of the work map (workmap.h), alone on its cache line. */
@@ -214,6 +217,10 @@ static inline void up__count_owner(_Atomic uint64_t *c)
 {
     up__store_relaxed(c, up__load_relaxed(c) + 1);
 }
+
+/* The CPUs a shard's workers count as theirs: its plan's, and 1 for a
+ * shard that got none (more shards than CPUs). */
+static inline unsigned up__shard_cpus(const up__shard *s) { return s->ncpus ? s->ncpus : 1; }
 
 /* The worker in slot i of shard s, or NULL while the slot was never used. */
 static inline up__worker *up__slot_worker(up__shard *s, unsigned i)

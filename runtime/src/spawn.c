@@ -31,6 +31,7 @@ static up__worker *new_worker(up_pool *p, unsigned shard, unsigned slot)
     w->slot = slot;
     w->rng = up__rng_seed(shard, slot);
     atomic_init(&w->state, UP__SLOT_FREE);
+    atomic_init(&w->looking, 1); /* not busy until its loop finds a task */
     return w;
 }
 
@@ -116,7 +117,7 @@ static int start_thread(up_pool *p, up__shard *s)
 
 static unsigned shard_parallelism(const up_pool *p, const up__shard *s)
 {
-    unsigned n = s->ncpus ? s->ncpus : 1;
+    unsigned n = up__shard_cpus(s);
     return n < p->cfg.shard_max_workers ? n : p->cfg.shard_max_workers;
 }
 

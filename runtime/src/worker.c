@@ -192,9 +192,14 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
     int searching = 1;
     unsigned spins = 0;
     /* Counted searching, then no longer starting: up_pool_reserve reads
-     * the two in the other order, so it never misses this worker. */
+     * the two in the other order, so it never misses this worker. A loop
+     * that starts on a fresh fiber after a task parked (park_task.c) is
+     * the same thread: it was no longer starting. */
     up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
-    up__fetch_sub_seqcst(&p->starting, 1);
+    if (!w->in_loop) {
+        w->in_loop = 1;
+        up__fetch_sub_seqcst(&p->starting, 1);
+    }
     up__store_relaxed(&w->looking, 1);
     for (;;) {
         if (find_work(w, &t)) {
@@ -209,6 +214,10 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
             if (__builtin_expect(me && me->resumer != NULL, 0))
                 up__park_loop_stale(p, me);
             up__tls_running = saved;
+            /* A task that returned inside a blocking region closes it: the
+             * worker is not blocked any more (pool.h). */
+            if (__builtin_expect(up__load_relaxed(&w->blocking) != 0, 0))
+                up__store_relaxed(&w->blocking, 0);
             up__count_executed(p, w, &p->shards[w->shard], 1);
             continue;
         }
@@ -254,7 +263,7 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
         spins = 0;
         if (r == UP__PARK_TIMEOUT && up__try_retire(w, 0))
             return;
-        if (r == UP__PARK_TIMEOUT_EXTRA && up__try_retire(w, p->shards[w->shard].ncpus))
+        if (r == UP__PARK_TIMEOUT_EXTRA && up__try_retire(w, up__shard_cpus(&p->shards[w->shard])))
             return;
     }
 }
@@ -264,6 +273,8 @@ void *up__worker_main(void *arg)
     up__worker *w = arg;
     up_pool *p = w->pool;
     up__tls_worker = w;
+    w->in_loop = 0;
+    up__store_relaxed(&w->blocking, 0);
     up__os_thread_self(&w->os_thread);
     up__help_set_stack(p->cfg.stack_size ? p->cfg.stack_size : up__os_default_stack_size());
     if (p->cfg.bind != UP_BIND_NONE &&

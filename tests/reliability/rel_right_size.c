@@ -12,6 +12,11 @@
  *     monitor slowed to one look per 10 s: the hint alone grows the pool.
  *     And the misuse answers: end without begin is UP_EINVAL on a worker,
  *     UP_OK on a plain thread.
+ *  4. Tasks that spin-wait (runnable) for a task queued behind them, one
+ *     per CPU: after the monitor's stall rescue one more worker runs it.
+ *  5. Regions and parking: inside a region up_sleep_ns blocks the thread
+ *     instead of parking the task; a task that returns with a region open
+ *     leaves its worker able to park the next task's sleep.
  *
  * It needs to see thread states (/proc/self/task/TID/stat on Linux);
  * where it cannot, it exits 77. */
@@ -31,6 +36,7 @@
 #include <unistd.h>
 
 #include <ultrapool/pool.h>
+#include <ultrapool/wait.h>
 
 #include "check.h"
 
@@ -230,6 +236,7 @@ static void blocked_readers(const char *what, up_fn fn, uint64_t spawn_delay_ns,
            st.workers, st.workers_peak, (unsigned long long)st.retired,
            (double)(test_now_ns() - t0) / 1e9);
     CHECK(st.workers_peak >= n);
+    CHECK(st.workers_peak <= n + ncpus); /* no overshoot past one per blocked task */
     CHECK_EQ(st.workers, ncpus);
     test_sleep_ms(200); /* well past the short timeout: the rest stay */
     up_pool_stats(p, &st);
@@ -237,6 +244,111 @@ static void blocked_readers(const char *what, up_fn fn, uint64_t spawn_delay_ns,
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     close(pipe_fd[0]);
     close(pipe_fd[1]);
+}
+
+/* ---- 4. Spin-waiting tasks ------------------------------------------- */
+
+static _Atomic int spin_flag;
+static _Atomic unsigned spinners_done;
+
+static void spinner(void *arg)
+{
+    (void)arg;
+    uint64_t give_up = test_now_ns() + 20ull * 1000000000u;
+    while (!atomic_load(&spin_flag) && test_now_ns() < give_up)
+        sched_yield();
+    atomic_fetch_add(&spinners_done, 1);
+}
+
+static void setter(void *arg)
+{
+    (void)arg;
+    atomic_store(&spin_flag, 1);
+}
+
+static void spin_waiters(unsigned ncpus)
+{
+    up_config cfg;
+    up_config_init(&cfg);
+    cfg.shards = 1;
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    atomic_store(&spin_flag, 0);
+    atomic_store(&spinners_done, 0);
+    uint64_t t0 = test_now_ns();
+    for (unsigned i = 0; i < ncpus; i++)
+        CHECK_EQ(up_submit_wait(p, spinner, NULL), UP_OK);
+    /* One submit wakes or starts one worker per CPU; wait until every
+     * spinner holds one, so the setter queues behind them. */
+    up_stats st;
+    WAIT_UNTIL((up_pool_stats(p, &st), st.workers >= ncpus && st.searching == 0), 5000);
+    CHECK_EQ(up_submit_wait(p, setter, NULL), UP_OK);
+    WAIT_UNTIL(atomic_load(&spinners_done) == ncpus, 10000);
+    double secs = (double)(test_now_ns() - t0) / 1e9;
+    up_pool_stats(p, &st);
+    printf("%u spin-waiting tasks released by a queued one after %.3f s, peak %u workers\n",
+           ncpus, secs, st.workers_peak);
+    CHECK_EQ(atomic_load(&spin_flag), 1);
+    CHECK(secs < 10);
+    CHECK(st.workers_peak <= ncpus + 1);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+}
+
+/* ---- 5. Regions and parking ------------------------------------------- */
+
+static void sleep_1ms(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(up_sleep_ns(1000000), UP_OK);
+}
+
+static void sleep_in_region(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(up_blocking_begin(), UP_OK);
+    CHECK_EQ(up_sleep_ns(1000000), UP_OK);
+    CHECK_EQ(up_blocking_end(), UP_OK);
+}
+
+static void leave_region_open(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(up_blocking_begin(), UP_OK);
+}
+
+/* Runs fn as the only task of p's only worker; returns the resumptions. */
+static uint64_t resumed_after(up_pool *p, up_fn fn)
+{
+    up_stats st;
+    up_pool_stats(p, &st);
+    uint64_t before = st.tasks_resumed, done = st.executed + 1;
+    CHECK_EQ(up_submit_wait(p, fn, NULL), UP_OK);
+    WAIT_UNTIL((up_pool_stats(p, &st), st.executed >= done + st.tasks_resumed - before), 5000);
+    up_pool_stats(p, &st);
+    return st.tasks_resumed - before;
+}
+
+static int regions_and_parking(void)
+{
+    up_config cfg;
+    up_config_init(&cfg);
+    cfg.shards = 1;
+    cfg.shard_min_workers = 1;
+    cfg.shard_max_workers = 1;
+    cfg.submit_help = 0; /* every task runs on the worker */
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    if (resumed_after(p, sleep_1ms) == 0) {
+        CHECK_EQ(up_pool_destroy(p), UP_OK);
+        return 0; /* tasks cannot park here (no task stacks) */
+    }
+    CHECK_EQ(resumed_after(p, sleep_in_region), 0);
+    CHECK_EQ(resumed_after(p, leave_region_open), 0);
+    CHECK_EQ(resumed_after(p, sleep_1ms), 1);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+    printf("inside a region a sleep blocks its thread; a region left open is closed at the "
+           "task's end\n");
+    return 1;
 }
 
 int main(void)
@@ -255,6 +367,9 @@ int main(void)
     blocked_readers("read() in a blocking region, monitor every 10 s", hinted_reader,
                     10ull * 1000000000u, ncpus);
     CHECK_EQ(atomic_load(&hinted_bad_end), 0);
+    spin_waiters(ncpus);
+    if (!regions_and_parking())
+        printf("tasks cannot park on this machine: the region and parking checks were skipped\n");
 
     /* Outside a worker both calls do nothing. */
     CHECK_EQ(up_blocking_end(), UP_OK);

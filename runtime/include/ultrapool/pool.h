@@ -191,14 +191,16 @@ UP_API up_pool *up_current_pool(void);
 /* Blocking regions, for a task about to block where the pool cannot see
  * it coming (a read on a pipe or a socket, a lock, a library call that
  * waits). Between up_blocking_begin() and up_blocking_end() the worker
- * counts as blocked: when tasks are queued and no worker is looking for
- * work, begin wakes a parked worker or starts one (beyond one per CPU,
- * under the caps) at once, instead of at the monitor's next look, and the
- * monitor counts the worker blocked without asking the OS (it asks the OS
- * for the others: docs/design.md, "Growing and shrinking"). Regions nest.
- * Inside a region the waits of <ultrapool/wait.h> block the thread rather
- * than park the task. Outside the pool's workers (a plain thread, a task
- * run by a helping submitter) both calls do nothing and return UP_OK;
+ * counts as blocked: when tasks are queued in its shard and no worker is
+ * looking for work, begin wakes a parked worker or starts one (beyond one
+ * per CPU, under the caps) at once, instead of at the monitor's next look,
+ * and the monitor counts the worker blocked without asking the OS (it asks
+ * the OS for the others: docs/design.md, "Growing and shrinking"). Regions
+ * nest. Inside a region the waits of <ultrapool/wait.h> block the thread
+ * rather than park the task, and so do those of tasks that a helping wait
+ * runs on the worker meanwhile. A region still open when the task returns
+ * is closed then. Outside the pool's workers (a plain thread, a task run
+ * by a helping submitter) both calls do nothing and return UP_OK;
  * up_blocking_end() on a worker with no region open returns UP_EINVAL. */
 UP_API int up_blocking_begin(void);
 UP_API int up_blocking_end(void);
