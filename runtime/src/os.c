@@ -62,8 +62,8 @@ int up__os_current_cpu(void)
 uint64_t up__os_process_cpu_ns(void)
 {
 #if defined(CLOCK_PROCESS_CPUTIME_ID)
-    /* Exact on Linux and macOS, where getrusage is sampled at the tick and
-     * says little over the monitor's 1 ms interval. */
+    /* Finer than getrusage; still, Linux brings other running threads'
+     * times up to date only at their ticks, so short windows are noise. */
     struct timespec ts;
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
         return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
