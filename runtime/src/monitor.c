@@ -30,6 +30,7 @@
  *
  * When nothing is queued the monitor sleeps until a submitter or the last
  * searching worker pokes it, so an idle pool costs no wake-ups. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,8 +44,9 @@
 #define MAX_PROBES 16
 /* Looks skipped at most after looks that found the workers runnable. */
 #define MAX_BACKOFF 16
-/* The window over which the process's CPU time says anything. */
-#define CPU_WINDOW_NS 20000000ull
+/* The windows over which the process's CPU time says anything. */
+#define CPU_WINDOW_NS     16000000ull
+#define CPU_WINDOW_MIN_NS 4000000ull
 /* No progress at all for this long: one more worker (see above). */
 #define STALL_NS 100000000ull
 
@@ -165,14 +167,15 @@ static void count_busy(up__shard *s, double enough, busy_census *c)
 
 /* How many workers to add to shard s, whose backlog of `queued` tasks
  * persisted, per the rule above the file. unused: the CPUs the process
- * left unused over the last window, for when the OS says nothing about
- * the workers (negative: not known yet). Sets *runnable when the workers
- * were found wanting every CPU. */
+ * left unused over the last window (negative: not known yet). Sets
+ * *runnable when the workers were found wanting every CPU. */
 static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused, int *runnable)
 {
     unsigned ncpus = up__shard_cpus(s);
     busy_census c;
-    count_busy(s, ncpus - 0.5, &c);
+    /* Without a window, a worker runnable now counts as wanting a CPU,
+     * and once they want them all there is nothing more to learn. */
+    count_busy(s, unused < 0 ? ncpus - 0.5 : (double)UINT_MAX, &c);
     *runnable = 0;
     if (c.busy == 0)
         return 0; /* workers between a task and the search: look again */
@@ -183,12 +186,17 @@ static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused, int
             return 0;
         want = cap;
     } else {
-        /* What all the busy ones want, at the shares of those measured. */
-        double wanted = (c.asked - c.blocked) * c.busy / c.asked;
+        /* The blocked share of all the busy ones, at the shares of those
+         * measured; the CPUs free for new workers: those the process left
+         * unused (a runnable worker may be waiting for a CPU that is only
+         * waking up, which costs tens of us on a VM), or without a window,
+         * those the runnable workers do not want. */
         double blocked = c.blocked * c.busy / c.asked;
-        double fill = ncpus - wanted;
+        double fill = unused >= 0 ? unused : ncpus - (c.asked - c.blocked) * c.busy / c.asked;
         if (fill > blocked)
             fill = blocked;
+        if (fill > ncpus)
+            fill = ncpus;
         if (fill < 0.5) {
             *runnable = 1;
             return 0; /* waiting for CPUs, not blocked: another thread would only wait too */
@@ -252,6 +260,8 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
     }
     if (!(persisted || standing || dq_stalled))
         return 1;
+    if (unused >= 0 && unused < 0.5)
+        return 1; /* every CPU in use: no new worker could run */
     if (s->mon_skip) {
         s->mon_skip--;
         return 1;
@@ -272,6 +282,40 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
     return 1;
 }
 
+/* The process's CPU time at the monitor's recent looks, for the CPUs it
+ * left unused over a sliding window of at least CPU_WINDOW_MIN_NS and
+ * about CPU_WINDOW_NS (the OS brings other threads' CPU time up to date
+ * only at their ticks, so shorter windows are noise). */
+#define CPU_SAMPLES 64
+typedef struct cpu_window {
+    uint64_t wall[CPU_SAMPLES], cpu[CPU_SAMPLES];
+    unsigned n, next; /* samples held; where the next one goes */
+} cpu_window;
+
+static void window_reset(cpu_window *w) { w->n = w->next = 0; }
+
+/* Adds the sample (wall, cpu) and returns the CPUs unused since the
+ * newest sample at least CPU_WINDOW_NS old (or the oldest held, when it
+ * is at least CPU_WINDOW_MIN_NS old); -1 when no sample is that old. */
+static double window_unused(cpu_window *w, uint64_t wall, uint64_t cpu, unsigned ncpus)
+{
+    double unused = -1;
+    for (unsigned k = 0; k < w->n; k++) {
+        unsigned i = (w->next + CPU_SAMPLES - 1 - k) % CPU_SAMPLES; /* newest first */
+        uint64_t dt = wall - w->wall[i];
+        if (dt >= CPU_WINDOW_NS || (k + 1 == w->n && dt >= CPU_WINDOW_MIN_NS)) {
+            unused = ncpus - (double)(cpu - w->cpu[i]) / (double)dt;
+            break;
+        }
+    }
+    w->wall[w->next] = wall;
+    w->cpu[w->next] = cpu;
+    w->next = (w->next + 1) % CPU_SAMPLES;
+    if (w->n < CPU_SAMPLES)
+        w->n++;
+    return unused;
+}
+
 static int any_backlog(up_pool *p)
 {
     uint64_t taken;
@@ -285,18 +329,13 @@ static void *monitor_main(void *arg)
 {
     up_pool *p = arg;
     unsigned ncpus = allowed_cpus(p);
-    uint64_t last_wall = up__now_ns(), last_cpu = up__os_process_cpu_ns();
-    double unused = -1;
+    cpu_window win;
+    window_reset(&win);
     for (;;) {
         if (up__load_acquire(&p->stopping) && up__load_acquire(&p->workers) == 0)
             break;
         uint64_t wall = up__now_ns();
-        if (wall - last_wall >= CPU_WINDOW_NS) {
-            uint64_t cpu = up__os_process_cpu_ns();
-            unused = ncpus - (double)(cpu - last_cpu) / (double)(wall - last_wall);
-            last_wall = wall;
-            last_cpu = cpu;
-        }
+        double unused = window_unused(&win, wall, up__os_process_cpu_ns(), ncpus);
         int busy = 0;
         for (unsigned i = 0; i < p->nshards; i++)
             busy |= look_at_shard(p, &p->shards[i], wall, unused);
@@ -311,9 +350,7 @@ static void *monitor_main(void *arg)
         if (!any_backlog(p) && !up__load_seqcst(&p->stopping))
             up__parker_wait(&p->monitor_parker, UINT64_MAX);
         up__store_seqcst(&p->monitor_parked, 0);
-        last_wall = up__now_ns();
-        last_cpu = up__os_process_cpu_ns();
-        unused = -1;
+        window_reset(&win);
     }
     return NULL;
 }
