@@ -86,9 +86,20 @@ static uint64_t deque_backlog(up__shard *s, uint64_t *taken)
 typedef struct busy_census {
     unsigned busy;  /* workers running a task */
     unsigned asked; /* of those, measured */
+    unsigned pending; /* of those, read for the first time: measured at the next look */
     double run;     /* sum over the measured of the share of time on a CPU */
     double blocked; /* sum of the share of time neither on a CPU nor waiting for one */
 } busy_census;
+
+/* measure()'s answers besides 0: the OS says nothing, or a first
+ * reading, to be compared with at the next look. */
+enum { MEASURE_UNKNOWN = -1, MEASURE_PENDING = -2 };
+
+/* A worker blocked for less than this share of the time since the last
+ * reading counts as runnable: brief waits (a contended lock, a random
+ * number source) are not what another thread would cover, and adding
+ * threads to a contended lock makes it worse. */
+#define MOSTLY_BLOCKED 0.5
 
 /* What worker w did lately: the shares of time it ran (*run) and was
  * blocked (*blocked), the rest being time runnable but waiting for a CPU.
@@ -99,13 +110,13 @@ typedef struct busy_census {
  * it tell how much it blocks (a task that sleeps 1 us blocks for most of
  * its life, yet runs for some of it); without a reading that can be used
  * (the first one, one that spans a park of w, whose idle time would look
- * blocked, or a new thread) it counts as blocked throughout. Returns 0,
- * or -1 when the OS says nothing. */
+ * blocked, or a new thread) the answer waits for the next look. Where the
+ * OS keeps no times, the state alone answers. Returns 0 or MEASURE_*. */
 static int measure(up__worker *w, uint64_t now, double *run, double *blocked)
 {
     int state = up__os_thread_blocked(&w->os_thread);
     if (state < 0)
-        return -1;
+        return MEASURE_UNKNOWN;
     *run = state ? 0 : 1;
     *blocked = state ? 1 : 0;
     uint64_t r, q;
@@ -113,19 +124,22 @@ static int measure(up__worker *w, uint64_t now, double *run, double *blocked)
         return 0;
     uint32_t id = up__load_acquire(&w->os_thread.id);
     uint64_t parks = up__load_relaxed(&w->parks);
-    if (w->mon_id == id && w->mon_parks == parks && now > w->mon_at && r >= w->mon_run &&
-        q >= w->mon_wait) {
+    int valid = w->mon_id == id && w->mon_parks == parks && now > w->mon_at && r >= w->mon_run &&
+                q >= w->mon_wait;
+    if (valid) {
         double dt = (double)(now - w->mon_at);
         double ran = (double)(r - w->mon_run) / dt, waited = (double)(q - w->mon_wait) / dt;
         *run = ran > 1 ? 1 : ran;
         *blocked = ran + waited < 1 ? 1 - ran - waited : 0;
+        if (*blocked < MOSTLY_BLOCKED)
+            *blocked = 0;
     }
     w->mon_id = id;
     w->mon_at = now;
     w->mon_run = r;
     w->mon_wait = q;
     w->mon_parks = parks;
-    return 0;
+    return valid ? 0 : MEASURE_PENDING;
 }
 
 /* Counts s's busy workers and measures up to MAX_PROBES of them, from a
@@ -157,10 +171,13 @@ static void count_busy(up__shard *s, double enough, busy_census *c)
         probes++;
         s->mon_probe_next = (start + k + 1) % used;
         double run, blocked;
-        if (measure(w, now, &run, &blocked) == 0) {
+        int rc = measure(w, now, &run, &blocked);
+        if (rc == 0) {
             c->asked++;
             c->run += run;
             c->blocked += blocked;
+        } else if (rc == MEASURE_PENDING) {
+            c->pending++;
         }
     }
 }
@@ -182,7 +199,7 @@ static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused, int
     unsigned cap = c.busy > ncpus ? c.busy : ncpus; /* at most doubling */
     uint64_t want;
     if (c.asked == 0) {
-        if (unused < 0.5)
+        if (c.pending || unused < 0.5)
             return 0;
         want = cap;
     } else {
