@@ -23,6 +23,22 @@ static void hand_off(up_pool *p, up__shard *s)
         up__monitor_poke(p);
 }
 
+int up__region_spawn(up_pool *p, up__shard *s)
+{
+    unsigned inside = up__load_seqcst(&s->in_region);
+    if (inside == 0 || up__load_relaxed(&s->nworkers) >= up__shard_cpus(s) + inside)
+        return 0;
+    return up__spawn(p, s, 1) == UP_OK;
+}
+
+void up__region_close(up__worker *w)
+{
+    if (up__load_relaxed(&w->blocking) == 0)
+        return;
+    up__store_relaxed(&w->blocking, 0);
+    up__fetch_sub_relaxed(&w->pool->shards[w->shard].in_region, 1);
+}
+
 int up_blocking_begin(void)
 {
     up__worker *w = up__tls_worker;
@@ -30,8 +46,14 @@ int up_blocking_begin(void)
         return UP_OK;
     unsigned depth = up__load_relaxed(&w->blocking);
     up__store_relaxed(&w->blocking, depth + 1);
-    if (depth == 0)
-        hand_off(w->pool, &w->pool->shards[w->shard]);
+    if (depth == 0) {
+        up__shard *s = &w->pool->shards[w->shard];
+        /* Counted before the look for work: a submit that publishes after
+         * the look sees the count (up__region_spawn) and starts a worker
+         * itself. Both sides are sequentially consistent RMW then load. */
+        up__fetch_add_seqcst(&s->in_region, 1);
+        hand_off(w->pool, s);
+    }
     return UP_OK;
 }
 
@@ -46,5 +68,7 @@ int up_blocking_end(void)
         return UP_EINVAL;
     }
     up__store_relaxed(&w->blocking, depth - 1);
+    if (depth == 1)
+        up__fetch_sub_relaxed(&w->pool->shards[w->shard].in_region, 1);
     return UP_OK;
 }

@@ -134,13 +134,17 @@ static void run_record(void *payload)
     finish(g);
 }
 
-/* Sleeps until ready. Threads that are workers of the group's pool wake
- * every spawn_delay to help again: a task may have been queued that only
- * they can run (every worker of a capped pool waiting in a group). */
-static void sleep_until(up_group *g, int kind)
+/* Sleeps until ready. Threads that are workers of the group's pool and
+ * may still help (can_help: below the helping bound) wake every
+ * spawn_delay to help again: a task may have been queued that only they
+ * can run (every worker of a capped pool waiting in a group). A waiter at
+ * the bound could not run it, and sleeps until woken, so that it shows
+ * blocked and the pool adds a worker in its place. */
+static void sleep_until(up_group *g, int kind, int can_help)
 {
     up__worker *w = up__tls_worker;
-    uint64_t slice = w && w->pool == g->pool ? g->pool->cfg.spawn_delay_ns : UINT64_MAX;
+    uint64_t slice =
+        can_help && w && w->pool == g->pool ? g->pool->cfg.spawn_delay_ns : UINT64_MAX;
     pthread_mutex_lock(&g->mu);
     g->sleepers++;
     uint64_t s = up__fetch_or_acq_rel(&g->state, WAITERS) | WAITERS;
@@ -167,13 +171,15 @@ static void sleep_until(up_group *g, int kind)
 static uint64_t await(up_group *g, int kind)
 {
     unsigned spins = 0, spin_max = g->pool->cfg.spin;
+    int can_help = 1;
     for (;;) {
         uint64_t s = up__load_acquire(&g->state);
         if (ready(g, s, kind))
             return s;
         /* Helping nests on this stack: help.h bounds how deep, for every
          * kind of helping together; beyond that this waiter sleeps. */
-        if (up__help_enter()) {
+        can_help = up__help_enter();
+        if (can_help) {
             /* A task run from here belongs to no group until it says so:
              * the empty frame hides the enclosing ones from
              * up_group_current(), while frames_of() still sees them. */
@@ -191,7 +197,7 @@ static uint64_t await(up_group *g, int kind)
             up__spin_step(++spins, 32);
             continue;
         }
-        sleep_until(g, kind);
+        sleep_until(g, kind, can_help);
         spins = 0;
     }
 }

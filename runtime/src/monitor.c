@@ -100,6 +100,9 @@ enum { MEASURE_UNKNOWN = -1, MEASURE_PENDING = -2 };
  * number source) are not what another thread would cover, and adding
  * threads to a contended lock makes it worse. */
 #define MOSTLY_BLOCKED 0.5
+/* Busy workers blocked for this share of their time in all get workers
+ * whether or not the process left CPU time unused (workers_wanted). */
+#define ALL_BLOCKED 0.9
 
 /* What worker w did lately: the shares of time it ran (*run) and was
  * blocked (*blocked), the rest being time runnable but waiting for a CPU.
@@ -212,6 +215,12 @@ static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused, int
         double fill = unused >= 0 ? unused : ncpus - (c.asked - c.blocked) * c.busy / c.asked;
         if (fill > blocked)
             fill = blocked;
+        /* Workers blocked nearly all the time need threads more than CPU
+         * time: whatever uses the CPUs meanwhile (other threads of the
+         * program, other processes, a sanitizer), their tasks wait for
+         * something, perhaps for the queued ones. */
+        if (blocked >= ALL_BLOCKED * c.busy && fill < blocked)
+            fill = blocked;
         if (fill > ncpus)
             fill = ncpus;
         if (fill < 0.5) {
@@ -277,8 +286,6 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
     }
     if (!(persisted || standing || dq_stalled))
         return 1;
-    if (unused >= 0 && unused < 0.5)
-        return 1; /* every CPU in use: no new worker could run */
     if (s->mon_skip) {
         s->mon_skip--;
         return 1;

@@ -75,6 +75,7 @@ struct up__worker {
 struct up__shard {
     up__mpmc q;
     UP_ALIGNED_LINE _Atomic unsigned nworkers; /* (atomic) reserved worker count */
+    _Atomic unsigned in_region;                /* (atomic) workers inside a blocking region */
     unsigned index;                            /* (ro) */
     unsigned ncpus;                            /* (ro) CPUs the plan gave this shard */
     unsigned nslots;                           /* (ro) slot table size: shard_max_workers */
@@ -203,6 +204,12 @@ unsigned up__home_shard(const up_pool *p);
  * released chain of waiting tasks, wait.c): the same step as a submit's
  * after publishing (wake one if nobody searches, else grow or poke). */
 void up__publish_wake(up_pool *p, unsigned shard);
+/* blocking.c: after a publish found no worker to wake and the shard at
+ * one worker per CPU, starts one beyond that when workers of s are inside
+ * blocking regions and fewer than one per CPU are left outside; 1 when it
+ * started one. Closes a region the task left open (the worker loop). */
+int up__region_spawn(up_pool *p, up__shard *s);
+void up__region_close(up__worker *w);
 /* monitor.c */
 int up__monitor_start(up_pool *p);
 void up__monitor_poke(up_pool *p);

@@ -92,8 +92,9 @@ static void after_publish(up_pool *p, up__shard *s, int mode)
     if (mode & MODE_NOGROW)
         return; /* the caller grows the pool itself if nobody comes */
     /* Every worker is busy: grow toward one worker per CPU of the shard,
-     * beyond that let the monitor judge whether tasks are blocked. */
-    if (up__spawn(p, s, 0) != UP_OK)
+     * beyond that for workers inside blocking regions, and otherwise let
+     * the monitor judge whether tasks are blocked. */
+    if (up__spawn(p, s, 0) != UP_OK && !up__region_spawn(p, s))
         up__monitor_poke(p);
 }
 

@@ -217,7 +217,7 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
             /* A task that returned inside a blocking region closes it: the
              * worker is not blocked any more (pool.h). */
             if (__builtin_expect(up__load_relaxed(&w->blocking) != 0, 0))
-                up__store_relaxed(&w->blocking, 0);
+                up__region_close(w);
             up__count_executed(p, w, &p->shards[w->shard], 1);
             continue;
         }

@@ -9,7 +9,8 @@
  *     the workers beyond one per CPU retire after extra_idle_timeout_ns
  *     while the others stay for idle_timeout_ns.
  *  3. The same inside up_blocking_begin()/up_blocking_end(), with the
- *     monitor slowed to one look per 10 s: the hint alone grows the pool.
+ *     monitor slowed to one look per 10 s: the hint alone grows the pool,
+ *     also when each reader blocks before the next one is submitted.
  *     And the misuse answers: end without begin is UP_EINVAL on a worker,
  *     UP_OK on a plain thread.
  *  4. Tasks that spin-wait (runnable) for a task queued behind them, one
@@ -197,7 +198,11 @@ static void hinted_reader(void *arg)
     atomic_fetch_add(&readers_done, 1);
 }
 
-static void blocked_readers(const char *what, up_fn fn, uint64_t spawn_delay_ns, unsigned ncpus)
+/* slow: the submitter sleeps 1 ms between submits, so the readers it
+ * started block before the next task is queued (the submit itself must
+ * then start the worker for it). */
+static void blocked_readers(const char *what, up_fn fn, uint64_t spawn_delay_ns, int slow,
+                            unsigned ncpus)
 {
     unsigned n = 64;
     up_config cfg;
@@ -212,8 +217,11 @@ static void blocked_readers(const char *what, up_fn fn, uint64_t spawn_delay_ns,
     atomic_store(&readers_started, 0);
     atomic_store(&readers_done, 0);
     uint64_t t0 = test_now_ns();
-    for (unsigned i = 0; i < n; i++)
+    for (unsigned i = 0; i < n; i++) {
         CHECK_EQ(up_submit_wait(p, fn, NULL), UP_OK);
+        if (slow)
+            test_sleep_ms(1);
+    }
     /* Nothing is written before every reader has started: each start needs
      * a worker of its own. */
     WAIT_UNTIL(atomic_load(&readers_started) == n, 8000);
@@ -363,9 +371,11 @@ int main(void)
     cpu_bound("beside one busy process per CPU", ncpus);
     stop_hogs();
 
-    blocked_readers("read() on a pipe", reader, 1000000ull, ncpus);
+    blocked_readers("read() on a pipe", reader, 1000000ull, 0, ncpus);
     blocked_readers("read() in a blocking region, monitor every 10 s", hinted_reader,
-                    10ull * 1000000000u, ncpus);
+                    10ull * 1000000000u, 0, ncpus);
+    blocked_readers("the same, submitted 1 ms apart", hinted_reader, 10ull * 1000000000u, 1,
+                    ncpus);
     CHECK_EQ(atomic_load(&hinted_bad_end), 0);
     spin_waiters(ncpus);
     if (!regions_and_parking())
