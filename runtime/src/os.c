@@ -87,10 +87,13 @@ void up__os_thread_self(up__os_thread *t)
 }
 
 #if defined(__linux__)
-/* Reads /proc/self/task/TID/<file> into buf (NUL-terminated); the length
- * read, or -1. */
-static ssize_t read_task_file(uint32_t id, const char *file, char *buf, size_t size)
+/* Reads /proc/self/task/TID/<file> of thread t into buf (NUL-terminated);
+ * the length read, or -1 (no id yet, no such file). */
+static ssize_t read_task_file(const up__os_thread *t, const char *file, char *buf, size_t size)
 {
+    uint32_t id = up__load_acquire(&t->id);
+    if (id == 0)
+        return -1;
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%u/%s", (unsigned)id, file);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -107,12 +110,9 @@ static ssize_t read_task_file(uint32_t id, const char *file, char *buf, size_t s
 
 int up__os_thread_blocked(const up__os_thread *t)
 {
-    uint32_t id = up__load_acquire(&t->id);
-    if (id == 0)
-        return -1;
 #if defined(__linux__)
     char buf[256];
-    if (read_task_file(id, "stat", buf, sizeof buf) < 0)
+    if (read_task_file(t, "stat", buf, sizeof buf) < 0)
         return -1;
     /* "tid (comm) S ...": the name may hold spaces and parentheses, so the
      * state is the letter after the last ')'. */
@@ -129,6 +129,9 @@ int up__os_thread_blocked(const up__os_thread *t)
         return -1;
     }
 #elif defined(__APPLE__)
+    uint32_t id = up__load_acquire(&t->id);
+    if (id == 0)
+        return -1;
     thread_basic_info_data_t info;
     mach_msg_type_number_t count = THREAD_BASIC_INFO_COUNT;
     if (thread_info((thread_act_t)id, THREAD_BASIC_INFO, (thread_info_t)&info, &count) !=
@@ -138,18 +141,16 @@ int up__os_thread_blocked(const up__os_thread *t)
         return 0;
     return info.run_state == TH_STATE_WAITING || info.run_state == TH_STATE_UNINTERRUPTIBLE ? 1 : -1;
 #else
+    (void)t;
     return -1;
 #endif
 }
 
 int up__os_thread_times(const up__os_thread *t, uint64_t *run, uint64_t *wait)
 {
-    uint32_t id = up__load_acquire(&t->id);
-    if (id == 0)
-        return -1;
 #if defined(__linux__)
     char buf[96];
-    if (read_task_file(id, "schedstat", buf, sizeof buf) < 0)
+    if (read_task_file(t, "schedstat", buf, sizeof buf) < 0)
         return -1;
     unsigned long long r, w;
     if (sscanf(buf, "%llu %llu", &r, &w) != 2)
@@ -158,6 +159,7 @@ int up__os_thread_times(const up__os_thread *t, uint64_t *run, uint64_t *wait)
     *wait = w;
     return 0;
 #else
+    (void)t;
     (void)run;
     (void)wait;
     return -1;
