@@ -143,8 +143,7 @@ static void run_record(void *payload)
 static void sleep_until(up_group *g, int kind, int can_help)
 {
     up__worker *w = up__tls_worker;
-    uint64_t slice =
-        can_help && w && w->pool == g->pool ? g->pool->cfg.spawn_delay_ns : UINT64_MAX;
+    uint64_t slice = can_help && w && w->pool == g->pool ? g->pool->cfg.spawn_delay_ns : UINT64_MAX;
     pthread_mutex_lock(&g->mu);
     g->sleepers++;
     uint64_t s = up__fetch_or_acq_rel(&g->state, WAITERS) | WAITERS;

@@ -84,11 +84,11 @@ static uint64_t deque_backlog(up__shard *s, uint64_t *taken)
 
 /* What a probe of one shard's busy workers found (monitor thread only). */
 typedef struct busy_census {
-    unsigned busy;  /* workers running a task */
-    unsigned asked; /* of those, measured */
+    unsigned busy;    /* workers running a task */
+    unsigned asked;   /* of those, measured */
     unsigned pending; /* of those, read for the first time: measured at the next look */
-    double run;     /* sum over the measured of the share of time on a CPU */
-    double blocked; /* sum of the share of time neither on a CPU nor waiting for one */
+    double run;       /* sum over the measured of the share of time on a CPU */
+    double blocked;   /* sum of the share of time neither on a CPU nor waiting for one */
 } busy_census;
 
 /* measure()'s answers besides 0: the OS says nothing, or a first
@@ -160,8 +160,7 @@ static void count_busy(up__shard *s, double enough, busy_census *c)
     unsigned start = s->mon_probe_next % used;
     for (unsigned k = 0; k < used; k++) {
         up__worker *w = up__slot_worker(s, (start + k) % used);
-        if (!w || up__load_acquire(&w->state) != UP__SLOT_RUNNING ||
-            up__load_relaxed(&w->looking))
+        if (!w || up__load_acquire(&w->state) != UP__SLOT_RUNNING || up__load_relaxed(&w->looking))
             continue;
         c->busy++;
         if (up__load_relaxed(&w->blocking)) {

@@ -139,7 +139,8 @@ int up__os_thread_blocked(const up__os_thread *t)
         return -1;
     if (info.run_state == TH_STATE_RUNNING)
         return 0;
-    return info.run_state == TH_STATE_WAITING || info.run_state == TH_STATE_UNINTERRUPTIBLE ? 1 : -1;
+    return info.run_state == TH_STATE_WAITING || info.run_state == TH_STATE_UNINTERRUPTIBLE ? 1
+                                                                                            : -1;
 #else
     (void)t;
     return -1;

@@ -49,14 +49,14 @@ struct up__worker {
      * the thread as the OS knows it, whether the worker is looking for
      * work (searching or parked, not in a task), and how deep it is in
      * up_blocking_begin regions (blocking.c). Written by the owner. */
-    up__os_thread os_thread;  /* (atomic) */
-    _Atomic int looking;      /* (atomic) */
+    up__os_thread os_thread;   /* (atomic) */
+    _Atomic int looking;       /* (atomic) */
     _Atomic unsigned blocking; /* (atomic) */
     int in_loop;               /* (owner) this thread's loop has started once */
     /* The monitor's last reading of this thread's times (monitor only). */
     uint32_t mon_id;
     uint64_t mon_at, mon_run, mon_wait, mon_parks;
-    uint32_t rng;          /* (owner) victim selection */
+    uint32_t rng; /* (owner) victim selection */
     /* Parked tasks (park_task.c): the fiber running this worker's loop,
      * the fiber running on this worker now (a resumed task's, or the
      * loop's; NULL when the loop runs on the thread's own stack and
@@ -95,11 +95,11 @@ struct up__shard {
     UP_ALIGNED_LINE _Atomic uint64_t helped;
     _Atomic uint64_t direct; /* accepted by running them on the submitter */
     /* The monitor's view of progress. */
-    uint64_t mon_head, mon_tail; /* (monitor thread only) positions at its last look */
-    uint64_t mon_deque_taken;    /* (monitor thread only) deque tasks taken, at its last look */
-    unsigned mon_probe_next;     /* (monitor thread only) slot its next probe starts at */
+    uint64_t mon_head, mon_tail;    /* (monitor thread only) positions at its last look */
+    uint64_t mon_deque_taken;       /* (monitor thread only) deque tasks taken, at its last look */
+    unsigned mon_probe_next;        /* (monitor thread only) slot its next probe starts at */
     unsigned mon_backoff, mon_skip; /* (monitor thread only) looks to skip after runnable ones */
-    uint64_t mon_moved_at;       /* (monitor thread only) when the backlog last made progress */
+    uint64_t mon_moved_at;          /* (monitor thread only) when the backlog last made progress */
 };
 
 /* One word of the work map (workmap.h), alone on its cache line. */

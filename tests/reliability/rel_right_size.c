@@ -294,8 +294,8 @@ static void spin_waiters(unsigned ncpus)
     WAIT_UNTIL(atomic_load(&spinners_done) == ncpus, 10000);
     double secs = (double)(test_now_ns() - t0) / 1e9;
     up_pool_stats(p, &st);
-    printf("%u spin-waiting tasks released by a queued one after %.3f s, peak %u workers\n",
-           ncpus, secs, st.workers_peak);
+    printf("%u spin-waiting tasks released by a queued one after %.3f s, peak %u workers\n", ncpus,
+           secs, st.workers_peak);
     CHECK_EQ(atomic_load(&spin_flag), 1);
     CHECK(secs < 10);
     CHECK(st.workers_peak <= ncpus + 1);
@@ -374,8 +374,7 @@ int main(void)
     blocked_readers("read() on a pipe", reader, 1000000ull, 0, ncpus);
     blocked_readers("read() in a blocking region, monitor every 10 s", hinted_reader,
                     10ull * 1000000000u, 0, ncpus);
-    blocked_readers("the same, submitted 1 ms apart", hinted_reader, 10ull * 1000000000u, 1,
-                    ncpus);
+    blocked_readers("the same, submitted 1 ms apart", hinted_reader, 10ull * 1000000000u, 1, ncpus);
     CHECK_EQ(atomic_load(&hinted_bad_end), 0);
     spin_waiters(ncpus);
     if (!regions_and_parking())

@@ -70,31 +70,31 @@ typedef struct up_config {
     /* Each field but the hooks has a variable, applied by up_config_init();
      * a field the program sets after that wins over its variable. Defaults,
      * ranges and units: docs/env.md. A value out of range is UP_EINVAL. */
-    unsigned shards;              /* UP_SHARDS: shards; 0 (default): from the topology */
-    unsigned shard_min_workers;   /* UP_SHARD_MIN_WORKERS: floor per shard, never retired (1) */
-    unsigned shard_max_workers;   /* UP_SHARD_MAX_WORKERS: cap per shard (1024) */
-    unsigned max_workers;         /* UP_MAX_WORKERS: cap over all shards; 0 (default): none */
-    unsigned queue_capacity;      /* UP_QUEUE_CAPACITY: slots per shard, a power of two (1024) */
-    unsigned deque_capacity;      /* UP_DEQUE_CAPACITY: slots per worker for nested submits, a
-                                     power of two (256) */
-    uint64_t idle_timeout_ns;     /* UP_IDLE_TIMEOUT: idle time before a worker above the floor
-                                     retires (1 s) */
+    unsigned shards;                /* UP_SHARDS: shards; 0 (default): from the topology */
+    unsigned shard_min_workers;     /* UP_SHARD_MIN_WORKERS: floor per shard, never retired (1) */
+    unsigned shard_max_workers;     /* UP_SHARD_MAX_WORKERS: cap per shard (1024) */
+    unsigned max_workers;           /* UP_MAX_WORKERS: cap over all shards; 0 (default): none */
+    unsigned queue_capacity;        /* UP_QUEUE_CAPACITY: slots per shard, a power of two (1024) */
+    unsigned deque_capacity;        /* UP_DEQUE_CAPACITY: slots per worker for nested submits, a
+                                       power of two (256) */
+    uint64_t idle_timeout_ns;       /* UP_IDLE_TIMEOUT: idle time before a worker above the floor
+                                       retires (1 s) */
     uint64_t extra_idle_timeout_ns; /* UP_EXTRA_IDLE_TIMEOUT: idle time before a worker beyond
                                        its shard's CPU count (started for blocked tasks)
                                        retires, if shorter than idle_timeout_ns (50 ms) */
-    uint64_t spawn_delay_ns;      /* UP_SPAWN_DELAY: how often the monitor looks at a backlog
-                                     for blocked workers (1 ms) */
-    unsigned spin;                /* UP_SPIN: polls of an idle worker before it parks (256) */
-    int submit_help;              /* UP_SUBMIT_HELP: a waiting submitter facing a full queue:
-                                     0 sleeps, 1 runs queued tasks, 2 (default) runs queued
-                                     ones then its own */
-    up_bind bind;                 /* UP_BIND: worker binding (UP_BIND_NONE) */
-    unsigned shard_max_cores;     /* UP_SHARD_MAX_CORES: cores per topology shard at most;
-                                     0 (default): 8 */
-    up_shard_choice shard_choice; /* UP_SHARD_CHOICE: where an outside submit goes first
-                                     (UP_SHARD_LOCAL) */
-    size_t stack_size;            /* UP_STACK_SIZE: worker stack bytes; 0 (default): the
-                                     system's */
+    uint64_t spawn_delay_ns;        /* UP_SPAWN_DELAY: how often the monitor looks at a backlog
+                                       for blocked workers (1 ms) */
+    unsigned spin;                  /* UP_SPIN: polls of an idle worker before it parks (256) */
+    int submit_help;                /* UP_SUBMIT_HELP: a waiting submitter facing a full queue:
+                                       0 sleeps, 1 runs queued tasks, 2 (default) runs queued
+                                       ones then its own */
+    up_bind bind;                   /* UP_BIND: worker binding (UP_BIND_NONE) */
+    unsigned shard_max_cores;       /* UP_SHARD_MAX_CORES: cores per topology shard at most;
+                                       0 (default): 8 */
+    up_shard_choice shard_choice;   /* UP_SHARD_CHOICE: where an outside submit goes first
+                                       (UP_SHARD_LOCAL) */
+    size_t stack_size;              /* UP_STACK_SIZE: worker stack bytes; 0 (default): the
+                                       system's */
     up_worker_start_fn on_worker_start; /* no variable: set by the program */
     up_worker_stop_fn on_worker_stop;
     void *hook_ctx;
