@@ -40,6 +40,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 
 static unsigned allowed_cpus(void)
 {
@@ -338,14 +339,9 @@ static uint64_t resumed_after(up_pool *p, up_fn fn)
 
 static int regions_and_parking(void)
 {
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 1;
-    cfg.shard_max_workers = 1;
-    cfg.submit_help = 0; /* every task runs on the worker */
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    /* One task at a time in a queue far from full: every task runs on the
+     * one worker, none on the submitter. */
+    up_pool *p = test_one_worker_pool(0, NULL, NULL);
     if (resumed_after(p, sleep_1ms) == 0) {
         CHECK_EQ(up_pool_destroy(p), UP_OK);
         return 0; /* tasks cannot park here (no task stacks) */
