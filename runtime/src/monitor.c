@@ -112,8 +112,9 @@ enum { MEASURE_UNKNOWN = -1, MEASURE_PENDING = -2 };
  * up-to-date times, and its shares since the monitor's last reading of
  * it tell how much it blocks (a task that sleeps 1 us blocks for most of
  * its life, yet runs for some of it); without a reading that can be used
- * (the first one, one that spans a park of w, whose idle time would look
- * blocked, or a new thread) the answer waits for the next look. Where the
+ * (the first one, one that spans a park of w or a turn it stood aside for
+ * a submitter (cede.c), whose idle time would look blocked, or a new
+ * thread) the answer waits for the next look. Where the
  * OS keeps no times, the state alone answers. Returns 0 or MEASURE_*. */
 static int measure(up__worker *w, uint64_t now, double *run, double *blocked)
 {
@@ -126,9 +127,9 @@ static int measure(up__worker *w, uint64_t now, double *run, double *blocked)
     if (!state || up__os_thread_times(&w->os_thread, &r, &q) != 0)
         return 0;
     uint32_t id = up__load_acquire(&w->os_thread.id);
-    uint64_t parks = up__load_relaxed(&w->parks);
-    int valid = w->mon_id == id && w->mon_parks == parks && now > w->mon_at && r >= w->mon_run &&
-                q >= w->mon_wait;
+    uint64_t parks = up__load_relaxed(&w->parks), cedes = up__load_acquire(&w->cedes);
+    int valid = w->mon_id == id && w->mon_parks == parks && w->mon_cedes == cedes &&
+                now > w->mon_at && r >= w->mon_run && q >= w->mon_wait;
     if (valid) {
         double dt = (double)(now - w->mon_at);
         double ran = (double)(r - w->mon_run) / dt, waited = (double)(q - w->mon_wait) / dt;
@@ -142,6 +143,7 @@ static int measure(up__worker *w, uint64_t now, double *run, double *blocked)
     w->mon_run = r;
     w->mon_wait = q;
     w->mon_parks = parks;
+    w->mon_cedes = cedes;
     return valid ? 0 : MEASURE_PENDING;
 }
 
@@ -217,8 +219,11 @@ static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused, int
         /* Workers blocked nearly all the time need threads more than CPU
          * time: whatever uses the CPUs meanwhile (other threads of the
          * program, other processes, a sanitizer), their tasks wait for
-         * something, perhaps for the queued ones. */
-        if (blocked >= ALL_BLOCKED * c.busy && fill < blocked)
+         * something, perhaps for the queued ones. Not so while submitters
+         * run tasks inline (cede.c): they are what uses the CPUs, the
+         * queued tasks are moving, and what the workers wait for is most
+         * likely a lock those submitters hold. */
+        if (blocked >= ALL_BLOCKED * c.busy && fill < blocked && up__cede_leases(s) == 0)
             fill = blocked;
         if (fill > ncpus)
             fill = ncpus;

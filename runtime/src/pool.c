@@ -235,6 +235,9 @@ static int inside_own_task(const up_pool *p)
  * deque pushes, executed counts are added after each task returns. */
 static int all_executed(up_pool *p)
 {
+    /* Orders the caller's earlier store of stopping before these loads,
+     * as up__accept_own expects (atomic.h: the store-buffering step). */
+    up__fence_sb();
     up_stats st;
     up_pool_stats(p, &st);
     return st.executed == st.submitted;
@@ -356,6 +359,8 @@ int up_pool_destroy(up_pool *p)
 static void add_shard_executed(up__shard *s, up_stats *out)
 {
     uint64_t helped = up__load_acquire(&s->helped);
+    for (unsigned i = 0; i < UP__LEASES; i++)
+        helped += up__load_acquire(&s->inline_counts[i].executed);
     out->helped += helped;
     out->executed += helped;
     unsigned used = up__load_acquire(&s->slots_used);
@@ -369,9 +374,18 @@ static void add_shard_executed(up__shard *s, up_stats *out)
     }
 }
 
+uint64_t up__shard_executed(up__shard *s)
+{
+    up_stats st = {0};
+    add_shard_executed(s, &st);
+    return st.executed;
+}
+
 static void add_shard_submitted(up__shard *s, up_stats *out)
 {
     uint64_t direct = up__load_acquire(&s->direct);
+    for (unsigned i = 0; i < UP__LEASES; i++)
+        direct += up__load_acquire(&s->inline_counts[i].submitted);
     out->inlined += direct;
     out->submitted += up__mpmc_accepted(&s->q) + direct;
     unsigned used = up__load_acquire(&s->slots_used);

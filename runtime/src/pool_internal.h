@@ -53,9 +53,12 @@ struct up__worker {
     _Atomic int looking;       /* (atomic) */
     _Atomic unsigned blocking; /* (atomic) */
     int in_loop;               /* (owner) this thread's loop has started once */
+    unsigned cede_tasks;       /* (owner) tasks since it last asked whether to cede */
+    uint64_t cede_at;          /* (owner) when it last asked; 0: since it looked for work */
+    _Atomic uint64_t cedes;    /* (atomic, owner writes) times it stood aside (cede.c) */
     /* The monitor's last reading of this thread's times (monitor only). */
     uint32_t mon_id;
-    uint64_t mon_at, mon_run, mon_wait, mon_parks;
+    uint64_t mon_at, mon_run, mon_wait, mon_parks, mon_cedes;
     uint32_t rng; /* (owner) victim selection */
     /* Parked tasks (park_task.c): the fiber running this worker's loop,
      * the fiber running on this worker now (a resumed task's, or the
@@ -71,6 +74,21 @@ struct up__worker {
     _Atomic uint64_t parks;
     _Atomic uint64_t pushed; /* nested submits that landed in this deque */
 };
+
+/* Lease slots and count stripes per shard, of submitters that run their
+ * own tasks (cede.c). */
+#define UP__LEASES 8
+
+/* How a shard's submitters treat a backlog (cede.c): run their own tasks
+ * inline, or queue them. */
+enum { UP__WAY_INLINE, UP__WAY_QUEUE };
+
+/* Tasks a submitter accepted by running them itself, counted on the
+ * slot's own line so that submitters on different CPUs do not share one. */
+typedef struct up__inline_count {
+    UP_ALIGNED_LINE _Atomic uint64_t submitted;
+    _Atomic uint64_t executed;
+} up__inline_count;
 
 struct up__shard {
     up__mpmc q;
@@ -94,6 +112,24 @@ struct up__shard {
      * each returns). */
     UP_ALIGNED_LINE _Atomic uint64_t helped;
     _Atomic uint64_t direct; /* accepted by running them on the submitter */
+    /* Submitters running their own tasks while the queue has a backlog
+     * (cede.c): per slot, when its lease lapses (ns, monotonic); and the
+     * workers standing aside for them now. */
+    UP_ALIGNED_LINE _Atomic uint64_t lease[UP__LEASES];
+    UP_ALIGNED_LINE _Atomic unsigned ceded;
+    _Atomic uint64_t task_ns; /* the workers' recent time per task; 0: not known */
+    /* Whether a backlog's submits run inline, and the measurement that
+     * decides it (cede.c): read by every submitter, changed per window. */
+    UP_ALIGNED_LINE _Atomic int inline_way; /* (atomic) UP__WAY_* */
+    _Atomic uint64_t ctl_next; /* (atomic) when the next step is due; 0: never measured */
+    _Atomic int ctl_lock;      /* (atomic) held by the submitter taking the step */
+    _Atomic uint64_t ctl_seen; /* (atomic) when submits were last seen, to GAP_NS */
+    _Atomic int ctl_gap;       /* (atomic) a pause since the window started */
+    int ctl_phase, ctl_counting, ctl_last; /* (ctl_lock) the rest of the measurement */
+    unsigned ctl_hold, ctl_left;
+    uint64_t ctl_start, ctl_executed;
+    double ctl_inline_rate;
+    up__inline_count inline_counts[UP__LEASES];
     /* The monitor's view of progress. */
     uint64_t mon_head, mon_tail;    /* (monitor thread only) positions at its last look */
     uint64_t mon_deque_taken;       /* (monitor thread only) deque tasks taken, at its last look */
@@ -198,6 +234,18 @@ unsigned up__reserve_worker(up_pool *p, up__shard *s, unsigned limit);
 int up__spawn(up_pool *p, up__shard *s, int beyond_cpus);
 void up__free_worker(up__worker *w);
 void up__join_exited(up_pool *p);
+/* cede.c: submitters that run their own tasks, workers that make room.
+ * up__inline_try runs t on the calling submitter (1) when s has a backlog
+ * of short tasks and running them inline measured faster, counting it in
+ * slot's stripe; the worker loop calls up__cede_check after every task and
+ * up__cede_searching when it starts looking for work. */
+int up__inline_try(up_pool *p, up__shard *s, unsigned slot, const up__task *t);
+void up__cede_check(up__worker *w);
+void up__cede_searching(up__worker *w);
+/* Submitters of s running their tasks inline now (their live leases). */
+unsigned up__cede_leases(up__shard *s);
+/* pool.c: tasks the shard's runners have finished (workers, helpers). */
+uint64_t up__shard_executed(up__shard *s);
 /* submit.c */
 unsigned up__home_shard(const up_pool *p);
 /* After tasks became visible somewhere other than a queue or a deque (a
@@ -247,6 +295,25 @@ static inline void up__run_task(up_pool *p, const up__task *t)
 
 /* pool.c: wakes a waiting stop, which compares executed with submitted. */
 void up__notify_stopper(up_pool *p);
+
+/* Accepts a task that the calling thread (not a worker) will run itself,
+ * counting it in `submitted`; 0 when the pool is stopping (nothing
+ * counted). Counted first, then the stop looked at, both sequentially
+ * consistent: a stop sets stopping before it compares the counts
+ * (all_executed in pool.c), so either this thread sees the stop and
+ * backs out, waking the stopper that may have seen the count, or the
+ * stopper sees the count and waits for the task to finish. Checking the
+ * stop first would let a waiting stop return, and destroy free the pool,
+ * while the task is still to run. */
+static inline int up__accept_own(up_pool *p, _Atomic uint64_t *submitted)
+{
+    up__fetch_add_seqcst(submitted, 1);
+    if (!up__load_seqcst(&p->stopping))
+        return 1;
+    up__fetch_sub_seqcst(submitted, 1);
+    up__notify_stopper(p);
+    return 0;
+}
 
 /* Counting executed tasks: the one place, for every runner.
  *

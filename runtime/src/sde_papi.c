@@ -31,7 +31,8 @@ typedef struct event {
 static const event events[] = {
     COUNT("tasks_submitted", submitted, "Tasks accepted by the pool's submit calls."),
     COUNT("tasks_executed", executed, "Tasks that ran to completion."),
-    COUNT("tasks_helped", helped, "Tasks run by submitters that found a full queue."),
+    COUNT("tasks_helped", helped,
+          "Tasks run by waiting submitters: queued ones at a full queue, and their own."),
     COUNT("tasks_inlined", inlined, "Of the helped tasks, the submitters' own."),
     COUNT("overloads", overloads, "Submits refused with UP_EOVERLOAD."),
     COUNT("steals", steals, "Tasks taken from another worker's deque."),

@@ -168,11 +168,14 @@ static int help_one(up_pool *p, unsigned home, int any)
     return 1;
 }
 
-/* Accepts a task by running it on the calling thread. */
-static void run_inline(up_pool *p, up__shard *s, const up__task *t)
+/* Accepts a task by running it on the calling thread; 0 when the pool is
+ * stopping (see up__accept_own). */
+static int run_inline(up_pool *p, up__shard *s, const up__task *t)
 {
-    up__fetch_add_seqcst(&s->direct, 1); /* submitted, before it runs */
+    if (!up__accept_own(p, &s->direct))
+        return 0;
     up__run_counted(p, NULL, s, t);
+    return 1;
 }
 
 static int queue_full(up__mpmc *q)
@@ -237,6 +240,11 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
      * expect their worker's state (up_worker_local()). */
     int may_help =
         (mode & MODE_WAIT) && p->cfg.submit_help && !(w && w->pool == p) && !p->cfg.on_worker_start;
+    /* A backlog at home: the workers do not keep up, so a submitter at
+     * the default level runs its own task (cede.c). */
+    if (may_help && p->cfg.submit_help == 2 &&
+        up__inline_try(p, &p->shards[home], thread_hash() >> 16, t))
+        return UP_OK;
     for (;;) {
         /* Home first. A helping submitter that finds it full runs a batch
          * of its queued tasks (oldest first), everything on this CPU's
@@ -254,13 +262,12 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
                 if (ran)
                     continue;
             } else {
-                if (up__load_relaxed(&p->stopping)) {
-                    up__help_leave();
+                int ran_own = run_inline(p, &p->shards[home], t);
+                up__help_leave();
+                if (!ran_own) {
                     up__set_error("submit: the pool is stopped");
                     return UP_ESTOPPED;
                 }
-                run_inline(p, &p->shards[home], t);
-                up__help_leave();
                 return UP_OK;
             }
         }

@@ -219,11 +219,13 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
             if (__builtin_expect(up__load_relaxed(&w->blocking) != 0, 0))
                 up__region_close(w);
             up__count_executed(p, w, &p->shards[w->shard], 1);
+            up__cede_check(w);
             continue;
         }
         if (!searching) {
             searching = 1;
             spins = 0;
+            up__cede_searching(w);
             up__store_relaxed(&w->looking, 1);
             up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
         }

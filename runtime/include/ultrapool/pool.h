@@ -87,7 +87,8 @@ typedef struct up_config {
     unsigned spin;                  /* UP_SPIN: polls of an idle worker before it parks (256) */
     int submit_help;                /* UP_SUBMIT_HELP: a waiting submitter facing a full queue:
                                        0 sleeps, 1 runs queued tasks, 2 (default) runs queued
-                                       ones then its own */
+                                       ones then its own, and its own at once at a backlog of
+                                       short tasks when that measured faster */
     up_bind bind;                   /* UP_BIND: worker binding (UP_BIND_NONE) */
     unsigned shard_max_cores;       /* UP_SHARD_MAX_CORES: cores per topology shard at most;
                                        0 (default): 8 */
@@ -143,8 +144,9 @@ UP_API int up_pool_destroy(up_pool *p);
  * can run and in `executed` after it returned, so executed <= submitted. */
 typedef struct up_stats {
     uint64_t submitted, executed, overloads, steals, spawned, retired, parks, wakes;
-    uint64_t helped;       /* tasks run by submitters facing a full queue */
-    uint64_t inlined;      /* of those, their own (the queue head was stuck) */
+    uint64_t helped;       /* tasks run by waiting submitters: queued ones (the queue was full)
+                              and their own */
+    uint64_t inlined;      /* of those, their own: at a full queue, or a backlog of short tasks */
     uint64_t spawn_failed; /* thread creations that failed */
     uint64_t bind_failed;  /* worker bindings that failed (never fatal) */
     unsigned workers, workers_peak, shards;

@@ -1,0 +1,286 @@
+/* Submitters that run their own tasks, and the workers that give them the
+ * CPUs.
+ *
+ * A shard whose queue already holds INLINE_BACKLOG_PER_CPU tasks per CPU
+ * has workers that do not keep up. A waiting submit (up_submit_wait and
+ * its forms, at submit_help 2) may then run its task on the calling
+ * thread, as an OpenMP runtime does past its task throttle: the task costs
+ * no queue traffic and its lines stay on the submitter's CPU. Only tasks
+ * the shard's workers found short (under SHORT_NS each over their last
+ * CEDE_EVERY) are run so, so that a task that sleeps never holds a
+ * submitter.
+ *
+ * Whether it pays depends on the tasks: a contended lock, for one, is
+ * taken faster by threads that run bursts of queued tasks than by every
+ * submitter at once. So each shard measures it, by the tasks it finishes
+ * per second: WINDOW_NS with its submitters running the backlog's submits
+ * inline, then WINDOW_NS with them queuing, each after SETTLE_NS for the
+ * threads to change ways. Queuing must win by QUEUE_MARGIN to be chosen
+ * (the gain inline is the larger one where there is any, and a noisy
+ * machine should not flip a shard to the slower way). The way chosen is
+ * kept for a number of windows that doubles while the same way keeps
+ * winning (HOLD_MIN up to HOLD_MAX), then measured again. The submitters
+ * drive the measurement: every TICK_EVERY submits one reads the clock,
+ * and the first to find a step due takes the shard's control lock (a
+ * try-lock: the others go on) and takes it. A window with a pause of
+ * submits in it (a program between two bursts) measured the program, not
+ * the way, and starts again.
+ *
+ * A submitter running its tasks inline is one more thread that wants a
+ * CPU, so it holds a lease in its shard: one of UP__LEASES slots (chosen
+ * by thread), stamped with the time it lapses, LEASE_NS after its latest
+ * look at the clock. Every CEDE_EVERY tasks a worker compares the shard's
+ * busy workers plus the live leases with the shard's CPUs. While they
+ * exceed them, one worker at a time steps aside: it counts itself in
+ * shard->ceded (a CAS, so that two workers reading the same counts do not
+ * both go), sleeps until the newest lease lapses (at most CEDE_SLICE_NS),
+ * then runs CEDE_EVERY more tasks before it asks again. So the backlog
+ * keeps moving, oldest first, and once the submitters stop, block inside
+ * a task or go back to queuing, their leases lapse and the workers take
+ * the CPUs back. Nothing here waits for a wake-up: a ceded worker is a
+ * sleeping busy worker, which the monitor skips (it is `looking`) and the
+ * idle protocol never counts on. */
+#include <time.h>
+
+#include "clock.h"
+#include "help.h"
+#include "pool_internal.h"
+
+#define INLINE_BACKLOG_PER_CPU 8
+#define SHORT_NS               20000u
+#define LEASE_NS               1000000u
+#define CEDE_SLICE_NS          1000000u
+#define CEDE_EVERY             16u
+#define TICK_EVERY             16u
+#define WINDOW_NS              4000000u
+#define SETTLE_NS              1000000u /* a lease, and a ceded worker's turn */
+#define GAP_NS                 1000000u
+#define QUEUE_MARGIN           1.15
+#define HOLD_MIN               8u /* windows */
+#define HOLD_MAX               128u
+
+enum { MEASURE_INLINE, MEASURE_QUEUE, HOLD };
+
+/* A submitting thread's own part: its submit count (for the ticks) and
+ * the lease it stamped last. */
+typedef struct inline_state {
+    unsigned calls;
+    const up__shard *shard; /* where it stamped */
+    uint64_t stamped;
+} inline_state;
+
+static _Thread_local inline_state tls_inline;
+
+static void refresh_lease(up__shard *s, unsigned slot, inline_state *st, uint64_t now)
+{
+    /* Stamped again only when half of the lease is gone: one store to a
+     * shared line per half lease, not per submit. */
+    if (st->shard == s && now + LEASE_NS / 2 < st->stamped)
+        return;
+    st->shard = s;
+    st->stamped = now + LEASE_NS;
+    up__store_relaxed(&s->lease[slot], st->stamped);
+}
+
+/* Switches the shard's submitters to way; the next window starts after
+ * the settling time. (ctl_lock held, as for the two below) */
+static void set_way(up__shard *s, int way, uint64_t now)
+{
+    up__store_relaxed(&s->inline_way, way);
+    s->ctl_counting = 0;
+    up__store_relaxed(&s->ctl_next, now + SETTLE_NS);
+}
+
+/* A window ended with rate tasks finished per ns: the next step. */
+static void window_done(up__shard *s, double rate, uint64_t now)
+{
+    switch (s->ctl_phase) {
+    case MEASURE_INLINE:
+        s->ctl_inline_rate = rate;
+        s->ctl_phase = MEASURE_QUEUE;
+        set_way(s, UP__WAY_QUEUE, now);
+        return;
+    case MEASURE_QUEUE: {
+        int winner = rate > s->ctl_inline_rate * QUEUE_MARGIN ? UP__WAY_QUEUE : UP__WAY_INLINE;
+        if (winner == s->ctl_last && s->ctl_hold)
+            s->ctl_hold = s->ctl_hold * 2 > HOLD_MAX ? HOLD_MAX : s->ctl_hold * 2;
+        else
+            s->ctl_hold = HOLD_MIN;
+        s->ctl_last = winner;
+        s->ctl_left = s->ctl_hold;
+        s->ctl_phase = HOLD;
+        set_way(s, winner, now);
+        return;
+    }
+    default:
+        if (--s->ctl_left == 0) {
+            s->ctl_phase = MEASURE_INLINE;
+            set_way(s, UP__WAY_INLINE, now);
+        } else {
+            s->ctl_counting = 0; /* the next window counts the hold */
+            up__store_relaxed(&s->ctl_next, now);
+        }
+    }
+}
+
+/* The step due at now (now >= ctl_next): start measuring, start a window,
+ * or end one. */
+static void step(up__shard *s, uint64_t now)
+{
+    uint64_t next = up__load_relaxed(&s->ctl_next);
+    if (next == 0 || now - next > WINDOW_NS) {
+        /* First use, or nobody submitted for a window: measure afresh. */
+        s->ctl_phase = MEASURE_INLINE;
+        set_way(s, UP__WAY_INLINE, now);
+        return;
+    }
+    uint64_t executed = up__shard_executed(s);
+    if (up__load_relaxed(&s->ctl_gap)) {
+        up__store_relaxed(&s->ctl_gap, 0);
+        s->ctl_counting = 0; /* the window starts again, in the same way */
+    }
+    if (!s->ctl_counting) {
+        s->ctl_counting = 1;
+        s->ctl_start = now;
+        s->ctl_executed = executed;
+        up__store_relaxed(&s->ctl_next, now + WINDOW_NS);
+        return;
+    }
+    window_done(s, (double)(executed - s->ctl_executed) / (double)(now - s->ctl_start), now);
+}
+
+/* Every TICK_EVERY submits of a thread: its lease, and the shard's
+ * measurement when a step is due. */
+static void tick(up__shard *s, unsigned slot, inline_state *st)
+{
+    uint64_t now = up__now_ns();
+    if (up__load_relaxed(&s->inline_way) == UP__WAY_INLINE)
+        refresh_lease(s, slot, st, now);
+    /* When submits were last seen, kept to within GAP_NS (one store per
+     * GAP_NS, not per tick): a window with a longer pause in it, such as a
+     * program between two bursts, measured the program, not the way. */
+    uint64_t seen = up__load_relaxed(&s->ctl_seen);
+    if (now - seen > GAP_NS) {
+        up__store_relaxed(&s->ctl_seen, now);
+        if (now - seen > 2 * (uint64_t)GAP_NS)
+            up__store_relaxed(&s->ctl_gap, 1);
+    }
+    if (now < up__load_relaxed(&s->ctl_next))
+        return;
+    if (up__load_relaxed(&s->ctl_lock) || up__exchange_acq_rel(&s->ctl_lock, 1))
+        return; /* another submitter is at it */
+    if (now >= up__load_relaxed(&s->ctl_next))
+        step(s, now);
+    up__store_release(&s->ctl_lock, 0);
+}
+
+int up__inline_try(up_pool *p, up__shard *s, unsigned slot, const up__task *t)
+{
+    inline_state *st = &tls_inline;
+    slot %= UP__LEASES;
+    if (++st->calls % TICK_EVERY == 0)
+        tick(s, slot, st);
+    if (up__load_relaxed(&s->inline_way) != UP__WAY_INLINE)
+        return 0;
+    uint64_t queued = up__mpmc_accepted(&s->q) - up__mpmc_taken(&s->q);
+    if (queued < (uint64_t)INLINE_BACKLOG_PER_CPU * up__shard_cpus(s))
+        return 0;
+    uint64_t task_ns = up__load_relaxed(&s->task_ns);
+    if (task_ns == 0 || task_ns > SHORT_NS)
+        return 0;
+    if (!up__help_enter())
+        return 0;
+    up__inline_count *c = &s->inline_counts[slot];
+    if (!up__accept_own(p, &c->submitted)) {
+        up__help_leave();
+        return 0; /* the caller's push finds the queues closed */
+    }
+    up__run_task(p, t);
+    up__fetch_add_acq_rel(&c->executed, 1);
+    if (up__load_relaxed(&p->stopping))
+        up__notify_stopper(p);
+    up__help_leave();
+    return 1;
+}
+
+/* The leases of s that are live at now: how many, and when the last one
+ * lapses. */
+static unsigned live_leases(up__shard *s, uint64_t now, uint64_t *last)
+{
+    unsigned n = 0;
+    *last = 0;
+    for (unsigned i = 0; i < UP__LEASES; i++) {
+        uint64_t until = up__load_relaxed(&s->lease[i]);
+        if (until > now) {
+            n++;
+            if (until > *last)
+                *last = until;
+        }
+    }
+    return n;
+}
+
+unsigned up__cede_leases(up__shard *s)
+{
+    uint64_t last;
+    return live_leases(s, up__now_ns(), &last);
+}
+
+/* The shard's time per task, as this worker saw it over its last
+ * CEDE_EVERY tasks; stored only when it moved by a quarter, so that the
+ * line submitters read is seldom written. */
+static void note_task_time(up__shard *s, up__worker *w, uint64_t now)
+{
+    if (w->cede_at != 0) {
+        uint64_t per = (now - w->cede_at) / CEDE_EVERY;
+        uint64_t old = up__load_relaxed(&s->task_ns);
+        if (per > old + old / 4 || per < old - old / 4 || old == 0)
+            up__store_relaxed(&s->task_ns, per ? per : 1);
+    }
+    w->cede_at = now;
+}
+
+void up__cede_searching(up__worker *w)
+{
+    w->cede_tasks = 0;
+    w->cede_at = 0; /* time spent looking is no task's */
+}
+
+void up__cede_check(up__worker *w)
+{
+    if (++w->cede_tasks < CEDE_EVERY)
+        return;
+    w->cede_tasks = 0;
+    up_pool *p = w->pool;
+    up__shard *s = &p->shards[w->shard];
+    uint64_t now = up__now_ns(), last;
+    note_task_time(s, w, now);
+    unsigned leases = live_leases(s, now, &last);
+    /* A worker with tasks of its own in its deque (a parallel region's)
+     * keeps going: those are what its current work waits for. */
+    if (leases == 0 || up__load_relaxed(&p->stopping) || up__deque_nonempty(&w->dq))
+        return;
+    unsigned ceded = up__load_relaxed(&s->ceded);
+    for (;;) {
+        /* Busy: reserved, not parked, not already standing aside. A
+         * searching worker counts too, which only makes this one readier
+         * to go; it returns to the count at its next look. */
+        unsigned n = up__load_relaxed(&s->nworkers);
+        unsigned parked = up__load_relaxed(&s->nparked);
+        unsigned busy = n > parked + ceded ? n - parked - ceded : 0;
+        if (busy + leases <= up__shard_cpus(s) || busy == 0)
+            return;
+        if (up__cas_weak_seqcst(&s->ceded, &ceded, ceded + 1))
+            break;
+    }
+    /* Counted first, so that a monitor that finds the thread asleep does
+     * not take this turn for time blocked in a task (monitor.c). */
+    up__store_release(&w->cedes, up__load_relaxed(&w->cedes) + 1);
+    up__store_relaxed(&w->looking, 1); /* not a busy worker to the monitor */
+    uint64_t ns = last - now < CEDE_SLICE_NS ? last - now : CEDE_SLICE_NS;
+    struct timespec ts = up__timespec_from_ns(ns);
+    nanosleep(&ts, NULL); /* an early return (a signal) only shortens the turn */
+    up__store_relaxed(&w->looking, 0);
+    up__fetch_sub_seqcst(&s->ceded, 1);
+    w->cede_at = up__now_ns(); /* the turn aside is no task's time either */
+}

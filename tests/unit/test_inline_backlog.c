@@ -1,0 +1,213 @@
+/* A waiting submit facing a backlog of short tasks runs its own task on
+ * the calling thread (submit_help 2, the default), counts it as helped and
+ * inlined, and runs every accepted task exactly once; it never does so for
+ * tasks that take long, nor at submit_help 1; and a stop racing with such
+ * submits neither loses a task nor lets one run after the stop returned.
+ * The queue is made larger than the number of tasks, so that it is never
+ * full and every task run on the submitter comes from the backlog rule. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ultrapool/pool.h>
+
+#include "check.h"
+
+#define SHORT_SPIN 200
+
+static _Atomic unsigned char *runs; /* per task index: times it ran */
+static _Atomic uint64_t on_submitter;
+static _Atomic int late; /* a task ran after the stop returned */
+static _Atomic int stop_returned;
+static _Thread_local int is_submitter;
+
+static void note_run(uint64_t i)
+{
+    atomic_fetch_add(&runs[i], 1);
+    if (is_submitter)
+        atomic_fetch_add(&on_submitter, 1);
+    if (atomic_load(&stop_returned))
+        atomic_store(&late, 1);
+}
+
+static void short_task(void *arg)
+{
+    uint64_t i;
+    memcpy(&i, arg, sizeof i);
+    test_spin(SHORT_SPIN);
+    note_run(i);
+}
+
+static void long_task(void *arg)
+{
+    uint64_t i;
+    memcpy(&i, arg, sizeof i);
+    test_sleep_ms(1); /* far longer than any task run inline */
+    note_run(i);
+}
+
+static up_pool *one_worker_pool(int help, unsigned workers, unsigned capacity)
+{
+    up_config cfg;
+    up_config_init(&cfg);
+    cfg.shards = 1;
+    cfg.shard_min_workers = 1;
+    cfg.shard_max_workers = workers;
+    cfg.queue_capacity = capacity;
+    cfg.submit_help = help;
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    return p;
+}
+
+static void reset(uint64_t n)
+{
+    memset((void *)runs, 0, n);
+    atomic_store(&on_submitter, 0);
+    atomic_store(&late, 0);
+    atomic_store(&stop_returned, 0);
+}
+
+static void check_each_once(uint64_t n)
+{
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < n; i++)
+        bad += atomic_load(&runs[i]) != 1;
+    CHECK_EQ(bad, 0);
+}
+
+/* Submits n tasks from the calling thread; returns the pool's stats after
+ * a waiting stop. The first WARM_UP are waited for before the rest: the
+ * pool learns how long its tasks take from its workers, and a worker
+ * thread may need milliseconds to get a CPU on a loaded machine. */
+#define WARM_UP 256
+static up_stats submit_all(up_pool *p, up_fn fn, uint64_t n)
+{
+    is_submitter = 1;
+    uint64_t warm = n < WARM_UP ? n : WARM_UP;
+    for (uint64_t i = 0; i < n; i++) {
+        CHECK_EQ(up_submit_copy_wait(p, fn, &i, sizeof i), UP_OK);
+        if (i + 1 == warm) {
+            up_stats w;
+            for (unsigned ms = 0; ms < 10000; ms++) {
+                up_pool_stats(p, &w);
+                if (w.executed >= warm)
+                    break;
+                test_sleep_ms(1);
+            }
+        }
+    }
+    is_submitter = 0;
+    CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
+    up_stats st;
+    up_pool_stats(p, &st);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+    return st;
+}
+
+/* The short task's cost here, in ns: under an emulator or a slow
+ * sanitizer it may not count as short to the pool. */
+static uint64_t short_task_ns(void)
+{
+    uint64_t t0 = test_now_ns();
+    for (int i = 0; i < 1000; i++)
+        test_spin(SHORT_SPIN);
+    return (test_now_ns() - t0) / 1000;
+}
+
+typedef struct racer {
+    up_pool *p;
+    uint64_t n;
+    _Atomic unsigned char *accepted;
+} racer;
+
+static void *race_submitter(void *arg)
+{
+    racer *r = arg;
+    is_submitter = 1;
+    for (uint64_t i = 0; i < r->n; i++) {
+        int rc = up_submit_copy_wait(r->p, short_task, &i, sizeof i);
+        CHECK(rc == UP_OK || rc == UP_ESTOPPED);
+        atomic_store(&r->accepted[i], rc == UP_OK);
+        if (rc == UP_ESTOPPED)
+            break;
+    }
+    return NULL;
+}
+
+int main(void)
+{
+    const uint64_t n = test_size("UP_TEST_INLINE_TASKS", 50000);
+    const unsigned capacity = 1u << 17; /* more than n: never full */
+    runs = calloc(n, 1);
+    CHECK(runs != NULL);
+
+    /* Long tasks: never run inline, whatever the backlog. */
+    uint64_t nl = n < 300 ? n : 300;
+    reset(nl);
+    up_stats st = submit_all(one_worker_pool(2, 1, capacity), long_task, nl);
+    check_each_once(nl);
+    CHECK_EQ(atomic_load(&on_submitter), 0);
+    CHECK_EQ(st.inlined, 0);
+    CHECK_EQ(st.submitted, nl);
+    CHECK_EQ(st.executed, nl);
+
+    /* Level 1 queues its own task always. */
+    reset(n);
+    st = submit_all(one_worker_pool(1, 1, capacity), short_task, n);
+    check_each_once(n);
+    CHECK_EQ(atomic_load(&on_submitter), 0);
+    CHECK_EQ(st.inlined, 0);
+
+    /* Level 2: one worker cannot keep up with a submitter, so a backlog
+     * forms and the submitter runs tasks itself, each counted once. */
+    reset(n);
+    st = submit_all(one_worker_pool(2, 1, capacity), short_task, n);
+    check_each_once(n);
+    uint64_t mine = atomic_load(&on_submitter);
+    CHECK_EQ(st.inlined, mine);
+    CHECK_EQ(st.helped, mine);
+    CHECK_EQ(st.submitted, n);
+    CHECK_EQ(st.executed, n);
+    uint64_t task_ns = short_task_ns();
+    printf("figure: %llu of %llu short tasks (%llu ns each) ran on the submitter\n",
+           (unsigned long long)mine, (unsigned long long)n, (unsigned long long)task_ns);
+    if (mine == 0) {
+        if (task_ns > 2000) {
+            printf("skipped: a short task takes %llu ns here, too slow to see the rule\n",
+                   (unsigned long long)task_ns);
+            return TEST_SKIP;
+        }
+        CHECK(mine > 0);
+    }
+
+    /* A stop racing with submits that may run inline: every accepted task
+     * ran exactly once, none after the stop returned, no rejected one. */
+    for (int round = 0; round < 4; round++) {
+        reset(n);
+        racer r = {one_worker_pool(2, 2, capacity), n, calloc(n, 1)};
+        CHECK(r.accepted != NULL);
+        pthread_t th;
+        CHECK_EQ(pthread_create(&th, NULL, race_submitter, &r), 0);
+        test_sleep_ms(5 + 5 * (unsigned)round);
+        CHECK_EQ(up_pool_stop_and_wait(r.p), UP_OK);
+        atomic_store(&stop_returned, 1);
+        pthread_join(th, NULL);
+        CHECK_EQ(atomic_load(&late), 0);
+        uint64_t wrong = 0, accepted = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            unsigned want = atomic_load(&r.accepted[i]);
+            accepted += want;
+            wrong += atomic_load(&runs[i]) != want;
+        }
+        CHECK_EQ(wrong, 0);
+        up_pool_stats(r.p, &st);
+        CHECK_EQ(st.submitted, accepted);
+        CHECK_EQ(st.executed, accepted);
+        CHECK_EQ(up_pool_destroy(r.p), UP_OK);
+        free((void *)r.accepted);
+    }
+    free((void *)runs);
+    return 0;
+}
