@@ -360,8 +360,30 @@ static void tloop_serial(const tloop *a, const par_frame *f)
     }
 }
 
+/* One chunk run as an undeferred task (below). */
+typedef struct tchunk {
+    int64_t lo, hi;
+    up_range_fn body;
+    void *ctx;
+} tchunk;
+
+static void tchunk_run(void *p)
+{
+    const tchunk *c = p;
+    c->body(c->lo, c->hi, c->ctx);
+}
+
 /* The range travels inside each task (a copied payload), so a subtree
- * needs nothing from the stack of the task that made it. */
+ * needs nothing from the stack of the task that made it.
+ *
+ * Splitting is lazy: a task halves its range, queuing the second half,
+ * only while its deque holds fewer than PAR_INLINE_BACKLOG tasks. With
+ * that many queued, thieves have work (the oldest, largest halves), so it
+ * runs its first chunk at once as an undeferred task (OpenMP lets any task
+ * run undeferred, as up_task does past the same backlog) and looks again.
+ * A loop whose members keep busy thus creates a few tasks per member, not
+ * one per chunk, and a member that runs dry is fed again by the next
+ * split. Every chunk keeps its bounds and its own task frame either way. */
 static void tloop_task(void *p)
 {
     tloop a = *(tloop *)p;
@@ -371,6 +393,19 @@ static void tloop_task(void *p)
         return;
     }
     while (a.chunks > 1) {
+        if (up__deque_holds(th->c.dq, PAR_INLINE_BACKLOG)) {
+            /* The balanced chunks of what is left: the first r of q + 1
+             * iterations, the rest of q; taking the first keeps that so. */
+            uint64_t n = count_of(a.lo, a.hi), q = n / a.chunks, r = n % a.chunks;
+            do {
+                tchunk c = {a.lo, at(a.lo, q + (r != 0)), a.body, a.ctx};
+                par_run_undeferred(th, tchunk_run, &c);
+                a.lo = c.hi;
+                a.chunks--;
+                r -= r != 0;
+            } while (a.chunks > 1 && up__deque_holds(th->c.dq, PAR_INLINE_BACKLOG));
+            continue;
+        }
         uint64_t kl = a.chunks - a.chunks / 2;
         int64_t mid = chunks_end(a.lo, a.hi, a.chunks, kl);
         tloop right = {mid, a.hi, a.chunks / 2, a.body, a.ctx};

@@ -169,6 +169,12 @@ extern _Thread_local par_thread *par_tls;
 
 /* tasks.c */
 void par_run_task(par_thread *th, par_task *t);
+/* Runs fn(arg) now as an undeferred child task of the current frame: its
+ * own frame, skipped in a cancelled taskgroup, done when this returns. */
+void par_run_undeferred(par_thread *th, up_task_fn fn, void *arg);
+/* Tasks queued in a thread's deque from which on a new task runs at once
+ * (tasks.c says why). */
+#define PAR_INLINE_BACKLOG 4
 enum { PAR_FOUND_OWN = 1, PAR_FOUND_HELP = 2 };
 int par_find_task(par_thread *th, par_task *out, int64_t mark);
 void par_run_found(par_thread *th, par_task *t, int found);

@@ -131,6 +131,11 @@ static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t)
 
 void par_run_task(par_thread *th, par_task *t) { run_task(th, t); }
 
+void par_run_undeferred(par_thread *th, up_task_fn fn, void *arg)
+{
+    run_body(th, th->c.frame, fn, arg);
+}
+
 static int pop_urgent(par_team *team, par_task *out)
 {
     if (atomic_load_explicit(&team->urgent_n, memory_order_relaxed) == 0)
@@ -385,18 +390,16 @@ static PAR_NOINLINE int task_slow(up_task_fn fn, void *arg, const up_task_opts *
     return create(fn, &t, opts, NULL, 0);
 }
 
-/* Tasks queued in this thread's deque from which on a new task runs at
- * once instead of being queued. OpenMP lets an implementation run any task
- * undeferred, and both OpenMP runtimes do so when their queue is long
- * (libgomp past 64 tasks per thread, libomp when a thread's deque is full).
- * The queued tasks are the older, larger ones, which thieves take; the
- * deeper, smaller ones skip the queue: no push, no pop, no count in the
- * parent's frame, since such a task is done when up_task returns. Taking
- * a task from the deque lowers the count, so the next task created is
- * queued again and thieves always find work near the top of the tree.
- * Four: fib at 2 threads took 0.54x the time of always queueing (0.86x
- * with 8, and with 32 its 30-level tree never filled the deque); nqueens,
- * merge sort, sparse LU and Strassen measured level with it.
+/* PAR_INLINE_BACKLOG (par_internal.h): tasks queued in this thread's deque
+ * from which on a new task runs at once instead of being queued. OpenMP lets an implementation run
+ * any task undeferred, and both OpenMP runtimes do so when their queue is long (libgomp past 64
+ * tasks per thread, libomp when a thread's deque is full). The queued tasks are the older, larger
+ * ones, which thieves take; the deeper, smaller ones skip the queue: no push, no pop, no count in
+ * the parent's frame, since such a task is done when up_task returns. Taking a task from the deque
+ * lowers the count, so the next task created is queued again and thieves always find work near the
+ * top of the tree. Four: fib at 2 threads took 0.54x the time of always queueing (0.86x with 8, and
+ * with 32 its 30-level tree never filled the deque); nqueens, merge sort, sparse LU and Strassen
+ * measured level with it.
  *
  * A queued task is visible to thieves from its push on. An earlier deque
  * kept up to 16 newest tasks private until a member said it was hungry,
@@ -404,8 +407,6 @@ static PAR_NOINLINE int task_slow(up_task_fn fn, void *arg, const up_task_opts *
  * after a long task (a Strassen leaf of 70 us) was far away; publishing
  * every push took Strassen (1024, tasks down to 128, 2 threads) 0.95x the
  * time, fib 1.07x, and left the other kernels level. */
-#define PAR_INLINE_BACKLOG 4
-
 int up_task(up_task_fn fn, void *arg, const up_task_opts *opts)
 {
     /* The fast paths: a thread with a frame (in a region, or outside one

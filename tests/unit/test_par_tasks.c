@@ -258,6 +258,31 @@ static void taskloop_region(void *p)
     }
 }
 
+/* Chunks with children of their own, many more chunks than a member's
+ * deque holds: whether a chunk ran queued or at once, its taskwait waits
+ * for its own children. */
+#define TL_PARENTS 20000
+static _Atomic unsigned char tl_child_hits[TL_PARENTS];
+static _Atomic int tl_wait_wrong;
+static void tl_child(void *p) { atomic_fetch_add(&tl_child_hits[(intptr_t)p], 1); }
+static void tl_parent_body(int64_t lo, int64_t hi, void *p)
+{
+    (void)p;
+    for (int64_t i = lo; i < hi; i++)
+        CHECK_EQ(up_task(tl_child, (void *)(intptr_t)i, NULL), UP_OK);
+    up_taskwait();
+    for (int64_t i = lo; i < hi; i++)
+        if (atomic_load(&tl_child_hits[i]) != 1)
+            atomic_store(&tl_wait_wrong, 1);
+}
+static void tl_parent_region(void *p)
+{
+    (void)p;
+    up_taskloop_opts g = {2, 0, 0};
+    if (up_single())
+        CHECK_EQ(up_taskloop(0, TL_PARENTS, &g, tl_parent_body, NULL), UP_OK);
+}
+
 /* OpenMP's chunk rules: grainsize g gives chunks of at least min(g, n)
  * and fewer than 2g iterations; num_tasks t gives exactly min(t, n). */
 static _Atomic int64_t tl_chunks, tl_iters, tl_min, tl_max;
@@ -385,6 +410,10 @@ int main(void)
         check_chunks(threads, 100003, 0, 1024);
         check_chunks(threads, 7, 0, 100); /* more tasks asked than iterations */
     }
+    CHECK_EQ(up_parallel(pool, 2, tl_parent_region, NULL), UP_OK);
+    CHECK_EQ(atomic_load(&tl_wait_wrong), 0);
+    for (int i = 0; i < TL_PARENTS; i++)
+        CHECK_EQ(tl_child_hits[i], 1);
     CHECK_EQ(up_parallel(pool, 1, taskloop_cancel_region, NULL), UP_OK);
     CHECK_EQ(tl_cancel_rc, UP_ECANCELED);
     CHECK_EQ(atomic_load(&tl_cancel_ran), 1);
