@@ -28,18 +28,16 @@
  *
  * A submitter running its tasks inline is one more thread that wants a
  * CPU, so it holds a lease in its shard: one of UP__LEASES slots (chosen
- * by thread), stamped with the time it lapses, LEASE_NS after its latest
- * look at the clock. Every CEDE_EVERY tasks a worker compares the shard's
- * busy workers plus the live leases with the shard's CPUs. While they
- * exceed them, one worker at a time steps aside: it counts itself in
- * shard->ceded (a CAS, so that two workers reading the same counts do not
- * both go), sleeps until the newest lease lapses (at most CEDE_SLICE_NS),
- * then runs CEDE_EVERY more tasks before it asks again. So the backlog
- * keeps moving, oldest first, and once the submitters stop, block inside
- * a task or go back to queuing, their leases lapse and the workers take
- * the CPUs back. Nothing here waits for a wake-up: a ceded worker is a
- * sleeping busy worker, which the monitor skips (it is `looking`) and the
- * idle protocol never counts on. */
+ * by thread), stamped with the time it lapses, LEASE_NS after the latest
+ * of its clock readings at which it was running tasks inline. Every CEDE_EVERY tasks a worker
+ * compares the shard's busy workers plus the live leases with the shard's CPUs. While they exceed
+ * them, one worker at a time steps aside: it counts itself in shard->ceded (a CAS, so that two
+ * workers reading the same counts do not both go), sleeps until the newest lease lapses (at most
+ * CEDE_SLICE_NS), then runs CEDE_EVERY more tasks before it asks again. So the backlog keeps
+ * moving, oldest first, and once the submitters stop, block inside a task or go back to queuing,
+ * their leases lapse and the workers take the CPUs back. Nothing here waits for a wake-up: a ceded
+ * worker is a sleeping busy worker, which the monitor skips (it is `looking`) and the idle protocol
+ * never counts on. */
 #include <time.h>
 
 #include "clock.h"
@@ -65,6 +63,7 @@ enum { MEASURE_INLINE, MEASURE_QUEUE, HOLD };
  * the lease it stamped last. */
 typedef struct inline_state {
     unsigned calls;
+    uint64_t tick_at;       /* the clock at its latest tick; 0: none yet */
     const up__shard *shard; /* where it stamped */
     uint64_t stamped;
 } inline_state;
@@ -149,13 +148,12 @@ static void step(up__shard *s, uint64_t now)
     window_done(s, (double)(executed - s->ctl_executed) / (double)(now - s->ctl_start), now);
 }
 
-/* Every TICK_EVERY submits of a thread: its lease, and the shard's
+/* Every TICK_EVERY submits of a thread: the clock, and the shard's
  * measurement when a step is due. */
-static void tick(up__shard *s, unsigned slot, inline_state *st)
+static void tick(up__shard *s, inline_state *st)
 {
     uint64_t now = up__now_ns();
-    if (up__load_relaxed(&s->inline_way) == UP__WAY_INLINE)
-        refresh_lease(s, slot, st, now);
+    st->tick_at = now;
     /* When submits were last seen, kept to within GAP_NS (one store per
      * GAP_NS, not per tick): a window with a longer pause in it, such as a
      * program between two bursts, measured the program, not the way. */
@@ -179,7 +177,7 @@ int up__inline_try(up_pool *p, up__shard *s, unsigned slot, const up__task *t)
     inline_state *st = &tls_inline;
     slot %= UP__LEASES;
     if (++st->calls % TICK_EVERY == 0)
-        tick(s, slot, st);
+        tick(s, st);
     if (up__load_relaxed(&s->inline_way) != UP__WAY_INLINE)
         return 0;
     uint64_t queued = up__mpmc_accepted(&s->q) - up__mpmc_taken(&s->q);
@@ -200,6 +198,11 @@ int up__inline_try(up_pool *p, up__shard *s, unsigned slot, const up__task *t)
     if (up__load_relaxed(&p->stopping))
         up__notify_stopper(p);
     up__help_leave();
+    /* Only a thread that runs tasks inline holds a lease: one that merely
+     * submits leaves the CPUs to the workers. The clock is the latest
+     * tick's, at most TICK_EVERY submits old. */
+    if (st->tick_at)
+        refresh_lease(s, slot, st, st->tick_at);
     return 1;
 }
 
