@@ -580,7 +580,19 @@ static int group_cancelled(void)
            atomic_load_explicit(&th->c.frame->group->cancelled, memory_order_relaxed);
 }
 
-__attribute__((constructor)) static void register_group_cancelled(void)
+/* The pool's question before a task parks (up_layer.h): this thread is a
+ * region member, or runs a task of the layer whose frame (and the counts
+ * of its children) lives on this stack. The frame of a thread outside any
+ * region runs its tasks at once and keeps nothing pending, so it does not
+ * pin the thread. */
+static int thread_pinned(void)
+{
+    par_thread *th = par_tls;
+    return th && (th->c.team || (th->c.frame && th->c.frame != &outside_frame));
+}
+
+__attribute__((constructor)) static void register_hooks(void)
 {
     up__set_cancel_hook(group_cancelled);
+    up__set_pinned_hook(thread_pinned);
 }

@@ -99,4 +99,11 @@ void up__waiter_wake(up__parker *pk);
  * before any task runs (a constructor); fn must be safe on any thread. */
 void up__set_cancel_hook(int (*fn)(void));
 
+/* Whether the calling thread's task holds state of the layer that cannot
+ * move to another thread (a region member's team, task frames on its
+ * stack): fn answers 1 and the task's waits block its thread instead of
+ * parking the task (park_task.c). Set once by the layer, like the cancel
+ * hook; fn must be safe on any thread. */
+void up__set_pinned_hook(int (*fn)(void));
+
 #endif

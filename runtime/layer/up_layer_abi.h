@@ -34,5 +34,7 @@ UP_API int up_layer_help_enter(void);
 UP_API void up_layer_help_leave(void);
 /* up_cancelled()'s taskgroup half (up_layer.h: up__set_cancel_hook). */
 UP_API void up_layer_set_cancel_hook(int (*fn)(void));
+/* up_layer.h: up__set_pinned_hook. */
+UP_API void up_layer_set_pinned_hook(int (*fn)(void));
 
 #endif

@@ -39,3 +39,5 @@ int up_layer_help_enter(void) { return up__help_enter(); }
 void up_layer_help_leave(void) { up__help_leave(); }
 
 void up_layer_set_cancel_hook(int (*fn)(void)) { up__set_cancel_hook(fn); }
+
+void up_layer_set_pinned_hook(int (*fn)(void)) { up__set_pinned_hook(fn); }

@@ -311,15 +311,16 @@ static void resume_task(void *arg)
 /* The caller's worker when the calling task may park: a worker of the
  * pool whose task it runs, on a loop or task fiber, not nested in a
  * helping wait, not inside up_blocking_begin (whose end must come on the
- * same worker), and without the parallel layer (whose thread-local state
- * would not follow the task). NULL: block instead. */
+ * same worker), and not using the parallel layer on this thread (a region
+ * member, a layer task: their thread-local state would not follow the
+ * task; the layer's hook says, up_layer.h). NULL: block instead. */
 static up__worker *may_park(void)
 {
     up__worker *w = up__tls_worker;
     if (!w || !w->cur || up__tls_running != w->pool || up__help_depth() != 0 ||
         up__load_relaxed(&w->blocking) != 0)
         return NULL;
-    if (up__wait_has_layer())
+    if (up__wait_pinned())
         return NULL;
     return w;
 }

@@ -36,7 +36,11 @@ void up__set_cancel_hook(int (*fn)(void)) { cancel_hook = fn; }
 
 int up__wait_in_cancelled(void) { return tls_cancelled; }
 
-int up__wait_has_layer(void) { return cancel_hook != NULL; }
+static int (*pinned_hook)(void);
+
+void up__set_pinned_hook(int (*fn)(void)) { pinned_hook = fn; }
+
+int up__wait_pinned(void) { return pinned_hook && pinned_hook(); }
 
 int up_cancelled(void) { return tls_cancelled || (cancel_hook && cancel_hook()); }
 

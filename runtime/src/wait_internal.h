@@ -173,10 +173,11 @@ void up__event_cancel_waiters(struct up_event *ev);
  * loaded. 1 when r waits, 0 when it was released. The fibers' parking
  * path (up_event_wait) will push its resume record here too. */
 int up__event_push(struct up_event *ev, up__wrec *r, uintptr_t h);
-/* wait.c: the calling task runs as released by a destroy; the parallel
- * layer is linked (its thread-local state would not follow a parked task). */
+/* wait.c: the calling task runs as released by a destroy; the calling
+ * thread holds state of the parallel layer that would not follow a parked
+ * task (the layer's hook, up_layer.h). */
 int up__wait_in_cancelled(void);
-int up__wait_has_layer(void);
+int up__wait_pinned(void);
 /* park_task.c: park the calling task instead of blocking. 1 when it
  * parked and was resumed (*rc: UP_OK, UP_ETIMEDOUT or UP_ECANCELED); 0
  * when it cannot park here (the caller blocks). deadline: absolute

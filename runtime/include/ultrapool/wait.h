@@ -114,8 +114,12 @@ UP_API uint64_t up_timer_skipped(const up_timer *t);
  *     vm.max_map_count: beyond (max_map_count - 4096) / 2 stacks in the
  *     process, about 30,700 at the default of 65,530, calls block instead;
  *     raise it to 2 * N + 4096 for N parked tasks), and memory;
- *   - the parallel layer (<ultrapool/parallel.h>) is not linked into the
- *     program: its per-thread state does not follow a parked task yet.
+ *   - the task is not using the parallel layer (<ultrapool/parallel.h>)
+ *     on this thread: it is not a region member (nor inside an
+ *     up_parallel it called) and not a task of the layer (up_task and
+ *     its kinds, inside a region), whose per-thread state would not
+ *     follow it. A plain pool task in a program that also uses the layer
+ *     parks.
  * Otherwise (a plain thread, a region member, a task run by a blocked
  * submitter or a group waiter, the conditions above) the call blocks the
  * calling thread, as the corresponding system call would; no call
