@@ -7,8 +7,11 @@
  * thread, as an OpenMP runtime does past its task throttle: the task costs
  * no queue traffic and its lines stay on the submitter's CPU. Only tasks
  * the shard's workers found short (under SHORT_NS each over their last
- * CEDE_EVERY) are run so, so that a task that sleeps never holds a
- * submitter.
+ * CEDE_EVERY) are run so, and none while the shard's tasks park: a
+ * parking task leaves its worker at once, so it looks short, but on a
+ * submitter, which cannot park, its wait would block. A park or a resume
+ * marks the shard; a worker clears the mark once CEDE_EVERY tasks in a
+ * row returned that had not parked. So a task that sleeps never holds a submitter.
  *
  * Whether it pays depends on the tasks: a contended lock, for one, is
  * taken faster by threads that run bursts of queued tasks than by every
@@ -186,6 +189,11 @@ int up__inline_try(up_pool *p, up__shard *s, unsigned slot, const up__task *t)
     uint64_t task_ns = up__load_relaxed(&s->task_ns);
     if (task_ns == 0 || task_ns > SHORT_NS)
         return 0;
+    /* Tasks that park look short to the workers (a task leaves its worker
+     * when it parks), but one run here would block this thread for its
+     * whole wait: none is run inline while the shard's tasks park. */
+    if (up__load_relaxed(&s->parking))
+        return 0;
     if (!up__help_enter())
         return 0;
     up__inline_count *c = &s->inline_counts[slot];
@@ -223,6 +231,17 @@ static unsigned live_leases(up__shard *s, uint64_t now, uint64_t *last)
     return n;
 }
 
+void up__cede_note_park(up__worker *w)
+{
+    up__shard *s = &w->pool->shards[w->shard];
+    if (!up__load_relaxed(&s->parking))
+        up__store_relaxed(&s->parking, 1);
+    /* The worker's window of tasks starts again: the next time it clears
+     * the mark takes CEDE_EVERY tasks in a row that did not park. */
+    w->cede_tasks = 0;
+    w->cede_at = 0;
+}
+
 unsigned up__cede_leases(up__shard *s)
 {
     uint64_t last;
@@ -235,6 +254,8 @@ unsigned up__cede_leases(up__shard *s)
 static void note_task_time(up__shard *s, up__worker *w, uint64_t now)
 {
     if (w->cede_at != 0) {
+        if (up__load_relaxed(&s->parking))
+            up__store_relaxed(&s->parking, 0); /* CEDE_EVERY tasks in a row returned */
         uint64_t per = (now - w->cede_at) / CEDE_EVERY;
         uint64_t old = up__load_relaxed(&s->task_ns);
         if (per > old + old / 4 || per < old - old / 4 || old == 0)

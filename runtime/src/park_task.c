@@ -292,6 +292,8 @@ static void resume_task(void *arg)
     up__worker *w = tls_worker_now();
     if (w && w->pool != tf->pool)
         w = NULL;
+    if (w)
+        up__cede_note_park(w); /* its return does not show a task that never parks */
     up__fiber here;
     up__fiber_init_thread(&here);
     tf->resumer = &here;
@@ -331,6 +333,7 @@ static up__worker *may_park(void)
  * and blocks). */
 static int park(up__worker *w, park_req *req)
 {
+    up__cede_note_park(w); /* its submitters must not run such tasks inline */
     up__tfiber *me = w->cur;
     req->tf = me;
     if (me == w->loop) {

@@ -118,6 +118,7 @@ struct up__shard {
     UP_ALIGNED_LINE _Atomic uint64_t lease[UP__LEASES];
     UP_ALIGNED_LINE _Atomic unsigned ceded;
     _Atomic uint64_t task_ns; /* the workers' recent time per task; 0: not known */
+    _Atomic int parking;      /* a task parked since a worker's last CEDE_EVERY returned */
     /* Whether a backlog's submits run inline, and the measurement that
      * decides it (cede.c): read by every submitter, changed per window. */
     UP_ALIGNED_LINE _Atomic int inline_way; /* (atomic) UP__WAY_* */
@@ -242,6 +243,9 @@ void up__join_exited(up_pool *p);
 int up__inline_try(up_pool *p, up__shard *s, unsigned slot, const up__task *t);
 void up__cede_check(up__worker *w);
 void up__cede_searching(up__worker *w);
+/* A task running on w is about to park, or w resumes a parked one
+ * (park_task.c). */
+void up__cede_note_park(up__worker *w);
 /* Submitters of s running their tasks inline now (their live leases). */
 unsigned up__cede_leases(up__shard *s);
 /* pool.c: tasks the shard's runners have finished (workers, helpers). */

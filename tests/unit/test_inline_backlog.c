@@ -1,7 +1,7 @@
 /* A waiting submit facing a backlog of short tasks runs its own task on
  * the calling thread (submit_help 2, the default), counts it as helped and
  * inlined, and runs every accepted task exactly once; it never does so for
- * tasks that take long, nor at submit_help 1; and a stop racing with such
+ * tasks that take long or park, nor at submit_help 1; and a stop racing with such
  * submits neither loses a task nor lets one run after the stop returned.
  * The queue is made larger than the number of tasks, so that it is never
  * full and every task run on the submitter comes from the backlog rule. */
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <ultrapool/pool.h>
+#include <ultrapool/wait.h>
 
 #include "check.h"
 
@@ -44,6 +45,16 @@ static void long_task(void *arg)
     uint64_t i;
     memcpy(&i, arg, sizeof i);
     test_sleep_ms(1); /* far longer than any task run inline */
+    note_run(i);
+}
+
+/* Parks on its worker (a short stay for the worker, a long one for a
+ * submitter, where the same call blocks). */
+static void parking_task(void *arg)
+{
+    uint64_t i;
+    memcpy(&i, arg, sizeof i);
+    CHECK_EQ(up_sleep_ns(2000000), UP_OK);
     note_run(i);
 }
 
@@ -152,6 +163,16 @@ int main(void)
     CHECK_EQ(st.inlined, 0);
     CHECK_EQ(st.submitted, nl);
     CHECK_EQ(st.executed, nl);
+
+    /* Tasks that park: never run inline either, though each leaves its
+     * worker at once (the queue never fills, so no task runs here). */
+    uint64_t np = n / 5 < 10000 ? n / 5 + 1 : 10000;
+    reset(np);
+    st = submit_all(one_worker_pool(2, 1, capacity), parking_task, np);
+    check_each_once(np);
+    CHECK_EQ(atomic_load(&on_submitter), 0);
+    CHECK_EQ(st.inlined, 0);
+    CHECK(st.tasks_resumed > 0); /* they did park */
 
     /* Level 1 queues its own task always. */
     reset(n);
