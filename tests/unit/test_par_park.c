@@ -9,6 +9,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 
 #define SLEEPERS 200
 #define SLEEP_NS UINT64_C(20000000)
@@ -54,14 +55,7 @@ static void region(void *arg)
 int main(void)
 {
     /* Plain tasks park, layer linked or not. */
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 1;
-    cfg.shard_max_workers = 1;
-    cfg.max_workers = 1;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    up_pool *p = test_one_worker_pool(0, NULL, NULL);
     uint64_t t0 = test_now_ns();
     for (int i = 0; i < SLEEPERS; i++)
         CHECK_EQ(up_submit(p, sleeper, NULL), UP_OK);
