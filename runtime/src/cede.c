@@ -18,7 +18,9 @@
  * submitter at once. So each shard measures it, by the tasks it finishes
  * per second: WINDOW_NS with its submitters running the backlog's submits
  * inline, then WINDOW_NS with them queuing, each after SETTLE_NS for the
- * threads to change ways. Queuing must win by QUEUE_MARGIN to be chosen
+ * threads to change ways; an inline window in which under 1 / INLINE_SHARE
+ * of the tasks ran inline (the backlog had not formed, say) measured
+ * queuing and is taken again. Queuing must win by QUEUE_MARGIN to be chosen
  * (the gain inline is the larger one where there is any, and a noisy
  * machine should not flip a shard to the slower way). The way chosen is
  * kept for a number of windows that doubles while the same way keeps
@@ -51,12 +53,13 @@
 #define SHORT_NS               20000u
 #define LEASE_NS               1000000u
 #define CEDE_SLICE_NS          1000000u
-#define CEDE_EVERY             16u
-#define TICK_EVERY             16u
+#define CEDE_EVERY             32u
+#define TICK_EVERY             32u
 #define WINDOW_NS              4000000u
 #define SETTLE_NS              1000000u /* a lease, and a ceded worker's turn */
 #define GAP_NS                 1000000u
 #define QUEUE_MARGIN           1.15
+#define INLINE_SHARE           4u /* an inline window counts when 1 / this of its tasks ran inline */
 #define HOLD_MIN               8u /* windows */
 #define HOLD_MAX               128u
 
@@ -125,6 +128,15 @@ static void window_done(up__shard *s, double rate, uint64_t now)
     }
 }
 
+/* Tasks of s its submitters ran inline so far. */
+static uint64_t inlined(up__shard *s)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < UP__LEASES; i++)
+        n += up__load_relaxed(&s->inline_counts[i].executed);
+    return n;
+}
+
 /* The step due at now (now >= ctl_next): start measuring, start a window,
  * or end one. */
 static void step(up__shard *s, uint64_t now)
@@ -145,10 +157,19 @@ static void step(up__shard *s, uint64_t now)
         s->ctl_counting = 1;
         s->ctl_start = now;
         s->ctl_executed = executed;
+        s->ctl_inlined = inlined(s);
         up__store_relaxed(&s->ctl_next, now + WINDOW_NS);
         return;
     }
-    window_done(s, (double)(executed - s->ctl_executed) / (double)(now - s->ctl_start), now);
+    uint64_t done = executed - s->ctl_executed;
+    if (s->ctl_phase == MEASURE_INLINE && (inlined(s) - s->ctl_inlined) * INLINE_SHARE < done) {
+        /* Few tasks ran inline (no backlog yet, or tasks not known to be
+         * short): the window measured queuing. It starts again. */
+        s->ctl_counting = 0;
+        up__store_relaxed(&s->ctl_next, now);
+        return;
+    }
+    window_done(s, (double)done / (double)(now - s->ctl_start), now);
 }
 
 /* Every TICK_EVERY submits of a thread: the clock, and the shard's

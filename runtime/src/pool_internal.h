@@ -128,7 +128,7 @@ struct up__shard {
     _Atomic int ctl_gap;       /* (atomic) a pause since the window started */
     int ctl_phase, ctl_counting, ctl_last; /* (ctl_lock) the rest of the measurement */
     unsigned ctl_hold, ctl_left;
-    uint64_t ctl_start, ctl_executed;
+    uint64_t ctl_start, ctl_executed, ctl_inlined;
     double ctl_inline_rate;
     up__inline_count inline_counts[UP__LEASES];
     /* The monitor's view of progress. */
