@@ -9,9 +9,10 @@
  * the shard's workers found short (under SHORT_NS each over their last
  * CEDE_EVERY) are run so, and none while the shard's tasks park: a
  * parking task leaves its worker at once, so it looks short, but on a
- * submitter, which cannot park, its wait would block. A park or a resume
- * marks the shard; a worker clears the mark once CEDE_EVERY tasks in a
- * row returned that had not parked. So a task that sleeps never holds a submitter.
+ * submitter, which cannot park, its wait would block. A wait call
+ * (up_event_wait, up_sleep_ns, whether it parks or not), a park or a
+ * resume marks the shard; a worker clears the mark once CEDE_EVERY tasks
+ * in a row returned that had not waited. So a task that sleeps never holds a submitter.
  *
  * Whether it pays depends on the tasks: a contended lock, for one, is
  * taken faster by threads that run bursts of queued tasks than by every

@@ -222,12 +222,23 @@ int up__event_push(up_event *ev, up__wrec *r, uintptr_t h)
  * wheel; for a yield: onto the release list) and the worker runs other
  * tasks meanwhile. Every other caller blocks its thread, as documented in
  * wait.h. */
+/* A pool task about to wait marks its shard, parked or not (cede.c): its
+ * submitters must not run such tasks inline, where the wait may block the
+ * thread that would end it. */
+static void note_wait(void)
+{
+    up__worker *w = up__tls_worker;
+    if (w)
+        up__cede_note_park(w);
+}
+
 int up_event_wait_timeout(up_event *ev, uint64_t timeout_ns)
 {
     if (!ev) {
         up__set_error("event_wait: event is NULL");
         return UP_EINVAL;
     }
+    note_wait();
     if (up_event_is_set(ev))
         return UP_OK;
     uint64_t deadline = up__deadline_after(timeout_ns);
@@ -266,6 +277,7 @@ int up_sleep_ns(uint64_t ns)
 {
     if (ns == 0)
         return UP_OK;
+    note_wait();
     int prc;
     if (up__park_sleep(up__deadline_after(ns), &prc))
         return UP_OK;

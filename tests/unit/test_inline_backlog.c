@@ -1,7 +1,7 @@
 /* A waiting submit facing a backlog of short tasks runs its own task on
  * the calling thread (submit_help 2, the default), counts it as helped and
  * inlined, and runs every accepted task exactly once; it never does so for
- * tasks that take long or park, nor at submit_help 1; and a stop racing with such
+ * tasks that take long, park or call a wait, nor at submit_help 1; and a stop racing with such
  * submits neither loses a task nor lets one run after the stop returned.
  * The queue is made larger than the number of tasks, so that it is never
  * full and every task run on the submitter comes from the backlog rule. */
@@ -58,6 +58,19 @@ static void parking_task(void *arg)
     note_run(i);
 }
 
+/* Calls up_event_wait on an event that is set: it returns at once, but
+ * another time the event may be reset and the wait would block a
+ * submitter that was to set it. */
+static up_event *set_event;
+static void event_task(void *arg)
+{
+    uint64_t i;
+    memcpy(&i, arg, sizeof i);
+    CHECK_EQ(up_event_wait(set_event), UP_OK);
+    test_spin(SHORT_SPIN);
+    note_run(i);
+}
+
 static up_pool *one_worker_pool(int help, unsigned workers, unsigned capacity)
 {
     up_config cfg;
@@ -89,11 +102,11 @@ static void check_each_once(uint64_t n)
 }
 
 /* Submits n tasks from the calling thread; returns the pool's stats after
- * a waiting stop. The first WARM_UP are waited for before the rest: the
- * pool learns how long its tasks take from its workers, and a worker
- * thread may need milliseconds to get a CPU on a loaded machine. */
+ * a waiting stop (the pool is left to the caller to destroy). The first WARM_UP are waited for
+ * before the rest: the pool learns how long its tasks take from its workers, and a worker thread
+ * may need milliseconds to get a CPU on a loaded machine. */
 #define WARM_UP 256
-static up_stats submit_all(up_pool *p, up_fn fn, uint64_t n)
+static up_stats submit_all_keep(up_pool *p, up_fn fn, uint64_t n)
 {
     is_submitter = 1;
     uint64_t warm = n < WARM_UP ? n : WARM_UP;
@@ -113,6 +126,13 @@ static up_stats submit_all(up_pool *p, up_fn fn, uint64_t n)
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     up_stats st;
     up_pool_stats(p, &st);
+    return st;
+}
+
+/* The same, then destroys the pool. */
+static up_stats submit_all(up_pool *p, up_fn fn, uint64_t n)
+{
+    up_stats st = submit_all_keep(p, fn, n);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     return st;
 }
@@ -173,6 +193,19 @@ int main(void)
     CHECK_EQ(atomic_load(&on_submitter), 0);
     CHECK_EQ(st.inlined, 0);
     CHECK(st.tasks_resumed > 0); /* they did park */
+
+    /* Tasks that call a wait, even one that returns at once: never run
+     * inline either. */
+    reset(n);
+    up_pool *ep = one_worker_pool(2, 1, capacity);
+    CHECK_EQ(up_event_create(ep, &set_event), UP_OK);
+    up_event_set(set_event);
+    st = submit_all_keep(ep, event_task, n);
+    check_each_once(n);
+    CHECK_EQ(atomic_load(&on_submitter), 0);
+    CHECK_EQ(st.inlined, 0);
+    up_event_destroy(set_event);
+    CHECK_EQ(up_pool_destroy(ep), UP_OK);
 
     /* Level 1 queues its own task always. */
     reset(n);

@@ -128,7 +128,10 @@ UP_API uint64_t up_timer_skipped(const up_timer *t);
  * tasks with up_submit_wait and later sets their event should use
  * submit_help 0 (UP_SUBMIT_HELP=0): with helping on, a full queue makes
  * it run one of those tasks itself, whose wait then blocks the very
- * thread that would set the event.
+ * thread that would set the event. (A submit facing a backlog of short
+ * tasks also runs its own task, but never while the shard's tasks call
+ * these waits: a worker that runs such a call marks the shard until 32
+ * tasks in a row have returned without one.)
  *
  * A parked task may resume on another thread: code around these calls
  * must not keep a thread-local variable's address (or a value such as
