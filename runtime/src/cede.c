@@ -10,9 +10,10 @@
  * CEDE_EVERY) are run so, and none while the shard's tasks park: a
  * parking task leaves its worker at once, so it looks short, but on a
  * submitter, which cannot park, its wait would block. A wait call
- * (up_event_wait, up_sleep_ns, whether it parks or not), a park or a
- * resume marks the shard; a worker clears the mark once CEDE_EVERY tasks
- * in a row returned that had not waited. So a task that sleeps never holds a submitter.
+ * (up_event_wait, up_sleep_ns, whether it parks or not) or the resume of
+ * a parked task (up_yield's too) marks the shard; a worker clears the mark
+ * once CEDE_EVERY tasks in a row returned that had not waited. So a task
+ * that sleeps never holds a submitter.
  *
  * Whether it pays depends on the tasks: a contended lock, for one, is
  * taken faster by threads that run bursts of queued tasks than by every
@@ -253,15 +254,22 @@ static unsigned live_leases(up__shard *s, uint64_t now, uint64_t *last)
     return n;
 }
 
-void up__cede_note_park(up__worker *w)
+/* The worker's window of CEDE_EVERY tasks starts again (time spent
+ * looking for work, or in a wait, is no task's). */
+void up__cede_searching(up__worker *w)
+{
+    w->cede_tasks = 0;
+    w->cede_at = 0;
+}
+
+void up__cede_note_wait(up__worker *w)
 {
     up__shard *s = &w->pool->shards[w->shard];
     if (!up__load_relaxed(&s->parking))
         up__store_relaxed(&s->parking, 1);
     /* The worker's window of tasks starts again: the next time it clears
-     * the mark takes CEDE_EVERY tasks in a row that did not park. */
-    w->cede_tasks = 0;
-    w->cede_at = 0;
+     * the mark takes CEDE_EVERY tasks in a row that did not wait. */
+    up__cede_searching(w);
 }
 
 unsigned up__cede_leases(up__shard *s)
@@ -284,12 +292,6 @@ static void note_task_time(up__shard *s, up__worker *w, uint64_t now)
             up__store_relaxed(&s->task_ns, per ? per : 1);
     }
     w->cede_at = now;
-}
-
-void up__cede_searching(up__worker *w)
-{
-    w->cede_tasks = 0;
-    w->cede_at = 0; /* time spent looking is no task's */
 }
 
 void up__cede_check(up__worker *w)

@@ -229,7 +229,7 @@ static void note_wait(void)
 {
     up__worker *w = up__tls_worker;
     if (w)
-        up__cede_note_park(w);
+        up__cede_note_wait(w);
 }
 
 int up_event_wait_timeout(up_event *ev, uint64_t timeout_ns)

@@ -293,7 +293,7 @@ static void resume_task(void *arg)
     if (w && w->pool != tf->pool)
         w = NULL;
     if (w)
-        up__cede_note_park(w); /* its return does not show a task that never parks */
+        up__cede_note_wait(w); /* its return does not show a task that never waits */
     up__fiber here;
     up__fiber_init_thread(&here);
     tf->resumer = &here;
@@ -333,7 +333,6 @@ static up__worker *may_park(void)
  * and blocks). */
 static int park(up__worker *w, park_req *req)
 {
-    up__cede_note_park(w); /* its submitters must not run such tasks inline */
     up__tfiber *me = w->cur;
     req->tf = me;
     if (me == w->loop) {

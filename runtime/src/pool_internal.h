@@ -243,9 +243,9 @@ void up__join_exited(up_pool *p);
 int up__inline_try(up_pool *p, up__shard *s, unsigned slot, const up__task *t);
 void up__cede_check(up__worker *w);
 void up__cede_searching(up__worker *w);
-/* A task running on w is about to wait (event.c) or park, or w resumes a
- * parked one (park_task.c). */
-void up__cede_note_park(up__worker *w);
+/* A task running on w is about to wait (event.c), or w resumes a parked
+ * one (park_task.c). */
+void up__cede_note_wait(up__worker *w);
 /* Submitters of s running their tasks inline now (their live leases). */
 unsigned up__cede_leases(up__shard *s);
 /* pool.c: tasks the shard's runners have finished (workers, helpers). */
