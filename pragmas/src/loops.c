@@ -136,11 +136,7 @@ static void run_guided(par_ws *ws, uint64_t n, uint64_t min, unsigned size, span
 {
     uint64_t i = atomic_load_explicit(&ws->next, memory_order_relaxed);
     while (i < n) {
-        uint64_t take = (n - i) / (2 * (uint64_t)size);
-        if (take < min)
-            take = min;
-        if (take > n - i)
-            take = n - i;
+        uint64_t take = up_omp_guided_take(n, i, min, size);
         if (atomic_compare_exchange_weak_explicit(&ws->next, &i, i + take, memory_order_relaxed,
                                                   memory_order_relaxed)) {
             fn(i, i + take, ctx);
@@ -180,11 +176,38 @@ static int renamed(int rc, const char *who, const char *inner)
     return rc;
 }
 
+/* share() on an OpenMP backend: static blocks need nothing shared, so
+ * the same arithmetic deals them by the runtime's thread numbers; dynamic
+ * and guided take the runtime's own schedules. */
+static void share_omp(const up_omp_ops *omp, uint64_t n, const up_for_opts *o, span_fn fn,
+                      void *ctx)
+{
+    if (o->schedule == UP_SCHED_DYNAMIC || o->schedule == UP_SCHED_GUIDED) {
+        omp->share(n, o, fn, ctx);
+        return;
+    }
+    unsigned size = omp->num_threads();
+    if (size < 2) {
+        if (n)
+            fn(0, n, ctx);
+        return;
+    }
+    run_static(n, o->schedule == UP_SCHED_AUTO ? 0 : (uint64_t)o->chunk, omp->thread_num(), size,
+               fn, ctx);
+    if (!o->nowait)
+        omp->barrier();
+}
+
 /* Shares offsets [0, n) among the current team by the schedule of o (a
  * team of one runs them in one call), then waits at the barrier unless
  * nowait. Every member calls it with the same n and o. */
 static void share(uint64_t n, const up_for_opts *o, span_fn fn, void *ctx)
 {
+    const up_omp_ops *omp = par_omp();
+    if (omp) {
+        share_omp(omp, n, o, fn, ctx);
+        return;
+    }
     par_thread *th = par_tls;
     unsigned size =
         th && th->c.team ? atomic_load_explicit(&th->c.team->size, memory_order_relaxed) : 1;
@@ -231,6 +254,8 @@ int up_for(int64_t lo, int64_t hi, const up_for_opts *opts, up_range_fn body, vo
 {
     up_for_opts o = opts ? *opts : (up_for_opts){UP_SCHED_STATIC, 0, 0};
     int rc = loop_args("up_for", body != NULL, &o);
+    if (rc == UP_OK)
+        rc = par_backend_check("up_for");
     if (rc != UP_OK)
         return rc;
     flat1d f = {lo, body, ctx};
@@ -279,6 +304,8 @@ int up_for_2d(int64_t ilo, int64_t ihi, int64_t jlo, int64_t jhi, const up_for_o
 {
     up_for_opts o = opts ? *opts : (up_for_opts){UP_SCHED_STATIC, 0, 0};
     int rc = loop_args("up_for_2d", body != NULL, &o);
+    if (rc == UP_OK)
+        rc = par_backend_check("up_for_2d");
     if (rc != UP_OK)
         return rc;
     uint64_t rows = count_of(ilo, ihi), cols = count_of(jlo, jhi);
@@ -384,9 +411,23 @@ static void tchunk_run(void *p)
  * A loop whose members keep busy thus creates a few tasks per member, not
  * one per chunk, and a member that runs dry is fed again by the next
  * split. Every chunk keeps its bounds and its own task frame either way. */
+/* Chunk k of a taskloop on an OpenMP backend, which makes one task per
+ * chunk (each with a copy of the tloop). */
+static void tloop_chunk(uint64_t k, void *p)
+{
+    const tloop *a = p;
+    a->body(chunks_end(a->lo, a->hi, a->chunks, k), chunks_end(a->lo, a->hi, a->chunks, k + 1),
+            a->ctx);
+}
+
 static void tloop_task(void *p)
 {
     tloop a = *(tloop *)p;
+    const up_omp_ops *omp = par_omp();
+    if (omp) {
+        omp->taskloop(a.chunks, tloop_chunk, &a, sizeof a);
+        return;
+    }
     par_thread *th = par_tls;
     if (!th || !par_defers(th, th->c.frame)) {
         tloop_serial(&a, th ? th->c.frame : NULL);

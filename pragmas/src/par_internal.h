@@ -39,6 +39,32 @@
 #define PAR_ALWAYS_INLINE inline
 #endif
 
+/* The backend (backend.c): NULL while ultrapool's own scheduler runs the
+ * calls of parallel.h, else the OpenMP module's table, which every public
+ * call forwards to after checking its arguments. One acquire load on the
+ * way of every call; the first call resolves UP_BACKEND. */
+#include "../interop/up_omp_ops.h"
+enum { PAR_BACKEND_UNRESOLVED = 0, PAR_BACKEND_OWN, PAR_BACKEND_FOREIGN };
+extern atomic_int par_backend_state;
+extern const up_omp_ops *par_foreign_ops;
+const up_omp_ops *par_omp_slow(void);
+static inline const up_omp_ops *par_omp(void)
+{
+    int s = atomic_load_explicit(&par_backend_state, memory_order_acquire);
+    if (s == PAR_BACKEND_OWN)
+        return NULL;
+    return s == PAR_BACKEND_FOREIGN ? par_foreign_ops : par_omp_slow();
+}
+/* UP_OK, or UP_EINVAL with "who: " and the loading error for a backend
+ * that UP_BACKEND named but could not be loaded: every int-returning call
+ * asks before it forwards. */
+int par_backend_error(const up_omp_ops *ops, const char *who);
+static inline int par_backend_check(const char *who)
+{
+    const up_omp_ops *ops = par_omp();
+    return ops ? par_backend_error(ops, who) : UP_OK;
+}
+
 typedef struct par_thread par_thread;
 typedef struct par_team par_team;
 typedef struct par_frame par_frame;

@@ -74,10 +74,37 @@ static void combine_builtin(void *into, const void *from, up_red_op op, up_red_t
     }
 }
 
+/* The combiner an OpenMP backend calls (it gets the operator through
+ * cctx, so the built-in operators have one definition). */
+typedef struct combiner {
+    up_red_op op;
+    up_red_type type;
+    up_combine_fn user;
+} combiner;
+
+static void combine_for_backend(void *into, const void *from, void *cctx)
+{
+    const combiner *c = cctx;
+    if (c->user)
+        c->user(into, from);
+    else
+        combine_builtin(into, from, c->op, c->type);
+}
+
 /* Publishes this member's partial, waits, and combines; combine is NULL
  * for the built-in operators. */
-static int reduce(void *value, size_t size, up_red_op op, up_red_type type, up_combine_fn combine)
+static int reduce(void *value, size_t size, up_red_op op, up_red_type type, up_combine_fn combine,
+                  const char *who)
 {
+    const up_omp_ops *omp = par_omp();
+    if (omp) {
+        int rc = par_backend_error(omp, who);
+        if (rc == UP_OK) {
+            combiner c = {op, type, combine};
+            omp->reduce(value, size, combine_for_backend, &c);
+        }
+        return rc;
+    }
     par_thread *th = par_tls;
     unsigned n =
         th && th->c.team ? atomic_load_explicit(&th->c.team->size, memory_order_relaxed) : 1;
@@ -111,7 +138,7 @@ int up_reduce(void *value, up_red_op op, up_red_type type)
             up__set_error("up_reduce: op %d is not an up_red_op", (int)op);
         return UP_EINVAL;
     }
-    return reduce(value, size, op, type, NULL);
+    return reduce(value, size, op, type, NULL, "up_reduce");
 }
 
 int up_reduce_user(void *value, size_t size, up_combine_fn combine)
@@ -123,5 +150,5 @@ int up_reduce_user(void *value, size_t size, up_combine_fn combine)
             up__set_error("up_reduce_user: size %zu (1 to 256)", size);
         return UP_EINVAL;
     }
-    return reduce(value, size, UP_SUM, UP_INT64, combine);
+    return reduce(value, size, UP_SUM, UP_INT64, combine, "up_reduce_user");
 }

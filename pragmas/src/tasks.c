@@ -331,6 +331,15 @@ static int create(up_task_fn fn, const par_task *proto, const up_task_opts *opts
         up__set_error("up_task: task function is NULL");
         return UP_EINVAL;
     }
+    const up_omp_ops *omp = par_omp();
+    if (omp) {
+        int rc = par_backend_error(omp, "up_task");
+        if (rc != UP_OK)
+            return rc;
+        if (proto->size)
+            return omp->task(fn, NULL, proto->words, proto->size, deps, ndeps, opts);
+        return omp->task(fn, (void *)(uintptr_t)proto->words[0], NULL, 0, deps, ndeps, opts);
+    }
     par_thread *th = par_tls ? par_tls : par_self();
     if (!th) {
         up__set_error("tasks: out of memory for the thread's state");
@@ -409,11 +418,11 @@ static PAR_NOINLINE int task_slow(up_task_fn fn, void *arg, const up_task_opts *
  * time, fib 1.07x, and left the other kernels level. */
 int up_task(up_task_fn fn, void *arg, const up_task_opts *opts)
 {
-    /* The fast paths: a thread with a frame (in a region, or outside one
-     * after its first task), no options. */
+    /* The fast paths: ultrapool's scheduler, a thread with a frame (in a
+     * region, or outside one after its first task), no options. */
     par_thread *th = par_tls;
     par_frame *f = th ? th->c.frame : NULL;
-    if (f && !opts && fn) {
+    if (f && !opts && fn && !par_omp()) {
         if (!par_defers(th, f)) {
             /* No team (outside a region, or a team of one), no deque, or
              * below a final task: run it now. */
@@ -501,6 +510,11 @@ int up_task_deps_copy(up_task_fn fn, const void *payload, size_t size, const up_
 
 void up_taskwait(void)
 {
+    const up_omp_ops *omp = par_omp();
+    if (omp) {
+        omp->taskwait();
+        return;
+    }
     par_thread *th = par_tls;
     par_frame *f = th ? th->c.frame : NULL;
     if (f)
@@ -509,6 +523,11 @@ void up_taskwait(void)
 
 void up_taskyield(void)
 {
+    const up_omp_ops *omp = par_omp();
+    if (omp) {
+        omp->taskyield();
+        return;
+    }
     par_thread *th = par_tls;
     if (!th || !th->c.team)
         return;
@@ -520,6 +539,9 @@ void up_taskyield(void)
 
 unsigned up_task_depth(void)
 {
+    const up_omp_ops *omp = par_omp();
+    if (omp)
+        return omp->task_depth();
     par_thread *th = par_tls;
     unsigned d = 0;
     for (par_frame *f = th ? th->c.frame : NULL; f; f = f->parent)
@@ -532,6 +554,13 @@ int up_taskgroup(up_region_fn fn, void *ctx)
     if (!fn) {
         up__set_error("up_taskgroup: function is NULL");
         return UP_EINVAL;
+    }
+    const up_omp_ops *omp = par_omp();
+    if (omp) {
+        int rc = par_backend_error(omp, "up_taskgroup");
+        if (rc == UP_OK && (rc = omp->taskgroup(fn, ctx)) == UP_ECANCELED)
+            up__set_error("up_taskgroup: the group was cancelled");
+        return rc;
     }
     par_thread *th = par_self();
     if (!th) {
@@ -565,6 +594,11 @@ int up_taskgroup(up_region_fn fn, void *ctx)
 
 void up_cancel_taskgroup(void)
 {
+    const up_omp_ops *omp = par_omp();
+    if (omp) {
+        omp->cancel_taskgroup();
+        return;
+    }
     par_thread *th = par_tls;
     if (th && th->c.frame && th->c.frame->group)
         atomic_store(&th->c.frame->group->cancelled, 1);
@@ -575,6 +609,11 @@ void up_cancel_taskgroup(void)
  * library is loaded. */
 static int group_cancelled(void)
 {
+    /* Not par_omp(): a pool task asking must not load a backend. Before
+     * the backend is resolved, no call of this layer has run. */
+    int s = atomic_load_explicit(&par_backend_state, memory_order_acquire);
+    if (s != PAR_BACKEND_OWN)
+        return s == PAR_BACKEND_FOREIGN && par_foreign_ops->cancelled();
     par_thread *th = par_tls;
     return th && th->c.frame && th->c.frame->group &&
            atomic_load_explicit(&th->c.frame->group->cancelled, memory_order_relaxed);

@@ -139,6 +139,24 @@ static void member_task(void *arg)
     drop_ref(t);
 }
 
+/* A region on an OpenMP backend: the pool is only checked; the OpenMP
+ * runtime's threads form the team. */
+static int parallel_omp(const up_omp_ops *omp, up_pool *pool, unsigned nthreads, up_region_fn fn,
+                        void *ctx, int exact, const char *who)
+{
+    int rc = par_backend_error(omp, who);
+    if (rc != UP_OK)
+        return rc;
+    if (up__pool_stopped(pool)) {
+        up__set_error("%s: the pool is stopped", who);
+        return UP_ESTOPPED;
+    }
+    rc = omp->parallel(nthreads, exact, fn, ctx);
+    if (rc == UP_EAGAIN)
+        up__set_error("%s: %s would give fewer than %u threads", who, omp->runtime, nthreads);
+    return rc;
+}
+
 static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, int exact)
 {
     const char *who = exact ? "up_parallel_exact" : "up_parallel";
@@ -150,6 +168,9 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
                           PAR_MAX_TEAM);
         return UP_EINVAL;
     }
+    const up_omp_ops *omp = par_omp();
+    if (omp)
+        return parallel_omp(omp, pool, nthreads, fn, ctx, exact, who);
     par_thread *th = par_self();
     if (!th) {
         up__set_error("%s: out of memory for the thread's state", who);
@@ -272,18 +293,27 @@ int up_parallel_exact(up_pool *pool, unsigned nthreads, up_region_fn fn, void *c
 
 unsigned up_thread_num(void)
 {
+    const up_omp_ops *omp = par_omp();
+    if (omp)
+        return omp->thread_num();
     par_thread *th = par_tls;
     return th && th->c.team ? th->c.member : 0;
 }
 
 unsigned up_num_threads(void)
 {
+    const up_omp_ops *omp = par_omp();
+    if (omp)
+        return omp->num_threads();
     par_thread *th = par_tls;
     return th && th->c.team ? atomic_load_explicit(&th->c.team->size, memory_order_relaxed) : 1;
 }
 
 unsigned up_level(void)
 {
+    const up_omp_ops *omp = par_omp();
+    if (omp)
+        return omp->level();
     par_thread *th = par_tls;
     return th ? th->level : 0;
 }
@@ -339,6 +369,11 @@ void par_barrier(par_thread *th)
 
 void up_barrier(void)
 {
+    const up_omp_ops *omp = par_omp();
+    if (omp) {
+        omp->barrier();
+        return;
+    }
     par_thread *th = par_tls;
     if (th)
         par_barrier(th);
@@ -346,6 +381,9 @@ void up_barrier(void)
 
 int up_single(void)
 {
+    const up_omp_ops *omp = par_omp();
+    if (omp)
+        return omp->single();
     par_thread *th = par_tls;
     if (!th || !th->c.team || atomic_load_explicit(&th->c.team->size, memory_order_relaxed) < 2)
         return 1;

@@ -316,9 +316,13 @@ int main(void)
     small.shard_max_workers = 1;
     up_pool *one;
     CHECK_EQ(up_pool_create(&one, &small), UP_OK);
-    memset(&eb, 0, sizeof eb);
-    CHECK_EQ(up_parallel_exact(one, 3, basics_region, &eb), UP_EAGAIN);
-    CHECK_EQ(eb.size, 0); /* nothing ran */
+    /* One worker cannot make a team of 3 (an OpenMP backend's team does
+     * not come from the pool). */
+    if (up_get_backend() == UP_BACKEND_ULTRAPOOL) {
+        memset(&eb, 0, sizeof eb);
+        CHECK_EQ(up_parallel_exact(one, 3, basics_region, &eb), UP_EAGAIN);
+        CHECK_EQ(eb.size, 0); /* nothing ran */
+    }
     CHECK_EQ(up_pool_destroy(one), UP_OK);
     /* Bad input. */
     CHECK_EQ(up_parallel(NULL, 2, basics_region, NULL), UP_EINVAL);

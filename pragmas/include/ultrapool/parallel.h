@@ -90,6 +90,46 @@ UP_API int up_master(void); /* 1 for member 0 */
 UP_API void up_critical_begin(const char *name);
 UP_API void up_critical_end(const char *name);
 
+/* ---- Backends ------------------------------------------------------- */
+
+/* Which runtime runs the calls of this header. The same program, unchanged
+ * and in the same binary, runs on ultrapool's own scheduler (the default)
+ * or on a real OpenMP runtime: GCC's libgomp or LLVM's libomp. Each OpenMP
+ * backend is a module of its own (libultrapool_omp_gomp.so,
+ * libultrapool_omp_llvm.so), built with its compiler's OpenMP and loaded
+ * on first use, since the two OpenMP runtimes cannot share a process. The
+ * choice comes from up_set_backend(), else from UP_BACKEND=ultrapool|gomp|
+ * llvm, read at the first call of this header that needs it. A backend
+ * that cannot be loaded is an error naming the module and the reason,
+ * never a silent fallback: with UP_BACKEND, every int-returning call of
+ * this header then fails with UP_EINVAL and that message (printed once on
+ * stderr too); up_set_backend returns it and keeps the backend it had.
+ *
+ * On an OpenMP backend the pool argument of up_parallel is checked (not
+ * NULL, not stopped) but its workers take no part: the OpenMP runtime's
+ * threads form the team, its nthreads 0 means the runtime's default
+ * (OMP_NUM_THREADS), and the OpenMP variables configure it. Every call
+ * keeps the meaning this header gives it, where OpenMP's differs too: a
+ * task's children complete before it does, taskgroup cancellation works
+ * whatever OMP_CANCELLATION says, up_parallel_exact is all or nothing.
+ * docs/interop.md has the details. */
+typedef enum up_backend {
+    UP_BACKEND_ULTRAPOOL = 0, /* ultrapool's own scheduler (default) */
+    UP_BACKEND_GOMP,          /* GCC's libgomp */
+    UP_BACKEND_LLVM           /* LLVM's libomp */
+} up_backend;
+
+/* Selects the backend for every thread of the process. Call it outside
+ * any region, while no other thread is inside a call of this header.
+ * UP_EINVAL: not an up_backend, called inside a region, the module cannot
+ * be loaded, or the other OpenMP runtime is already in the process
+ * (up_last_error() says which). */
+UP_API int up_set_backend(up_backend backend);
+/* The backend in effect (resolving UP_BACKEND on first use). */
+UP_API up_backend up_get_backend(void);
+/* "ultrapool", "gomp", "llvm"; NULL for a value that is not an up_backend. */
+UP_API const char *up_backend_name(up_backend backend);
+
 /* ---- Worksharing loops ----------------------------------------------- */
 
 typedef enum up_schedule {

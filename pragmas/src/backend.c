@@ -1,0 +1,316 @@
+/* The backend switch: which runtime runs the calls of parallel.h.
+ *
+ * ultrapool's own scheduler is the default and costs one load per call
+ * (par_omp() in par_internal.h). An OpenMP backend is a module built with
+ * that runtime's compiler (pragmas/interop/), opened with dlopen on first
+ * use and reached through its table of functions. Every public call checks
+ * its arguments first, then asks par_omp() where to go, so both backends
+ * share one set of checks and error messages.
+ *
+ * State. par_backend_state is UNRESOLVED until the first call that needs
+ * it reads UP_BACKEND (under resolve_lock), then OWN or FOREIGN; with
+ * FOREIGN, par_foreign_ops was written before the state (release), and a
+ * reader that sees FOREIGN (acquire) sees the table. A backend named by
+ * UP_BACKEND that cannot be loaded leaves FOREIGN with failed_ops, whose
+ * calls all fail with the loading error, so nothing runs on a backend the
+ * user did not ask for. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__APPLE__)
+#include <mach-o/dyld.h>
+#elif defined(__linux__) || defined(__FreeBSD__)
+#include <link.h>
+#endif
+
+#include "par_internal.h"
+
+#ifndef UP_BACKEND_BUILD_DIR
+#define UP_BACKEND_BUILD_DIR ""
+#endif
+#ifndef UP_BACKEND_INSTALL_DIR
+#define UP_BACKEND_INSTALL_DIR ""
+#endif
+#ifndef UP_BACKEND_SUFFIX
+#define UP_BACKEND_SUFFIX ".so"
+#endif
+
+atomic_int par_backend_state; /* PAR_BACKEND_* */
+const up_omp_ops *par_foreign_ops;
+
+static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
+static up_backend current = UP_BACKEND_ULTRAPOOL; /* (resolve_lock) */
+/* The modules opened so far, kept open: a table once handed out stays
+ * valid. At most one, since the two OpenMP runtimes exclude each other. */
+static const up_omp_ops *loaded[3]; /* (resolve_lock) by up_backend */
+
+static const char *const names[] = {"ultrapool", "gomp", "llvm"};
+static const char *const runtimes[] = {"ultrapool", "libgomp", "libomp"};
+
+const char *up_backend_name(up_backend b)
+{
+    return (unsigned)b <= UP_BACKEND_LLVM ? names[b] : NULL;
+}
+
+/* ---- the failed backend ----------------------------------------------- */
+
+static char failure[512]; /* written once, before failed_ops is published */
+
+/* The failed table's entries do nothing: the calls that return an error
+ * have already returned it (par_backend_error), and the others have no
+ * way to say it. */
+static int f_parallel(unsigned n, int exact, up_region_fn fn, void *ctx)
+{
+    (void)n, (void)exact, (void)fn, (void)ctx;
+    return UP_EINVAL;
+}
+static unsigned f_zero(void) { return 0; }
+static unsigned f_one(void) { return 1; }
+static void f_nothing(void) {}
+static int f_single(void) { return 1; }
+static void f_share(uint64_t n, const up_for_opts *o, up_omp_units_fn body, void *p)
+{
+    (void)n, (void)o, (void)body, (void)p;
+}
+static void f_reduce(void *value, size_t size, up_omp_combine_fn combine, void *cctx)
+{
+    (void)value, (void)size, (void)combine, (void)cctx;
+}
+static int f_task(up_task_fn fn, void *arg, const void *payload, size_t size, const up_dep *deps,
+                  size_t ndeps, const up_task_opts *opts)
+{
+    (void)fn, (void)arg, (void)payload, (void)size, (void)deps, (void)ndeps, (void)opts;
+    return UP_EINVAL;
+}
+static int f_taskgroup(up_region_fn fn, void *ctx)
+{
+    (void)fn, (void)ctx;
+    return UP_EINVAL;
+}
+static int f_cancelled(void) { return 0; }
+static void f_taskloop(uint64_t k, up_omp_chunk_fn chunk, const void *payload, size_t size)
+{
+    (void)k, (void)chunk, (void)payload, (void)size;
+}
+
+static const up_omp_ops failed_ops = {
+    UP_OMP_OPS_VERSION, "none",   f_parallel,  f_zero,    f_one,       f_zero,
+    f_nothing,          f_single, f_share,     f_reduce,  f_task,      f_nothing,
+    f_nothing,          f_zero,   f_taskgroup, f_nothing, f_cancelled, f_taskloop,
+};
+
+int par_backend_error(const up_omp_ops *ops, const char *who)
+{
+    if (ops != &failed_ops)
+        return UP_OK;
+    up__set_error("%s: %s", who, failure);
+    return UP_EINVAL;
+}
+
+/* ---- the other runtime ------------------------------------------------ */
+
+/* Whether an image whose file name contains needle is in the process. */
+#if defined(__linux__) || defined(__FreeBSD__)
+static int has_image(struct dl_phdr_info *info, size_t size, void *needle)
+{
+    (void)size;
+    return info->dlpi_name && strstr(info->dlpi_name, needle) != NULL;
+}
+static int image_loaded(const char *needle) { return dl_iterate_phdr(has_image, (void *)needle); }
+#elif defined(__APPLE__)
+static int image_loaded(const char *needle)
+{
+    for (uint32_t i = 0; i < _dyld_image_count(); i++) {
+        const char *n = _dyld_get_image_name(i);
+        if (n && strstr(n, needle))
+            return 1;
+    }
+    return 0;
+}
+#else
+static int image_loaded(const char *needle)
+{
+    (void)needle;
+    return 0;
+}
+#endif
+
+/* The OpenMP runtime other than b's already in the process (linked by the
+ * program, or by a library it uses), or NULL. */
+static const char *rival_runtime(up_backend b)
+{
+    if (b == UP_BACKEND_GOMP && (image_loaded("/libomp.") || image_loaded("/libiomp5.")))
+        return "libomp";
+    if (b == UP_BACKEND_LLVM && image_loaded("/libgomp."))
+        return "libgomp";
+    return NULL;
+}
+
+/* ---- loading ---------------------------------------------------------- */
+
+/* The directory of the image holding this code: where an installed
+ * libultrapool_par.so keeps the modules beside it. */
+static int own_directory(char *buf, size_t size)
+{
+    Dl_info info;
+    if (!dladdr((void *)&up_backend_name, &info) || !info.dli_fname)
+        return 0;
+    const char *slash = strrchr(info.dli_fname, '/');
+    if (!slash)
+        return 0;
+    size_t n = (size_t)(slash - info.dli_fname);
+    if (n + 1 > size)
+        return 0;
+    memcpy(buf, info.dli_fname, n);
+    buf[n] = '\0';
+    return 1;
+}
+
+/* Opens b's module: beside this library, in the build tree, in the
+ * install directory, then by name through the loader's search path. On
+ * failure, why is the message for the user. */
+static const up_omp_ops *load(up_backend b, char *why, size_t size)
+{
+    char file[64];
+    snprintf(file, sizeof file, "libultrapool_omp_%s%s", names[b], UP_BACKEND_SUFFIX);
+    const char *rival = rival_runtime(b);
+    if (rival) {
+        snprintf(why, size,
+                 "%s is already loaded in this process, and %s cannot share it: choose the "
+                 "backend of the OpenMP runtime the program links",
+                 rival, runtimes[b]);
+        return NULL;
+    }
+    char dirs[3][1024];
+    int ndirs = 0;
+    if (own_directory(dirs[ndirs], sizeof dirs[0]))
+        ndirs++;
+    if (UP_BACKEND_BUILD_DIR[0])
+        snprintf(dirs[ndirs++], sizeof dirs[0], "%s", UP_BACKEND_BUILD_DIR);
+    if (UP_BACKEND_INSTALL_DIR[0])
+        snprintf(dirs[ndirs++], sizeof dirs[0], "%s", UP_BACKEND_INSTALL_DIR);
+    void *h = NULL;
+    char path[1100], last[400] = "";
+    for (int i = 0; i <= ndirs && !h; i++) {
+        if (i < ndirs)
+            snprintf(path, sizeof path, "%s/%s", dirs[i], file);
+        else
+            snprintf(path, sizeof path, "%s", file);
+        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            const char *e = dlerror();
+            /* Keep the most telling error: a module that exists but does
+             * not load (a missing libgomp.so.1) beats "not found". */
+            if (e && (!last[0] || !strstr(e, "No such file")))
+                snprintf(last, sizeof last, "%s", e);
+        }
+    }
+    if (!h) {
+        snprintf(why, size, "cannot load %s (%s)", file, last[0] ? last : "not found");
+        return NULL;
+    }
+    up_omp_backend_fn entry = NULL;
+    void *sym = dlsym(h, UP_OMP_BACKEND_SYMBOL);
+    memcpy(&entry, &sym, sizeof entry); /* a data pointer to a function pointer, as POSIX allows */
+    const up_omp_ops *ops = entry ? entry() : NULL;
+    if (!ops || ops->version != UP_OMP_OPS_VERSION) {
+        snprintf(why, size, "%.300s is not a backend of this ultrapool (%s)", path,
+                 !ops ? "no " UP_OMP_BACKEND_SYMBOL : "another version");
+        dlclose(h);
+        return NULL;
+    }
+    return ops; /* never closed: tables handed out stay valid */
+}
+
+/* Makes b current; the caller holds resolve_lock. */
+static int select_locked(up_backend b, char *why, size_t size)
+{
+    if (b != UP_BACKEND_ULTRAPOOL && !loaded[b]) {
+        up_backend other = b == UP_BACKEND_GOMP ? UP_BACKEND_LLVM : UP_BACKEND_GOMP;
+        if (loaded[other]) {
+            snprintf(why, size, "%s is already loaded in this process, and %s cannot share it",
+                     runtimes[other], runtimes[b]);
+            return UP_EINVAL;
+        }
+        loaded[b] = load(b, why, size);
+        if (!loaded[b])
+            return UP_EINVAL;
+    }
+    current = b;
+    if (b == UP_BACKEND_ULTRAPOOL) {
+        atomic_store_explicit(&par_backend_state, PAR_BACKEND_OWN, memory_order_release);
+    } else {
+        par_foreign_ops = loaded[b];
+        atomic_store_explicit(&par_backend_state, PAR_BACKEND_FOREIGN, memory_order_release);
+    }
+    return UP_OK;
+}
+
+/* UP_BACKEND, read once, the first time a call needs the backend. */
+static void resolve_locked(void)
+{
+    if (atomic_load_explicit(&par_backend_state, memory_order_relaxed) != PAR_BACKEND_UNRESOLVED)
+        return;
+    const char *v = getenv("UP_BACKEND");
+    up_backend b = UP_BACKEND_ULTRAPOOL;
+    char why[400];
+    if (v && *v) {
+        unsigned i = 0;
+        while (i <= UP_BACKEND_LLVM && strcmp(v, names[i]) != 0)
+            i++;
+        if (i > UP_BACKEND_LLVM) {
+            snprintf(failure, sizeof failure,
+                     "UP_BACKEND=\"%.64s\": must be one of ultrapool, gomp, llvm", v);
+            goto failed;
+        }
+        b = (up_backend)i;
+    }
+    if (select_locked(b, why, sizeof why) == UP_OK)
+        return;
+    snprintf(failure, sizeof failure, "UP_BACKEND=%s: %s", names[b], why);
+    current = b;
+failed:
+    fprintf(stderr, "ultrapool: %s\n", failure);
+    par_foreign_ops = &failed_ops;
+    atomic_store_explicit(&par_backend_state, PAR_BACKEND_FOREIGN, memory_order_release);
+}
+
+const up_omp_ops *par_omp_slow(void)
+{
+    pthread_mutex_lock(&resolve_lock);
+    resolve_locked();
+    pthread_mutex_unlock(&resolve_lock);
+    return atomic_load_explicit(&par_backend_state, memory_order_acquire) == PAR_BACKEND_OWN
+               ? NULL
+               : par_foreign_ops;
+}
+
+int up_set_backend(up_backend b)
+{
+    if ((unsigned)b > UP_BACKEND_LLVM) {
+        up__set_error("up_set_backend: %d is not an up_backend", (int)b);
+        return UP_EINVAL;
+    }
+    if (up_level() > 0) {
+        up__set_error("up_set_backend: called inside a parallel region");
+        return UP_EINVAL;
+    }
+    char why[400];
+    pthread_mutex_lock(&resolve_lock);
+    int rc = select_locked(b, why, sizeof why);
+    pthread_mutex_unlock(&resolve_lock);
+    if (rc != UP_OK)
+        up__set_error("up_set_backend: %s: %s", names[b], why);
+    return rc;
+}
+
+up_backend up_get_backend(void)
+{
+    (void)par_omp();
+    pthread_mutex_lock(&resolve_lock);
+    up_backend b = current;
+    pthread_mutex_unlock(&resolve_lock);
+    return b;
+}

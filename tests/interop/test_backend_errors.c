@@ -1,0 +1,104 @@
+/* Choosing a backend that cannot be had is an error that says why, never
+ * a silent fallback:
+ *   - UP_BACKEND with a word that is no backend: every int-returning call
+ *     of parallel.h fails with UP_EINVAL and a message naming UP_BACKEND
+ *     (argv[1] "bad-env", run by ctest with UP_BACKEND=openmp);
+ *   - up_set_backend with a value that is no up_backend, or inside a
+ *     region: UP_EINVAL, and the backend stays;
+ *   - a backend whose module is not built (the sanitizer trees build none):
+ *     UP_EINVAL naming the module; with both built, switching from one
+ *     OpenMP runtime to the other is refused, naming the one loaded;
+ *   - up_set_backend(UP_BACKEND_ULTRAPOOL) always works, and recovers a
+ *     process whose UP_BACKEND failed.
+ * UP_TEST_BACKENDS (ctest) lists the modules this tree built. */
+#include <stdio.h>
+#include <string.h>
+
+#include <ultrapool/parallel.h>
+
+#include "check.h"
+
+static int ran;
+static void region(void *arg)
+{
+    (void)arg;
+    ran = 1;
+}
+static void body(int64_t lo, int64_t hi, void *ctx) { (void)lo, (void)hi, (void)ctx; }
+static void task(void *arg) { (void)arg; }
+
+static void inside(void *arg)
+{
+    int *rc = arg;
+    if (up_master())
+        *rc = up_set_backend(UP_BACKEND_ULTRAPOOL);
+}
+
+static int built(const char *name)
+{
+    const char *list = getenv("UP_TEST_BACKENDS");
+    return list && strstr(list, name) != NULL;
+}
+
+static void expect_error(int rc, const char *who, const char *what)
+{
+    CHECK_EQ(rc, UP_EINVAL);
+    const char *e = up_last_error();
+    if (strncmp(e, who, strlen(who)) != 0 || !strstr(e, what)) {
+        fprintf(stderr, "error \"%s\": expected \"%s: ...%s...\"\n", e, who, what);
+        exit(1);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    up_pool *pool;
+    CHECK_EQ(up_pool_create(&pool, NULL), UP_OK);
+    if (argc > 1 && !strcmp(argv[1], "bad-env")) {
+        expect_error(up_parallel(pool, 2, region, NULL), "up_parallel", "UP_BACKEND=\"openmp\"");
+        CHECK_EQ(ran, 0);
+        expect_error(up_parallel_for(pool, 0, 10, NULL, body, NULL), "up_parallel_for",
+                     "UP_BACKEND");
+        expect_error(up_for(0, 10, NULL, body, NULL), "up_for", "UP_BACKEND");
+        expect_error(up_task(task, NULL, NULL), "up_task", "UP_BACKEND");
+        double v = 1;
+        expect_error(up_reduce(&v, UP_SUM, UP_DOUBLE), "up_reduce", "UP_BACKEND");
+        CHECK_EQ(up_set_backend(UP_BACKEND_ULTRAPOOL), UP_OK);
+        CHECK_EQ(up_parallel(pool, 2, region, NULL), UP_OK);
+        CHECK_EQ(ran, 1);
+        CHECK_EQ(up_pool_destroy(pool), UP_OK);
+        return 0;
+    }
+    if (!getenv("UP_TEST_BACKENDS")) {
+        fprintf(stderr, "UP_TEST_BACKENDS (the modules built, set by ctest) is not set\n");
+        return 77;
+    }
+    CHECK_EQ(up_get_backend(), UP_BACKEND_ULTRAPOOL);
+    expect_error(up_set_backend((up_backend)3), "up_set_backend", "not an up_backend");
+    expect_error(up_set_backend((up_backend)-1), "up_set_backend", "not an up_backend");
+    int rc = 0;
+    CHECK_EQ(up_parallel(pool, 2, inside, &rc), UP_OK);
+    CHECK_EQ(rc, UP_EINVAL);
+    CHECK_EQ(up_get_backend(), UP_BACKEND_ULTRAPOOL);
+
+    const up_backend omp[2] = {UP_BACKEND_GOMP, UP_BACKEND_LLVM};
+    const char *module[2] = {"libultrapool_omp_gomp", "libultrapool_omp_llvm"};
+    for (int i = 0; i < 2; i++)
+        if (!built(up_backend_name(omp[i]))) {
+            expect_error(up_set_backend(omp[i]), "up_set_backend", module[i]);
+            CHECK_EQ(up_get_backend(), UP_BACKEND_ULTRAPOOL);
+        }
+    if (built("gomp") && built("llvm")) {
+        CHECK_EQ(up_set_backend(UP_BACKEND_GOMP), UP_OK);
+        CHECK_EQ(up_parallel(pool, 2, region, NULL), UP_OK);
+        expect_error(up_set_backend(UP_BACKEND_LLVM), "up_set_backend",
+                     "libgomp is already loaded");
+        CHECK_EQ(up_get_backend(), UP_BACKEND_GOMP);
+        CHECK_EQ(up_set_backend(UP_BACKEND_ULTRAPOOL), UP_OK);
+        CHECK_EQ(up_get_backend(), UP_BACKEND_ULTRAPOOL);
+        CHECK_EQ(up_set_backend(UP_BACKEND_GOMP), UP_OK); /* loaded once, kept */
+        CHECK_EQ(up_set_backend(UP_BACKEND_ULTRAPOOL), UP_OK);
+    }
+    CHECK_EQ(up_pool_destroy(pool), UP_OK);
+    return 0;
+}
