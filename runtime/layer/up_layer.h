@@ -14,6 +14,7 @@
 #define UP_LAYER_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <ultrapool/pool.h>
 
@@ -105,5 +106,14 @@ void up__set_cancel_hook(int (*fn)(void));
  * parking the task (park_task.c). Set once by the layer, like the cancel
  * hook; fn must be safe on any thread. */
 void up__set_pinned_hook(int (*fn)(void));
+
+/* The layer's environment variables (pragmas/src/env.c): the runtime's
+ * one boolean parser (1 0 true false yes no on off y n, any case; 0, or
+ * -1 when s is none of them), so that every boolean variable takes the
+ * same words; and a hook that prints the layer's settings inside
+ * UP_PRINT_CONFIG's block (set once by the layer when it is loaded, like
+ * the cancel hook). */
+int up__parse_bool(const char *s, int *out);
+void up__set_print_hook(void (*fn)(FILE *f));
 
 #endif

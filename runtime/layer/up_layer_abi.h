@@ -16,6 +16,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <ultrapool/pool.h>
 
@@ -36,5 +37,8 @@ UP_API void up_layer_help_leave(void);
 UP_API void up_layer_set_cancel_hook(int (*fn)(void));
 /* up_layer.h: up__set_pinned_hook. */
 UP_API void up_layer_set_pinned_hook(int (*fn)(void));
+/* up_layer.h: up__parse_bool and up__set_print_hook. */
+UP_API int up_layer_parse_bool(const char *s, int *out);
+UP_API void up_layer_set_print_hook(void (*fn)(FILE *f));
 
 #endif

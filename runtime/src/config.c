@@ -140,6 +140,13 @@ static const option options[] = {
 static const char *const flag_vars[] = {"UP_PRINT_CONFIG"};
 #define NFLAGS (sizeof flag_vars / sizeof flag_vars[0])
 
+/* Variables of the parallel layer (pragmas/src/env.c), which reads them
+ * itself: known names here, so that they draw no warning and a typo of
+ * one is pointed to it. */
+static const char *const layer_vars[] = {"UP_NUM_THREADS", "UP_THREAD_LIMIT",
+                                         "UP_MAX_ACTIVE_LEVELS", "UP_SCHEDULE", "UP_CANCELLATION"};
+#define NLAYER (sizeof layer_vars / sizeof layer_vars[0])
+
 /* Names that start with UP_ and belong to ultrapool without being read by
  * the library: the tools' and tests' own variables, and names a later
  * version reads. None of them draws the unknown-name warning. */
@@ -336,6 +343,15 @@ int up__env_flag(const char *name)
     return v && up__parse_bool(v, &on) == 0 && on;
 }
 
+int up__print_config_wanted(void)
+{
+    if (getenv("UP_PRINT_CONFIG"))
+        return up__env_flag("UP_PRINT_CONFIG");
+    uint64_t on = 0;
+    char from[256], err[256];
+    return up__omp_value("UP_PRINT_CONFIG", &on, from, sizeof from, err, sizeof err) == 1 && on;
+}
+
 int up__parse_bind(const char *s, up_bind *out)
 {
     uint64_t v;
@@ -491,6 +507,33 @@ static int apply_env_option(up_config *cfg, const option *o, const char *val)
     return UP_OK;
 }
 
+/* An unset variable: the OpenMP variable standing in for it, if any
+ * (config_omp.c). Its errors name the OMP_ variable, and a value out of
+ * range is refused with the range of the UP_ one (OpenMP's syntax has no
+ * 0 for "automatic", so none is offered). */
+static int apply_omp_option(up_config *cfg, const option *o)
+{
+    uint64_t v = 0;
+    char from[256], err[256];
+    int rc = up__omp_value(o->env, &v, from, sizeof from, err, sizeof err);
+    if (rc == 0)
+        return UP_OK;
+    if (rc < 0) {
+        up__set_error("%s", err);
+        return UP_EINVAL;
+    }
+    if (!in_range(o, v)) {
+        option q = *o;
+        q.zero_ok = 0;
+        char range[160];
+        describe_range(&q, 0, range, sizeof range);
+        up__set_error("%s: must be %s (the range of %s)", from, range, o->env);
+        return UP_EINVAL;
+    }
+    set_field(cfg, o, v);
+    return UP_OK;
+}
+
 static void defaults(up_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -571,6 +614,9 @@ static int is_known_name(const char *name)
     for (size_t i = 0; i < NFLAGS; i++)
         if (!strcmp(name, flag_vars[i]))
             return 1;
+    for (size_t i = 0; i < NLAYER; i++)
+        if (!strcmp(name, layer_vars[i]))
+            return 1;
     for (size_t i = 0; i < NRESERVED; i++)
         if (!strcmp(name, reserved_vars[i]))
             return 1;
@@ -585,8 +631,10 @@ static const char *nearest_name(const char *name)
 {
     const char *best = options[0].env;
     unsigned best_d = name_distance(name, best);
-    for (size_t i = 1; i < NOPTIONS + NFLAGS; i++) {
-        const char *cand = i < NOPTIONS ? options[i].env : flag_vars[i - NOPTIONS];
+    for (size_t i = 1; i < NOPTIONS + NFLAGS + NLAYER; i++) {
+        const char *cand = i < NOPTIONS            ? options[i].env
+                           : i < NOPTIONS + NFLAGS ? flag_vars[i - NOPTIONS]
+                                                   : layer_vars[i - NOPTIONS - NFLAGS];
         unsigned d = name_distance(name, cand);
         if (d < best_d) {
             best_d = d;
@@ -637,16 +685,24 @@ int up_config_init(up_config *cfg)
     int rc = UP_OK;
     char first[sizeof errbuf] = "";
     for (size_t i = 0; i < NOPTIONS; i++) {
+        /* A set UP_ variable wins; the OpenMP one is read only without it. */
         const char *val = getenv(options[i].env);
-        if (val && apply_env_option(cfg, &options[i], val) != UP_OK)
+        if (val ? apply_env_option(cfg, &options[i], val) != UP_OK
+                : apply_omp_option(cfg, &options[i]) != UP_OK)
             env_failed(&rc, first, sizeof first);
     }
     for (size_t i = 0; i < NFLAGS; i++) {
         const char *val = getenv(flag_vars[i]);
         int on;
+        uint64_t v;
+        char from[256], err[256];
         if (val && up__parse_bool(val, &on) != 0) {
             up__set_error("%s=\"%s\": not a boolean; use one of " BOOL_WORDS " (any case)",
                           flag_vars[i], val);
+            env_failed(&rc, first, sizeof first);
+        } else if (!val &&
+                   up__omp_value(flag_vars[i], &v, from, sizeof from, err, sizeof err) < 0) {
+            up__set_error("%s", err);
             env_failed(&rc, first, sizeof first);
         }
     }
@@ -703,6 +759,47 @@ static void note_environment(const option *o, uint64_t effective, FILE *f)
             o->env, val, o->field);
 }
 
+/* Where a value came from when an OpenMP variable stands in for its UP_
+ * one, or why that OpenMP variable is not in effect. */
+static void note_omp(const option *o, uint64_t effective, FILE *f)
+{
+    uint64_t v = 0;
+    char from[256], err[256];
+    int rc = up__omp_value(o->env, &v, from, sizeof from, err, sizeof err);
+    if (rc == 0)
+        return;
+    if (getenv(o->env))
+        fprintf(f, "# note: %s is not read: %s is set, and UP_ variables win\n", from, o->env);
+    else if (rc < 0)
+        fprintf(f, "# note: not in effect: %s\n", err);
+    else if (!in_range(o, v))
+        fprintf(f, "# note: %s is not in effect: out of the range of %s\n", from, o->env);
+    else if (v != effective)
+        fprintf(f, "# note: %s in the environment is not in effect: the program set up_config.%s\n",
+                from, o->field);
+    else
+        fprintf(f, "# %s from %s\n", o->env, from);
+}
+
+/* A flag's line, with the same notes for its OpenMP stand-in. */
+static void print_flag(const char *name, FILE *f)
+{
+    uint64_t v = 0;
+    char from[256], err[256];
+    int rc = up__omp_value(name, &v, from, sizeof from, err, sizeof err);
+    if (getenv(name) || rc == 0) {
+        fprintf(f, "%s=%d\n", name, up__env_flag(name));
+        if (rc != 0)
+            fprintf(f, "# note: %s is not read: %s is set, and UP_ variables win\n", from, name);
+        return;
+    }
+    fprintf(f, "%s=%d\n", name, rc == 1 && v);
+    if (rc == 1)
+        fprintf(f, "# %s from %s\n", name, from);
+    else
+        fprintf(f, "# note: not in effect: %s\n", err);
+}
+
 /* The shard plan as comment lines: the planner's table with "# " in front
  * of every line, so that the whole output stays a valid shell script. */
 static void print_plan(const up_config *cfg, const up__plan *plan, FILE *f)
@@ -746,9 +843,11 @@ void up__print_config(const up_config *cfg, const up__plan *plan, FILE *f)
         format_value(&options[i], v, shown, sizeof shown);
         fprintf(f, "%s=%s\n", options[i].env, shown);
         note_environment(&options[i], v, f);
+        note_omp(&options[i], v, f);
     }
     for (size_t i = 0; i < NFLAGS; i++)
-        fprintf(f, "%s=%d\n", flag_vars[i], up__env_flag(flag_vars[i]));
+        print_flag(flag_vars[i], f);
+    up__print_layer(f); /* the parallel layer's variables, when it is linked */
     if (cfg->on_worker_start || cfg->on_worker_stop)
         fprintf(f, "# worker hooks set by the program:%s%s\n",
                 cfg->on_worker_start ? " on_worker_start" : "",

@@ -34,4 +34,29 @@ void up__config_error(const char *fmt, ...)
  * about. up_config_init runs it once per process on the environment. */
 unsigned up__env_check_names(char *const *env, FILE *f);
 
+/* OpenMP's variables standing in for unset UP_* ones (config_omp.c). The
+ * parsers return 0, or -1 with a message naming the variable in err. */
+int up__omp_bind(const char *proc_bind, const char *places, up_bind *out, char *err, size_t esize);
+int up__omp_stacksize(const char *s, uint64_t *bytes, char *err, size_t esize);
+int up__omp_wait_policy(const char *s, unsigned *spin, char *err, size_t esize);
+int up__omp_display_env(const char *s, int *on, char *err, size_t esize);
+/* UP_SPIN for OMP_WAIT_POLICY=active: the most UP_SPIN allows, since
+ * OpenMP's active threads spin without end; an idle worker then polls
+ * for about half a second (docs/env.md) before it parks. */
+#define UP_OMP_ACTIVE_SPIN 10000000u
+/* What the OpenMP variables say about the pool variable up_name: 0 when
+ * none of them is set, 1 with the value in the field's unit in *out and
+ * the assignments it came from ("OMP_STACKSIZE=4M") in from, -1 when one
+ * is malformed (the message in err). Reads the environment. */
+int up__omp_value(const char *up_name, uint64_t *out, char *from, size_t fsize, char *err,
+                  size_t esize);
+/* 1 when UP_PRINT_CONFIG, or OMP_DISPLAY_ENV in its absence, asks for the
+ * configuration to be printed (malformed: 0; up_config_init reports it). */
+int up__print_config_wanted(void);
+
+/* The parallel layer's part of UP_PRINT_CONFIG (up_layer.h): printed by
+ * up__print_layer when the layer is linked, nothing otherwise. */
+void up__set_print_hook(void (*fn)(FILE *f));
+void up__print_layer(FILE *f);
+
 #endif

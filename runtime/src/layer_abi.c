@@ -41,3 +41,7 @@ void up_layer_help_leave(void) { up__help_leave(); }
 void up_layer_set_cancel_hook(int (*fn)(void)) { up__set_cancel_hook(fn); }
 
 void up_layer_set_pinned_hook(int (*fn)(void)) { up__set_pinned_hook(fn); }
+
+int up_layer_parse_bool(const char *s, int *out) { return up__parse_bool(s, out); }
+
+void up_layer_set_print_hook(void (*fn)(FILE *f)) { up__set_print_hook(fn); }

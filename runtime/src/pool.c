@@ -83,7 +83,7 @@ static int init_shard(up_pool *p, unsigned i)
 
 static int print_config_requested(void)
 {
-    return up__env_flag("UP_PRINT_CONFIG"); /* config.c's one boolean parser */
+    return up__print_config_wanted(); /* UP_PRINT_CONFIG, else OMP_DISPLAY_ENV (config.c) */
 }
 
 int up_pool_create(up_pool **out, const up_config *cfg_in)

@@ -39,6 +39,12 @@ static void clear_env(void)
 {
     for (size_t i = 0; i < NVARS; i++)
         unsetenv(vars[i]);
+    /* OpenMP's variables stand in for unset UP_ ones (test_config_omp
+     * checks them): none of the caller's may change the defaults here. */
+    static const char *const omp[] = {"OMP_STACKSIZE", "OMP_WAIT_POLICY", "OMP_PROC_BIND",
+                                      "OMP_PLACES", "OMP_DISPLAY_ENV"};
+    for (size_t i = 0; i < sizeof omp / sizeof omp[0]; i++)
+        unsetenv(omp[i]);
 }
 
 static int contains(const char *hay, const char *needle)
