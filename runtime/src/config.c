@@ -151,7 +151,7 @@ static const char *const layer_vars[] = {"UP_NUM_THREADS", "UP_THREAD_LIMIT",
  * the library: the tools' and tests' own variables, and names a later
  * version reads. None of them draws the unknown-name warning. */
 static const char *const reserved_vars[] = {
-    "UP_BACKEND", /* the OpenMP backend switch (ultrapool, gomp, llvm), not read yet */
+    "UP_BACKEND", /* the parallel layer's backend (pragmas/src/backend.c) */
     "UP_FUZZ",    /* set by ctest for the configuration fuzzer */
     "UP_MACHINE", /* the machine name scripts/bench-par records */
 };
