@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "par_env.h" /* what UP_SCHED_RUNTIME means */
 #include "par_internal.h"
 #include "up_layer.h" /* up__set_error */
 
@@ -146,9 +147,20 @@ static void run_guided(par_ws *ws, uint64_t n, uint64_t min, unsigned size, span
 }
 
 /* The arguments of loop call who: UP_OK, or UP_EINVAL with the reason in
- * up_last_error(). */
-static int loop_args(const char *who, int has_body, const up_for_opts *o)
+ * up_last_error(). UP_SCHED_RUNTIME becomes the schedule and chunk that
+ * UP_SCHEDULE or OMP_SCHEDULE say (env.c), whatever o's chunk; it fails
+ * while a variable of the layer is malformed, as regions do. */
+static int loop_args(const char *who, int has_body, up_for_opts *o)
 {
+    if (has_body && o->schedule == UP_SCHED_RUNTIME) {
+        const par_env *env = par_env_get();
+        if (env->bad) {
+            up__set_error("%s: %s", who, env->error);
+            return UP_EINVAL;
+        }
+        o->schedule = env->sched;
+        o->chunk = env->chunk;
+    }
     if (!has_body)
         up__set_error("%s: body is NULL", who);
     else if ((unsigned)o->schedule > UP_SCHED_AUTO)
@@ -221,6 +233,7 @@ static void share(uint64_t n, const up_for_opts *o, span_fn fn, void *ctx)
     switch (o->schedule) {
     case UP_SCHED_STATIC:
     case UP_SCHED_AUTO:
+    case UP_SCHED_RUNTIME: /* never here: loop_args turned it into one of the others */
         run_static(n, o->schedule == UP_SCHED_AUTO ? 0 : chunk, me, size, fn, ctx);
         break;
     case UP_SCHED_DYNAMIC:

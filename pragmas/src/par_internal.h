@@ -145,6 +145,14 @@ struct par_team {
     _Atomic int abandoned; /* (atomic) set before running: members leave at once */
     _Atomic unsigned left; /* (atomic) members done with the region */
     par_member *members;   /* (ro) requested slots */
+    /* OpenMP's contention group, for the thread limit (env.c): cg points
+     * to the counter of the top-level team, cg_used, which counts the
+     * threads in use by that region and every region nested in it. active
+     * counts the enclosing regions of more than one member, this one
+     * included (OpenMP's active levels). */
+    _Atomic unsigned *cg;     /* (ro) */
+    _Atomic unsigned cg_used; /* (atomic) the top-level team's count */
+    unsigned active;          /* (ro once running is set) */
     /* Members parked in one of wait.c's waits on this team: a push reads it
      * after publishing (wait.c). Signed: a waker may count a claim before
      * the sleeper has counted itself in. */

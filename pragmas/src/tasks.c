@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "par_env.h" /* whether cancellation is enabled */
 #include "par_internal.h"
 #include "up_layer.h" /* up__set_error */
 
@@ -600,7 +601,9 @@ void up_cancel_taskgroup(void)
         return;
     }
     par_thread *th = par_tls;
-    if (th && th->c.frame && th->c.frame->group)
+    /* UP_CANCELLATION / OMP_CANCELLATION false: cancel is ignored, as in
+     * OpenMP (env.c). */
+    if (th && th->c.frame && th->c.frame->group && par_env_get()->cancellation)
         atomic_store(&th->c.frame->group->cancelled, 1);
 }
 

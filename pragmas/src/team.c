@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "par_env.h"      /* team sizes, the thread limit and active levels */
 #include "par_internal.h" /* with up_layer.h: up__submit_copy_nogrow, up__now_ns ... */
 
 #define CLOSED (UINT32_C(1) << 31)
@@ -157,6 +158,68 @@ static int parallel_omp(const up_omp_ops *omp, up_pool *pool, unsigned nthreads,
     return rc;
 }
 
+/* The thread limit (UP_THREAD_LIMIT, OMP_THREAD_LIMIT) counts OpenMP's
+ * contention group: a top-level region and every region nested in it.
+ * Invariant: while a limit is set, the group's count never exceeds it. A
+ * nested region adds k threads only by a CAS from u to u + k <= limit,
+ * and gives back exactly what it added (those that did not join when its
+ * team closes, the rest when it ends); the top-level team's own members
+ * are in the count from its start. Relaxed: the count only bounds team
+ * sizes, nothing is published through it. */
+static unsigned group_take(_Atomic unsigned *cg, unsigned limit, unsigned want)
+{
+    unsigned used = atomic_load_explicit(cg, memory_order_relaxed), take;
+    do {
+        take = used < limit ? limit - used : 0;
+        if (take > want)
+            take = want;
+        if (take == 0)
+            return 0;
+    } while (!atomic_compare_exchange_weak_explicit(cg, &used, used + take, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    return take;
+}
+
+static void group_give(_Atomic unsigned *cg, unsigned n)
+{
+    if (cg && n)
+        atomic_fetch_sub_explicit(cg, n, memory_order_relaxed);
+}
+
+/* *nthreads within the thread limit: the top-level team gets at most the
+ * limit, a nested one the threads its group has left (*extra: those taken
+ * beyond the caller, who is counted already). up_parallel_exact fails
+ * instead of running fewer: UP_EINVAL above the limit, UP_EAGAIN when the
+ * group's threads are in use. */
+static int limit_team(const par_env *env, par_team *outer, unsigned *nthreads, int exact,
+                      const char *who, unsigned *extra)
+{
+    unsigned limit = env->thread_limit, n = *nthreads;
+    *extra = 0;
+    if (exact && n > limit) {
+        up__set_error("%s: %u threads, above the thread limit (%s=%u)", who, n,
+                      env->thread_limit_from.name, limit);
+        return UP_EINVAL;
+    }
+    if (!outer) {
+        *nthreads = n < limit ? n : limit;
+        return UP_OK;
+    }
+    if (n < 2)
+        return UP_OK;
+    *extra = group_take(outer->cg, limit, n - 1);
+    if (exact && *extra < n - 1) {
+        up__set_error("%s: %u threads, but the enclosing regions leave %u of the thread limit "
+                      "(%s=%u)",
+                      who, n, 1 + *extra, env->thread_limit_from.name, limit);
+        group_give(outer->cg, *extra);
+        *extra = 0;
+        return UP_EAGAIN;
+    }
+    *nthreads = 1 + *extra;
+    return UP_OK;
+}
+
 static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, int exact)
 {
     const char *who = exact ? "up_parallel_exact" : "up_parallel";
@@ -176,11 +239,29 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
         up__set_error("%s: out of memory for the thread's state", who);
         return UP_ENOMEM;
     }
-    if (nthreads == 0)
-        nthreads = default_threads();
+    /* The layer's environment (env.c): a malformed variable fails every
+     * region, so that none runs with settings nobody asked for. */
+    const par_env *env = par_env_get();
+    if (env->bad) {
+        up__set_error("%s: %s", who, env->error);
+        return UP_EINVAL;
+    }
     unsigned level = th->level + 1;
-    if (level > PAR_MAX_LEVELS || !par_level_deque(th, level - 1))
-        nthreads = 1; /* too deep, or no memory for a deque: a team of one */
+    if (nthreads == 0 && (nthreads = par_env_threads(env, level)) == 0)
+        nthreads = default_threads();
+    /* Too deep, past the active levels allowed (OpenMP makes such a
+     * region inactive), or no memory for a deque: a team of one. */
+    par_team *outer = th->c.team;
+    if (level > PAR_MAX_LEVELS || (outer ? outer->active : 0) >= env->max_active ||
+        !par_level_deque(th, level - 1))
+        nthreads = 1;
+    unsigned extra = 0; /* threads taken from the enclosing group's count */
+    _Atomic unsigned *cg = outer ? outer->cg : NULL;
+    if (env->thread_limit) {
+        int rc = limit_team(env, outer, &nthreads, exact, who, &extra);
+        if (rc != UP_OK)
+            return rc;
+    }
     /* A stopped pool runs no region, whatever its size. A region with
      * members learns it from its first member task, which the pool
      * refuses (below); a region of one, which submits none, asks. */
@@ -194,6 +275,7 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
     if (!t || !members) {
         free(t);
         free(members);
+        group_give(cg, extra);
         up__set_error("%s: out of memory for a team of %u", who, nthreads);
         return UP_ENOMEM;
     }
@@ -206,6 +288,8 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
     t->level = level; /* any depth: only the deque cache stops at PAR_MAX_LEVELS */
     t->spin = up__pool_spin(pool);
     t->members = members;
+    t->cg = cg ? cg : &t->cg_used; /* a top-level team counts its group */
+    atomic_init(&t->cg_used, nthreads);
     for (unsigned i = 0; i < nthreads; i++)
         members[i].team = t;
     /* Before any member task exists: a joiner wakes the master there. */
@@ -230,6 +314,7 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
             atomic_fetch_sub_explicit(&t->refs, 1, memory_order_relaxed);
             if (rc == UP_ESTOPPED && submitted == 0) {
                 drop_ref(t);
+                group_give(cg, extra);
                 up__set_error("%s: the pool is stopped", who);
                 return UP_ESTOPPED;
             }
@@ -263,12 +348,23 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
     }
     uint32_t st = atomic_fetch_or_explicit(&t->state, CLOSED, memory_order_acq_rel);
     atomic_store_explicit(&t->size, st & ~CLOSED, memory_order_relaxed);
+    /* The group counts the members that came: a nested region gives back
+     * the threads that did not join; a top-level one counts its size.
+     * Both before running is published, which nested regions follow. */
+    unsigned size = st & ~CLOSED;
+    if (cg && extra > size - 1) {
+        group_give(cg, extra - (size - 1));
+        extra = size - 1;
+    } else if (!cg)
+        atomic_store_explicit(&t->cg_used, size, memory_order_relaxed);
+    t->active = (outer ? outer->active : 0) + (size > 1);
     if (exact && (st & ~CLOSED) < nthreads) {
         /* All or nothing: release the members that came, run nothing. */
         atomic_store_explicit(&t->abandoned, 1, memory_order_relaxed);
         up__fetch_or_seqcst(&t->running, 1);
         par_wake_team(t, &members[0]);
         drop_ref(t);
+        group_give(cg, extra);
         up__set_error("%s: %u of %u threads gathered in time", who, st & ~CLOSED, nthreads);
         return UP_EAGAIN;
     }
@@ -278,6 +374,7 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
 
     run_member(th, t, 0);
     drop_ref(t);
+    group_give(cg, extra);
     return UP_OK;
 }
 

@@ -103,6 +103,8 @@ static uint64_t chunks_of(up_schedule s, int64_t chunk, uint64_t n, unsigned siz
         return 2 * size * 64 + 2 * size; /* halving steps, then the minimum chunks */
     case UP_SCHED_AUTO:
         return size;
+    case UP_SCHED_RUNTIME: /* not used here (test_par_env checks it) */
+        break;
     }
     return UINT64_MAX;
 }
@@ -158,6 +160,7 @@ static void check_1d(recset *s, up_schedule sched, int64_t chunk, unsigned size)
             ok = ok && (len >= (uint64_t)(chunk ? chunk : 1) || last);
             break;
         case UP_SCHED_AUTO:
+        case UP_SCHED_RUNTIME:
             break;
         }
         if (!ok) {

@@ -56,9 +56,19 @@ extern "C" {
 
 typedef void (*up_region_fn)(void *ctx);
 
-/* Runs fn(ctx) on a team of up to nthreads threads (0: one per CPU of the
- * pool) and returns when all of them, and every task they created, are
- * done. A nested region (called from inside a region) gets the idle
+/* Runs fn(ctx) on a team of up to nthreads threads and returns when all
+ * of them, and every task they created, are done. nthreads 0 is the size
+ * UP_NUM_THREADS, else OMP_NUM_THREADS, gives the region's nesting level
+ * (a list "4,2": 4 at the top level, 2 below, the last value for deeper
+ * levels), else one thread per CPU the process may use. UP_THREAD_LIMIT
+ * (OMP_THREAD_LIMIT) bounds the threads of a top-level region and all the
+ * regions nested in it together; past UP_MAX_ACTIVE_LEVELS
+ * (OMP_MAX_ACTIVE_LEVELS) nested regions of more than one thread, a
+ * region runs on a team of one. These variables are read once per
+ * process, at the first region; while one is malformed (the message is
+ * printed on stderr once), every region fails with UP_EINVAL and that
+ * message in up_last_error(). docs/env.md has the details. A nested
+ * region (called from inside a region) gets the idle
  * workers it can find right away, possibly none: it never waits for a
  * thread, so it cannot deadlock. Returns UP_OK, UP_EINVAL, or
  * UP_ESTOPPED when the pool is stopped: then the region does not run,
@@ -68,7 +78,9 @@ UP_API int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *
 
 /* Like up_parallel, but all or nothing: when fewer than nthreads members
  * can be gathered in time, runs nothing and returns UP_EAGAIN. For code
- * that partitions its data by up_thread_num(). */
+ * that partitions its data by up_thread_num(). Under a thread limit it
+ * returns UP_EINVAL for nthreads above the limit, and UP_EAGAIN when the
+ * enclosing regions use the threads it needs. */
 /* up_level() counts the regions enclosing the caller, teams of one
  * included (OpenMP's omp_get_level), at any depth. Regions nested more
  * than 8 deep run on a team of one, whose tasks run at once. */
@@ -136,7 +148,14 @@ typedef enum up_schedule {
     UP_SCHED_STATIC = 0, /* chunk 0: one contiguous block per member */
     UP_SCHED_DYNAMIC,    /* chunk 0: 1 */
     UP_SCHED_GUIDED,     /* chunk: the smallest chunk */
-    UP_SCHED_AUTO        /* the runtime decides (static blocks) */
+    UP_SCHED_AUTO,       /* the runtime decides (static blocks) */
+    /* OpenMP's schedule(runtime): the schedule and chunk of UP_SCHEDULE,
+     * else OMP_SCHEDULE ("dynamic,4", "guided", "nonmonotonic:dynamic",
+     * any case), else static; the chunk in up_for_opts is ignored. Read
+     * once per process; while that variable (or another of the layer's,
+     * docs/env.md) is malformed, a loop with this schedule fails with
+     * UP_EINVAL. */
+    UP_SCHED_RUNTIME
 } up_schedule;
 
 typedef struct up_for_opts {
@@ -210,7 +229,9 @@ UP_API void up_taskyield(void);
  * descendants). UP_ECANCELED when the group was cancelled. */
 UP_API int up_taskgroup(up_region_fn fn, void *ctx);
 /* Inside a taskgroup: tasks of the group not yet started are skipped;
- * running ones see up_cancelled() become 1. */
+ * running ones see up_cancelled() become 1. With UP_CANCELLATION (else
+ * OMP_CANCELLATION) false it does nothing, as OpenMP ignores cancel
+ * then; unset, it cancels (OpenMP's default is false). */
 UP_API void up_cancel_taskgroup(void);
 /* up_cancelled() (<ultrapool/wait.h>, the runtime's) is 1 inside a task
  * of a cancelled taskgroup, as inside a waiting task a destroy released. */
