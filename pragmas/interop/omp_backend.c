@@ -204,25 +204,31 @@ static void reduce(void *value, size_t size, up_omp_combine_fn combine, void *cc
 
 /* ---- tasks ------------------------------------------------------------ */
 
+/* What a task carries: its own small record when fn takes a pointer (the
+ * common case, and what the runtime copies for every task), the payload
+ * beside it only for up_task_copy. */
 typedef struct task_rec {
     up_task_fn fn;
     void *arg;
     group *g;
     unsigned depth;
-    size_t size; /* > 0: fn receives the copy in pay */
+} task_rec;
+
+typedef struct copy_rec {
+    task_rec r;
     union {
         max_align_t align;
         unsigned char bytes[UP_TASK_PAYLOAD];
     } pay;
-} task_rec;
+} copy_rec;
 
-static void run_task(task_rec *r)
+static void run_task(const task_rec *r, void *arg)
 {
     context saved = cur;
     cur.g = r->g;
     cur.depth = r->depth;
     if (!group_cancelled(r->g))
-        r->fn(r->size ? (void *)r->pay.bytes : r->arg);
+        r->fn(arg);
 #pragma omp taskwait
     cur = saved;
 }
@@ -235,25 +241,30 @@ static char null_stand_in;
 static int task(up_task_fn fn, void *arg, const void *payload, size_t size, const up_dep *deps,
                 size_t ndeps, const up_task_opts *opts)
 {
-    task_rec r;
-    r.fn = fn;
-    r.arg = arg;
-    r.g = cur.g;
-    r.depth = cur.depth + 1;
-    r.size = size;
+    copy_rec c;
+    c.r.fn = fn;
+    c.r.arg = arg;
+    c.r.g = cur.g;
+    c.r.depth = cur.depth + 1;
     if (size)
-        memcpy(r.pay.bytes, payload, size);
+        memcpy(c.pay.bytes, payload, size);
     /* A team of one runs every task at once, in order (parallel.h), which
      * also satisfies any dependency. */
     if (omp_get_num_threads() < 2) {
-        run_task(&r);
+        run_task(&c.r, size ? (void *)c.pay.bytes : arg);
+        return UP_OK;
+    }
+    if (!opts && !size && ndeps == 0) {
+        task_rec r = c.r;
+#pragma omp task firstprivate(r)
+        run_task(&r, r.arg);
         return UP_OK;
     }
     int undeferred = opts && opts->undeferred, final = opts && opts->final;
     int priority = opts && opts->priority > 0 ? opts->priority : 0;
     if (ndeps == 0) {
-#pragma omp task firstprivate(r) if (!undeferred) final(final) priority(priority)
-        run_task(&r);
+#pragma omp task firstprivate(c) if (!undeferred) final(final) priority(priority)
+        run_task(&c.r, size ? (void *)c.pay.bytes : c.r.arg);
         return UP_OK;
     }
     /* The addresses by kind, for one depend iterator per kind. */
@@ -282,21 +293,14 @@ static int task(up_task_fn fn, void *arg, const void *payload, size_t size, cons
            nmutex = count[UP_DEP_MUTEXINOUTSET];
     /* GCC 12 does not count a use inside a depend iterator. */
     (void)nin, (void)nout, (void)ninout, (void)nmutex;
-#pragma omp task firstprivate(r) if (!undeferred) final(final) priority(priority)                  \
-    depend(iterator(size_t i = 0                                                                   \
-                    : nin),                                                                        \
-           in                                                                                      \
-           : *in[i]) depend(iterator(size_t i = 0                                                  \
-                                     : nout),                                                      \
-                            out                                                                    \
-                            : *out[i]) depend(iterator(size_t i = 0                                \
-                                                       : ninout),                                  \
-                                              inout                                                \
-                                              : *inout[i]) depend(iterator(size_t i = 0            \
-                                                                           : nmutex),              \
-                                                                  mutexinoutset                    \
-                                                                  : *mutex[i])
-    run_task(&r);
+/* clang-format off */
+#pragma omp task firstprivate(c) if (!undeferred) final(final) priority(priority) \
+    depend(iterator(size_t i = 0 : nin), in : *in[i]) \
+    depend(iterator(size_t i = 0 : nout), out : *out[i]) \
+    depend(iterator(size_t i = 0 : ninout), inout : *inout[i]) \
+    depend(iterator(size_t i = 0 : nmutex), mutexinoutset : *mutex[i])
+    /* clang-format on */
+    run_task(&c.r, size ? (void *)c.pay.bytes : c.r.arg);
     free(heap);
     return UP_OK;
 }
