@@ -2,7 +2,7 @@
  *
  * usage: par_bench [table|epcc|metg|grain|all] --out DIR [--bin DIR]
  *            [--rounds R] [--metg-rounds R] [--grain-rounds R] [--threads 1,2]
- *            [--runtimes gomp,libomp,ultrapool] [--seed S] [--quick]
+ *            [--runtimes gomp,libomp,ultrapool,ultrapool@gomp,ultrapool@llvm] [--seed S] [--quick]
  *            [--width-factor F] [--metg-time SEC]
  * The sequential child is always run (it is every speedup's baseline);
  * a runtime whose child program is missing is left out with a note. */
@@ -24,11 +24,38 @@
 
 extern char **environ;
 
+/* A runtime named "ultrapool@gomp" is the child of ultrapool (the
+ * parallel.h variant) run on an OpenMP backend: UP_BACKEND=gomp in its
+ * environment. The child's name is what comes before the @. */
+static void child_path(const pb_opts *o, const char *runtime, char *path, size_t size)
+{
+    size_t n = strcspn(runtime, "@");
+    snprintf(path, size, "%s/par_child_%.*s", o->bin, (int)n, runtime);
+}
+
+/* The environment for runtime's child: ours, with UP_BACKEND set to what
+ * follows the @ (or left as it is). */
+static char **child_environ(const char *runtime, char *backend_var, size_t size)
+{
+    const char *at = strchr(runtime, '@');
+    if (!at)
+        return environ;
+    static char *env[1024];
+    int n = 0;
+    for (char **e = environ; *e && n < 1022; e++)
+        if (strncmp(*e, "UP_BACKEND=", 11) != 0)
+            env[n++] = *e;
+    snprintf(backend_var, size, "UP_BACKEND=%s", at + 1);
+    env[n++] = backend_var;
+    env[n] = NULL;
+    return env;
+}
+
 pb_output pb_run_child(const pb_opts *o, const char *runtime, const char *const *args)
 {
     pb_output res = {NULL, 0};
-    char path[1024];
-    snprintf(path, sizeof path, "%s/par_child_%s", o->bin, runtime);
+    char path[1024], backend_var[64];
+    child_path(o, runtime, path, sizeof path);
     const char *argv[64];
     int argc = 0;
     argv[argc++] = path;
@@ -45,7 +72,8 @@ pb_output pb_run_child(const pb_opts *o, const char *runtime, const char *const 
     posix_spawn_file_actions_addclose(&fa, fd[0]);
     posix_spawn_file_actions_addclose(&fa, fd[1]);
     pid_t pid;
-    int rc = posix_spawn(&pid, path, &fa, NULL, (char *const *)argv, environ);
+    int rc = posix_spawn(&pid, path, &fa, NULL, (char *const *)argv,
+                         child_environ(runtime, backend_var, sizeof backend_var));
     posix_spawn_file_actions_destroy(&fa);
     close(fd[1]);
     if (rc) {
@@ -160,13 +188,35 @@ void pb_round(const pb_opts *o, const char *what, int round, int rounds, int nce
         fprintf(o->raw, "# %s round %d/%d, load average %s\n", what, round + 1, rounds, load);
 }
 
+/* For the parallel.h variant on an OpenMP backend ("ultrapool@gomp"), the
+ * index of the hand-written pragma variant on the same runtime ("gomp";
+ * "libomp" for "@llvm"), or -1: the interop overhead is their ratio. */
+static int api_base(const pb_opts *o, int r)
+{
+    const char *at = strchr(o->runtimes[r], '@');
+    if (!at)
+        return -1;
+    const char *base = strcmp(at + 1, "llvm") == 0 ? "libomp" : at + 1;
+    for (int i = 0; i < o->nruntimes; i++)
+        if (strcmp(o->runtimes[i], base) == 0)
+            return i;
+    return -1;
+}
+
 void pb_md_runtime_header(FILE *md, const pb_opts *o, const char *head, const char *sep)
 {
     fprintf(md, "%s", head);
     for (int r = 0; r < o->nruntimes; r++)
         fprintf(md, " %s |", o->runtimes[r]);
-    fprintf(md, " best OpenMP / ultrapool |\n%s", sep);
-    for (int r = 0; r <= o->nruntimes; r++)
+    fprintf(md, " best OpenMP / ultrapool |");
+    int extra = 0;
+    for (int r = 0; r < o->nruntimes; r++)
+        if (api_base(o, r) >= 0) {
+            fprintf(md, " %s / %s |", o->runtimes[r], o->runtimes[api_base(o, r)]);
+            extra++;
+        }
+    fprintf(md, "\n%s", sep);
+    for (int r = 0; r <= o->nruntimes + extra; r++)
         fprintf(md, "---:|");
     fprintf(md, "\n");
 }
@@ -182,13 +232,17 @@ int pb_md_runtime_cells(FILE *md, const pb_opts *o, const double *median, const 
         problems += flagged[r];
         if (strcmp(o->runtimes[r], "ultrapool") == 0)
             up = median[r];
-        else if (median[r] < best_omp)
-            best_omp = median[r];
+        else if (!strchr(o->runtimes[r], '@') && median[r] < best_omp)
+            best_omp = median[r]; /* the hand-written OpenMP versions */
     }
     if (isnan(up) || isinf(best_omp))
-        fprintf(md, " |\n");
+        fprintf(md, " |");
     else
-        fprintf(md, " %.2f |\n", best_omp / up);
+        fprintf(md, " %.2f |", best_omp / up);
+    for (int r = 0; r < o->nruntimes; r++)
+        if (api_base(o, r) >= 0)
+            fprintf(md, " %.3f |", median[r] / median[api_base(o, r)]);
+    fprintf(md, "\n");
     return problems;
 }
 
@@ -209,7 +263,7 @@ static int usage(const char *msg)
     fprintf(stderr,
             "par_bench: %s\nusage: par_bench [table|epcc|metg|grain|all] --out DIR [--bin DIR] "
             "[--rounds R] [--metg-rounds R] [--grain-rounds R] [--threads 1,2] [--runtimes "
-            "gomp,libomp,ultrapool] "
+            "gomp,libomp,ultrapool,ultrapool@gomp,ultrapool@llvm] "
             "[--seed S] [--quick] [--width-factor F] [--metg-time SEC]\n",
             msg);
     return 2;
@@ -218,7 +272,7 @@ static int usage(const char *msg)
 static int exists(const pb_opts *o, const char *runtime)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/par_child_%s", o->bin, runtime);
+    child_path(o, runtime, path, sizeof path);
     return access(path, X_OK) == 0;
 }
 
@@ -231,7 +285,8 @@ int main(int argc, char **argv)
                  .seed = 0,
                  .width_factor = 4,
                  .metg_target_s = 0.05};
-    const char *mode = "all", *runtimes = "gomp,libomp,ultrapool", *threads = "1,2";
+    const char *mode = "all", *runtimes = "gomp,libomp,ultrapool,ultrapool@gomp,ultrapool@llvm",
+               *threads = "1,2";
     snprintf(bindir, sizeof bindir, "%s", argv[0]);
     char *slash = strrchr(bindir, '/');
     if (slash)

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define PB_MAX_RUNTIMES 4
+#define PB_MAX_RUNTIMES 8
 #define PB_MAX_THREADS  8
 
 typedef struct pb_opts {

@@ -11,6 +11,7 @@
  *   - up_set_backend(UP_BACKEND_ULTRAPOOL) always works, and recovers a
  *     process whose UP_BACKEND failed.
  * UP_TEST_BACKENDS (ctest) lists the modules this tree built. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,11 +19,11 @@
 
 #include "check.h"
 
-static int ran;
+static _Atomic int ran;
 static void region(void *arg)
 {
     (void)arg;
-    ran = 1;
+    atomic_store(&ran, 1);
 }
 static void body(int64_t lo, int64_t hi, void *ctx) { (void)lo, (void)hi, (void)ctx; }
 static void task(void *arg) { (void)arg; }
@@ -56,7 +57,7 @@ int main(int argc, char **argv)
     CHECK_EQ(up_pool_create(&pool, NULL), UP_OK);
     if (argc > 1 && !strcmp(argv[1], "bad-env")) {
         expect_error(up_parallel(pool, 2, region, NULL), "up_parallel", "UP_BACKEND=\"openmp\"");
-        CHECK_EQ(ran, 0);
+        CHECK_EQ(atomic_load(&ran), 0);
         expect_error(up_parallel_for(pool, 0, 10, NULL, body, NULL), "up_parallel_for",
                      "UP_BACKEND");
         expect_error(up_for(0, 10, NULL, body, NULL), "up_for", "UP_BACKEND");
@@ -65,7 +66,7 @@ int main(int argc, char **argv)
         expect_error(up_reduce(&v, UP_SUM, UP_DOUBLE), "up_reduce", "UP_BACKEND");
         CHECK_EQ(up_set_backend(UP_BACKEND_ULTRAPOOL), UP_OK);
         CHECK_EQ(up_parallel(pool, 2, region, NULL), UP_OK);
-        CHECK_EQ(ran, 1);
+        CHECK_EQ(atomic_load(&ran), 1);
         CHECK_EQ(up_pool_destroy(pool), UP_OK);
         return 0;
     }
