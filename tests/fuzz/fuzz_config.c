@@ -6,7 +6,8 @@
  * A configuration that passes is printed as UP_PRINT_CONFIG prints it, the
  * printed lines are set as the environment again, and parsing them must
  * give the same configuration. Every UP_* line also goes through the
- * unknown-name check, and the raw input through the value parsers. Run by
+ * unknown-name check, and the raw input through the value parsers (the
+ * OpenMP ones too, whose variables are set like the UP_ ones). Run by
  * scripts/test for a short time (clang -fsanitize=fuzzer,address,undefined). */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,21 +19,13 @@
 #include "config.h"
 #include "pool_internal.h"
 
-static const char *names[] = {"UP_SHARDS",
-                              "UP_SHARD_MIN_WORKERS",
-                              "UP_SHARD_MAX_WORKERS",
-                              "UP_MAX_WORKERS",
-                              "UP_QUEUE_CAPACITY",
-                              "UP_DEQUE_CAPACITY",
-                              "UP_IDLE_TIMEOUT",
-                              "UP_SPAWN_DELAY",
-                              "UP_SPIN",
-                              "UP_SUBMIT_HELP",
-                              "UP_BIND",
-                              "UP_SHARD_MAX_CORES",
-                              "UP_SHARD_CHOICE",
-                              "UP_STACK_SIZE",
-                              "UP_PRINT_CONFIG"};
+static const char *names[] = {
+    "UP_SHARDS", "UP_SHARD_MIN_WORKERS", "UP_SHARD_MAX_WORKERS", "UP_MAX_WORKERS",
+    "UP_QUEUE_CAPACITY", "UP_DEQUE_CAPACITY", "UP_IDLE_TIMEOUT", "UP_SPAWN_DELAY", "UP_SPIN",
+    "UP_SUBMIT_HELP", "UP_BIND", "UP_SHARD_MAX_CORES", "UP_SHARD_CHOICE", "UP_STACK_SIZE",
+    "UP_PRINT_CONFIG",
+    /* OpenMP's, read where the UP_ one is unset */
+    "OMP_STACKSIZE", "OMP_WAIT_POLICY", "OMP_PROC_BIND", "OMP_PLACES", "OMP_DISPLAY_ENV"};
 #define NNAMES (sizeof names / sizeof names[0])
 
 static void clear_names(void)
@@ -105,6 +98,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)up__parse_bind(text, &b);
     (void)up__parse_shard_choice(text, &sc);
     (void)up__parse_bool(text, &on);
+    char err[256];
+    unsigned spin;
+    (void)up__omp_stacksize(text, &ns, err, sizeof err);
+    (void)up__omp_bind(text, text, &b, err, sizeof err);
+    (void)up__omp_bind(NULL, text, &b, err, sizeof err);
+    (void)up__omp_wait_policy(text, &spin, err, sizeof err);
+    (void)up__omp_display_env(text, &on, err, sizeof err);
 
     size_t nenv = 0;
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
@@ -126,7 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = up_config_init(&cfg);
     if (rc != UP_OK) {
         /* The message names the variable it refuses. */
-        if (strncmp(up_last_error(), "UP_", 3) != 0)
+        if (strncmp(up_last_error(), "UP_", 3) != 0 && strncmp(up_last_error(), "OMP_", 4) != 0)
             abort();
     } else if (up_config_validate(&cfg) == UP_OK) {
         round_trip(&cfg, sink);
