@@ -597,7 +597,8 @@ void up_cancel_taskgroup(void)
 {
     const up_omp_ops *omp = par_omp();
     if (omp) {
-        omp->cancel_taskgroup();
+        if (par_env_get()->cancellation) /* the same switch on every backend */
+            omp->cancel_taskgroup();
         return;
     }
     par_thread *th = par_tls;

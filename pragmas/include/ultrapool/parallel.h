@@ -122,8 +122,9 @@ UP_API void up_critical_end(const char *name);
  * threads form the team, its nthreads 0 means the runtime's default
  * (OMP_NUM_THREADS), and the OpenMP variables configure it. Every call
  * keeps the meaning this header gives it, where OpenMP's differs too: a
- * task's children complete before it does, taskgroup cancellation works
- * whatever OMP_CANCELLATION says, up_parallel_exact is all or nothing.
+ * task's children complete before it does, taskgroup cancellation follows
+ * UP_CANCELLATION / OMP_CANCELLATION as on ultrapool (on unless set
+ * false), up_parallel_exact is all or nothing.
  * docs/interop.md has the details. */
 typedef enum up_backend {
     UP_BACKEND_ULTRAPOOL = 0, /* ultrapool's own scheduler (default) */
