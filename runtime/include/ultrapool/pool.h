@@ -101,10 +101,12 @@ typedef struct up_config {
     void *hook_ctx;
 } up_config;
 
-/* Fills defaults, then applies the UP_* environment variables. Returns
- * UP_EINVAL (and names the variable in up_last_error() and on stderr) when
- * a variable is malformed; the fields of valid variables are still
- * applied. The first call of the process warns on stderr about UP_* names
+/* Fills defaults, then applies the UP_* environment variables, and where
+ * one is unset the OpenMP variable standing in for it (OMP_PROC_BIND and
+ * OMP_PLACES for UP_BIND, OMP_STACKSIZE, OMP_WAIT_POLICY for UP_SPIN;
+ * docs/env.md, "OpenMP's variables"). Returns UP_EINVAL (and names the
+ * variable in up_last_error() and on stderr) when a variable is
+ * malformed; the fields of valid variables are still applied. The first call of the process warns on stderr about UP_* names
  * that are not ultrapool's (docs/env.md). */
 UP_API int up_config_init(up_config *cfg);
 /* Checks a configuration without creating anything. A bad field gives
