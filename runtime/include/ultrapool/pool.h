@@ -106,8 +106,9 @@ typedef struct up_config {
  * OMP_PLACES for UP_BIND, OMP_STACKSIZE, OMP_WAIT_POLICY for UP_SPIN;
  * docs/env.md, "OpenMP's variables"). Returns UP_EINVAL (and names the
  * variable in up_last_error() and on stderr) when a variable is
- * malformed; the fields of valid variables are still applied. The first call of the process warns on stderr about UP_* names
- * that are not ultrapool's (docs/env.md). */
+ * malformed; the fields of valid variables are still applied. The first
+ * call of the process warns on stderr about UP_* names that are not
+ * ultrapool's (docs/env.md). */
 UP_API int up_config_init(up_config *cfg);
 /* Checks a configuration without creating anything. A bad field gives
  * UP_EINVAL and a message naming the field and its variable, in
