@@ -360,12 +360,29 @@ static void record_nested(void *ctx)
         CHECK_EQ(up_parallel(pool, nested_n, record_nested, (void *)(uintptr_t)(level + 1)), UP_OK);
 }
 
+static _Atomic unsigned for_size, for_requested;
+static void record_for(int64_t lo, int64_t hi, void *ctx)
+{
+    (void)lo;
+    (void)hi;
+    (void)ctx;
+    seen s = look();
+    atomic_store(&for_size, s.size);
+    atomic_store(&for_requested, s.requested);
+}
+
+/* nthreads 0 asks for want threads: up_parallel and up_parallel_for. */
 static void case_threads(unsigned want)
 {
     CHECK_EQ(up_parallel(pool, 0, record_top, NULL), UP_OK);
     CHECK(top.size >= 1 && top.size <= want);
 #ifndef PAR_ENV_SHARED
     CHECK_EQ(top.requested, want);
+#endif
+    CHECK_EQ(up_parallel_for(pool, 0, 1000, NULL, record_for, NULL), UP_OK);
+    CHECK(atomic_load(&for_size) >= 1 && atomic_load(&for_size) <= want);
+#ifndef PAR_ENV_SHARED
+    CHECK_EQ(atomic_load(&for_requested), want);
 #endif
 }
 
