@@ -133,6 +133,7 @@ static const option options[] = {
     NUM("UP_SHARD_MAX_CORES", shard_max_cores, 'u', 1, 4096, 0, 1),
     ENUM("UP_SHARD_CHOICE", shard_choice, choice_words, choice_cnames),
     NUM("UP_STACK_SIZE", stack_size, 'z', 64 * KIB, 1024 * 1024 * KIB, 0, 1),
+    NUM("UP_OMP_SHARE", omp_share, 'i', 0, 1, 0, 1),
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
@@ -552,6 +553,7 @@ static void defaults(up_config *cfg)
     cfg->shard_max_cores = 0;
     cfg->shard_choice = UP_SHARD_LOCAL;
     cfg->stack_size = 0;
+    cfg->omp_share = 1;
 }
 
 /* A malformed variable: printed now, and the first one kept for

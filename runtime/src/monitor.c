@@ -362,6 +362,13 @@ static void *monitor_main(void *arg)
     for (;;) {
         if (up__load_acquire(&p->stopping) && up__load_acquire(&p->workers) == 0)
             break;
+        if (up__load_acquire(&p->lent) != 0) {
+            /* The CPUs are lent to OpenMP (up_omp_lend): the backlog waits
+             * on purpose; no worker is blocked, none is added. */
+            up__parker_wait(&p->monitor_parker, p->cfg.spawn_delay_ns);
+            window_reset(&win);
+            continue;
+        }
         uint64_t wall = up__now_ns();
         double unused = window_unused(&win, wall, up__os_process_cpu_ns(), ncpus);
         int busy = 0;

@@ -56,6 +56,8 @@ struct up__worker {
     unsigned cede_tasks;       /* (owner) tasks since it last asked whether to cede */
     uint64_t cede_at;          /* (owner) when it last asked; 0: since it looked for work */
     _Atomic uint64_t cedes;    /* (atomic, owner writes) times it stood aside (cede.c) */
+    unsigned omp_last;         /* (owner) the OpenMP team size it last set (omp_share.c) */
+    unsigned omp_default;      /* (owner) the runtime's own default; 0: not read yet */
     /* The monitor's last reading of this thread's times (monitor only). */
     uint32_t mon_id;
     uint64_t mon_at, mon_run, mon_wait, mon_parks, mon_cedes;
@@ -190,7 +192,25 @@ struct up_pool {
     up__parker monitor_parker;
     pthread_t monitor;
     int monitor_started;
+
+    /* Sharing with OpenMP (omp_share.c): the runtime's functions when
+     * cfg.omp_share found one in the process (ro after create), and the
+     * lends in progress (written under lend_mu). */
+    void (*omp_set)(int);
+    int (*omp_get)(void);
+    UP_ALIGNED_LINE _Atomic unsigned lent;
+    pthread_mutex_t lend_mu;
+    pthread_cond_t lend_cv;
 };
+
+/* omp_share.c: set up and tear down with the pool; before a task, the
+ * OpenMP team size for w's thread; the wait of a worker while the pool's
+ * CPUs are lent (up_omp_lend). */
+void up__omp_share_init(up_pool *p);
+void up__omp_share_destroy(up_pool *p);
+void up__omp_share_update(up__worker *w);
+void up__omp_run_shared(up_pool *p, up__worker *w, up__shard *s, const up__task *t);
+void up__lend_wait(up__worker *w);
 
 /* Thread-local context: the worker running on this thread (NULL for other
  * threads) and the pool whose task this thread is running right now. */
@@ -356,10 +376,15 @@ static inline void up__count_executed(up_pool *p, up__worker *w, up__shard *s, u
         up__notify_stopper(p);
 }
 
-/* The one path that runs a queued task of p and counts it (see above). */
+/* The one path that runs a queued task of p and counts it (see above).
+ * In a process with OpenMP, the task's OpenMP team size is set first
+ * (omp_share.c). */
 static inline void up__run_counted(up_pool *p, up__worker *w, up__shard *s, const up__task *t)
 {
-    up__run_task(p, t);
+    if (__builtin_expect(p->omp_set != NULL, 0))
+        up__omp_run_shared(p, w, s, t);
+    else
+        up__run_task(p, t);
     up__count_executed(p, w, s, 1);
 }
 

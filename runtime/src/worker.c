@@ -202,12 +202,16 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
     }
     up__store_relaxed(&w->looking, 1);
     for (;;) {
+        if (__builtin_expect(up__load_relaxed(&p->lent) != 0, 0))
+            up__lend_wait(w);
         if (find_work(w, &t)) {
             if (searching) {
                 searching = 0;
                 up__store_relaxed(&w->looking, 0);
                 up__stop_searching(w);
             }
+            if (p->omp_set)
+                up__omp_share_update(w);
             up_pool *saved = up__tls_running;
             up__tls_running = p;
             up__task_run(&t);

@@ -23,7 +23,7 @@ static const char *names[] = {
     "UP_SHARDS", "UP_SHARD_MIN_WORKERS", "UP_SHARD_MAX_WORKERS", "UP_MAX_WORKERS",
     "UP_QUEUE_CAPACITY", "UP_DEQUE_CAPACITY", "UP_IDLE_TIMEOUT", "UP_SPAWN_DELAY", "UP_SPIN",
     "UP_SUBMIT_HELP", "UP_BIND", "UP_SHARD_MAX_CORES", "UP_SHARD_CHOICE", "UP_STACK_SIZE",
-    "UP_PRINT_CONFIG",
+    "UP_OMP_SHARE", "UP_PRINT_CONFIG",
     /* OpenMP's, read where the UP_ one is unset */
     "OMP_STACKSIZE", "OMP_WAIT_POLICY", "OMP_PROC_BIND", "OMP_PLACES", "OMP_DISPLAY_ENV"};
 #define NNAMES (sizeof names / sizeof names[0])

@@ -124,8 +124,8 @@ static void cancel_body(void *arg)
     for (int i = 0; i < 100000 && !atomic_load(&watcher_started); i++)
         pause_us(50);
     CHECK_EQ(atomic_load(&watcher_started), 1);
-    atomic_store(&cancel_issued, 1);
     up_cancel_taskgroup();
+    atomic_store(&cancel_issued, 1); /* after the cancel: the watcher must see it */
     CHECK_EQ(up_cancelled(), 1);
 }
 

@@ -31,6 +31,7 @@ static const char *vars[] = {"UP_SHARDS",
                              "UP_BIND",
                              "UP_SHARD_MAX_CORES",
                              "UP_STACK_SIZE",
+                             "UP_OMP_SHARE",
                              "UP_PRINT_CONFIG",
                              "UP_SHARD_CHOICE"};
 #define NVARS (sizeof vars / sizeof vars[0])
@@ -647,6 +648,9 @@ int main(void)
     expect_env_error("UP_BIND", "socket");
     expect_env_error("UP_STACK_SIZE", "1k");
     expect_env_error("UP_STACK_SIZE", "2G");
+    expect_env_error("UP_OMP_SHARE", "2");
+    expect_env_error("UP_OMP_SHARE", "-1");
+    expect_env_error("UP_OMP_SHARE", "yes");
     expect_env_error("UP_PRINT_CONFIG", "loud");
     expect_env_error("UP_SHARD_CHOICE", "nearest");
     /* The range is in the message, in the variable's own units. */

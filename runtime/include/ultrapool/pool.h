@@ -96,6 +96,9 @@ typedef struct up_config {
                                        (UP_SHARD_LOCAL) */
     size_t stack_size;              /* UP_STACK_SIZE: worker stack bytes; 0 (default): the
                                        system's */
+    int omp_share;                  /* UP_OMP_SHARE: 1 (default): OpenMP regions opened by a
+                                       task get the CPUs the busy workers leave free
+                                       (<ultrapool/omp.h>); 0: left as OpenMP sets them */
     up_worker_start_fn on_worker_start; /* no variable: set by the program */
     up_worker_stop_fn on_worker_stop;
     void *hook_ctx;

@@ -1,0 +1,144 @@
+/* Sharing the CPUs with an OpenMP runtime in the same process (omp.h).
+ *
+ * Team sizes. OpenMP's nthreads-var, the default size of a region's team,
+ * is per thread: omp_set_num_threads() on a worker sets it for regions
+ * that worker's tasks open. Before each task a worker sets it to the CPUs
+ * of its shard that the other busy workers leave free, when that changed
+ * since it last set it. A thread that is not a worker but runs a task
+ * (up__run_counted: a waiting submitter, a group waiter) gets the CPUs the
+ * busy workers leave, and its own value back after the task. The
+ * runtime's functions are looked up once with dlsym, so the library links
+ * no OpenMP and a process without one pays a NULL test per task.
+ *
+ * Lending. lent counts the lends in progress. A worker reads it before it
+ * looks for a task (after each task, and after each wake); while it is
+ * non-zero the worker waits on lend_cv. The last lend to end clears it and
+ * broadcasts, both under lend_mu, and a worker checks it again under
+ * lend_mu before waiting, so no end is missed. A worker that read zero
+ * just before a lend began runs one more task: the lend does not wait for
+ * running tasks, it only stops new ones. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
+
+#include <ultrapool/omp.h>
+
+#include "pool_internal.h"
+
+typedef void (*omp_set_fn)(int);
+typedef int (*omp_get_fn)(void);
+
+static omp_set_fn found_set;
+static omp_get_fn found_get;
+static pthread_once_t lookup_once = PTHREAD_ONCE_INIT;
+
+/* Function pointers from dlsym's data pointers, as POSIX allows. */
+static void lookup(void)
+{
+    void *set = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+    void *get = dlsym(RTLD_DEFAULT, "omp_get_max_threads");
+    if (set && get) {
+        memcpy(&found_set, &set, sizeof set);
+        memcpy(&found_get, &get, sizeof get);
+    }
+}
+
+void up__omp_share_init(up_pool *p)
+{
+    pthread_mutex_init(&p->lend_mu, NULL);
+    pthread_cond_init(&p->lend_cv, NULL);
+    if (!p->cfg.omp_share)
+        return;
+    pthread_once(&lookup_once, lookup);
+    p->omp_set = found_set;
+    p->omp_get = found_get;
+}
+
+void up__omp_share_destroy(up_pool *p)
+{
+    pthread_cond_destroy(&p->lend_cv);
+    pthread_mutex_destroy(&p->lend_mu);
+}
+
+/* The CPUs of s that the busy workers other than the caller leave free,
+ * at least one and at most cap. Busy as cede.c counts them: reserved,
+ * neither parked nor standing aside; while tasks are queued, every
+ * reserved worker, since the parked ones are being woken for them (a
+ * burst of tasks that each open a region would otherwise give the first
+ * one every CPU). */
+static unsigned free_cpus(up__shard *s, int caller_is_worker, unsigned cap)
+{
+    unsigned n = up__load_relaxed(&s->nworkers);
+    unsigned idle = up__load_relaxed(&s->nparked) + up__load_relaxed(&s->ceded);
+    unsigned busy = n > idle ? n - idle : 0;
+    if (up__mpmc_nonempty(&s->q))
+        busy = n;
+    unsigned others = caller_is_worker && busy > 0 ? busy - 1 : busy;
+    unsigned cpus = up__shard_cpus(s);
+    unsigned want = others >= cpus ? 1 : cpus - others;
+    return want < cap ? want : cap;
+}
+
+void up__omp_share_update(up__worker *w)
+{
+    up_pool *p = w->pool;
+    if (w->omp_default == 0) {
+        /* What this thread's regions would get untouched: the runtime's
+         * default, OMP_NUM_THREADS or one per CPU. */
+        int d = p->omp_get();
+        w->omp_default = d > 0 ? (unsigned)d : 1;
+    }
+    unsigned want = free_cpus(&p->shards[w->shard], 1, w->omp_default);
+    if (want != w->omp_last) {
+        p->omp_set((int)want);
+        w->omp_last = want;
+    }
+}
+
+/* A task run by a thread that is not a worker (a waiting submitter, a
+ * group waiter, a stopper draining the queues): the thread is the user's,
+ * so its own team size comes back after the task. */
+void up__omp_run_shared(up_pool *p, up__worker *w, up__shard *s, const up__task *t)
+{
+    if (w) {
+        up__omp_share_update(w);
+        up__run_task(p, t);
+        return;
+    }
+    int before = p->omp_get();
+    unsigned want = free_cpus(s, 0, before > 0 ? (unsigned)before : 1);
+    if ((int)want != before)
+        p->omp_set((int)want);
+    up__run_task(p, t);
+    if ((int)want != before)
+        p->omp_set(before);
+}
+
+void up__lend_wait(up__worker *w)
+{
+    up_pool *p = w->pool;
+    up__store_relaxed(&w->looking, 1); /* not a busy worker to the monitor */
+    pthread_mutex_lock(&p->lend_mu);
+    while (up__load_acquire(&p->lent) != 0)
+        pthread_cond_wait(&p->lend_cv, &p->lend_mu);
+    pthread_mutex_unlock(&p->lend_mu);
+}
+
+int up_omp_lend(up_pool *p, up_fn fn, void *ctx)
+{
+    if (!p || !fn) {
+        up__set_error("up_omp_lend: %s is NULL", !p ? "pool" : "fn");
+        return UP_EINVAL;
+    }
+    pthread_mutex_lock(&p->lend_mu);
+    up__store_release(&p->lent, up__load_relaxed(&p->lent) + 1);
+    pthread_mutex_unlock(&p->lend_mu);
+    fn(ctx);
+    pthread_mutex_lock(&p->lend_mu);
+    unsigned left = up__load_relaxed(&p->lent) - 1;
+    up__store_release(&p->lent, left);
+    if (left == 0)
+        pthread_cond_broadcast(&p->lend_cv);
+    pthread_mutex_unlock(&p->lend_mu);
+    return UP_OK;
+}

@@ -1,0 +1,144 @@
+/* A sampler of the threads the kernel runs: about every millisecond it counts
+ * the process's threads in state R (running, or ready for a CPU) in
+ * /proc/self/task/<tid>/stat, leaving itself out, and keeps each sample
+ * with its time, so a test can look at any window afterwards. The period
+ * varies between 0.5 and 1.5 ms: threads that sleep a whole millisecond
+ * (a monitor, a polling loop) wake at the same timer tick as a sampler of
+ * exactly 1 ms and would be caught runnable at every sample. Linux only:
+ * runnable_start() returns 0 where the states cannot be read, and the test
+ * then exits 77. Test code, header-only. */
+#ifndef UP_TEST_RUNNABLE_H
+#define UP_TEST_RUNNABLE_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RUNNABLE_MAX_SAMPLES 100000
+
+typedef struct runnable_sample {
+    uint64_t at_ns; /* CLOCK_MONOTONIC */
+    int count;
+} runnable_sample;
+
+typedef struct runnable_sampler {
+    pthread_t th;
+    atomic_int stop;
+    DIR *tasks;
+    runnable_sample *samples;
+    _Atomic unsigned n;
+} runnable_sampler;
+
+static inline uint64_t runnable_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The state letter of thread tid, or 0 when it is gone. */
+static inline char runnable_state(int dfd, const char *tid)
+{
+    char path[300], buf[512];
+    snprintf(path, sizeof path, "%.280s/stat", tid);
+    int fd = openat(dfd, path, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the name may hold spaces */
+    return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static inline void *runnable_main(void *arg)
+{
+    runnable_sampler *s = arg;
+    char self[32];
+    snprintf(self, sizeof self, "%ld", (long)syscall(SYS_gettid));
+    int dfd = dirfd(s->tasks);
+    uint64_t seed = runnable_now_ns();
+    while (!atomic_load(&s->stop)) {
+        rewinddir(s->tasks);
+        int count = 0;
+        struct dirent *e;
+        while ((e = readdir(s->tasks)) != NULL) {
+            if (e->d_name[0] < '0' || e->d_name[0] > '9' || !strcmp(e->d_name, self))
+                continue;
+            count += runnable_state(dfd, e->d_name) == 'R';
+        }
+        unsigned i = atomic_load(&s->n);
+        if (i < RUNNABLE_MAX_SAMPLES) {
+            s->samples[i] = (runnable_sample){runnable_now_ns(), count};
+            atomic_store(&s->n, i + 1);
+        }
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        struct timespec ts = {0, 500000 + (long)((seed >> 33) % 1000000)};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+/* 1 when sampling started; 0 where thread states are not visible. */
+static inline int runnable_start(runnable_sampler *s)
+{
+    memset(s, 0, sizeof *s);
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/task/%ld", (long)syscall(SYS_gettid));
+    s->tasks = opendir("/proc/self/task");
+    if (!s->tasks || access(self, R_OK) != 0)
+        return 0;
+    s->samples = malloc(RUNNABLE_MAX_SAMPLES * sizeof *s->samples);
+    if (!s->samples || pthread_create(&s->th, NULL, runnable_main, s) != 0)
+        return 0;
+    return 1;
+}
+
+static inline void runnable_stop(runnable_sampler *s)
+{
+    atomic_store(&s->stop, 1);
+    pthread_join(s->th, NULL);
+    closedir(s->tasks);
+    free(s->samples);
+    s->samples = NULL;
+}
+
+/* The highest count in [from, to), and how many samples fell there.
+ * sustained: the highest count held by two samples in a row (about a
+ * millisecond or more), which leaves out threads caught in a wake-up of a
+ * few microseconds (a monitor's look, a waiter checking its condition);
+ * 0: the highest single sample. */
+static inline int runnable_peak(const runnable_sampler *s, uint64_t from, uint64_t to,
+                                int sustained, unsigned *nsamples)
+{
+    int peak = 0, prev = -1;
+    unsigned k = 0, n = atomic_load(&s->n);
+    for (unsigned i = 0; i < n; i++) {
+        if (s->samples[i].at_ns < from || s->samples[i].at_ns >= to)
+            continue;
+        k++;
+        int c = s->samples[i].count;
+        int v = !sustained ? c : prev < 0 ? 0 : c < prev ? c : prev;
+        if (v > peak)
+            peak = v;
+        prev = c;
+    }
+    if (nsamples)
+        *nsamples = k;
+    return peak;
+}
+
+#endif

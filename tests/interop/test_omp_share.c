@@ -1,0 +1,228 @@
+/* The pool beside an OpenMP runtime:
+ *
+ *  1. OpenMP inside pool tasks (built with OpenMP only): twice as many
+ *     tasks as CPUs, each opening an OpenMP region of CPU-bound work, on a
+ *     pool with a worker per CPU. With up_config.omp_share (the default)
+ *     some region's team is smaller than OpenMP's default, down to the
+ *     worker alone; with omp_share 0 (the naive mix) every region gets
+ *     OpenMP's default. The threads the kernel runs (state R, sampled
+ *     about every millisecond, tests/common/runnable.h) are printed for
+ *     both; the bound on them is measured where the machine is quiet
+ *     (experiments/interop), since on a loaded machine a thread woken for
+ *     microseconds stays runnable for milliseconds.
+ *  2. up_omp_lend: a backlog of CPU-bound pool tasks, then a lend whose
+ *     function runs a CPU-bound team of one thread per CPU (an OpenMP
+ *     region when built with OpenMP, else plain threads). No pool task
+ *     starts from 1 ms into the lend to its end (a worker may start one
+ *     it took just before the lend began), at most CPUs + 1 threads are
+ *     runnable from 5 ms into it (held over two samples in a row), and
+ *     after it every task runs exactly once.
+ *
+ * ctest runs the OpenMP build with OMP_WAIT_POLICY=passive: by default
+ * OpenMP's idle threads poll for a while after each region, runnable
+ * without work, which is a question of phases (docs/interop.md).
+ * Exits 77 where thread states cannot be read or with a single CPU. */
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include <ultrapool/omp.h>
+#include <ultrapool/pool.h>
+
+#include "check.h"
+#include "runnable.h"
+
+static unsigned ncpus;
+
+static void spin_ns(uint64_t ns)
+{
+    uint64_t end = runnable_now_ns() + ns;
+    while (runnable_now_ns() < end)
+        ;
+}
+
+static up_pool *make_pool(int omp_share)
+{
+    up_config cfg;
+    CHECK_EQ(up_config_init(&cfg), UP_OK);
+    cfg.shards = 1;
+    cfg.shard_min_workers = ncpus; /* a worker per CPU from the start */
+    cfg.omp_share = omp_share;
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    return p;
+}
+
+#ifdef _OPENMP
+/* ---- 1. OpenMP regions inside pool tasks ------------------------------ */
+
+static _Atomic int smallest_team, largest_team;
+static unsigned regions_done; /* (done_lock) */
+static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
+
+static void region_task(void *arg)
+{
+    (void)arg;
+#pragma omp parallel
+    {
+#pragma omp master
+        {
+            int n = omp_get_num_threads();
+            int s = atomic_load(&smallest_team);
+            while (n < s && !atomic_compare_exchange_weak(&smallest_team, &s, n))
+                ;
+            int l = atomic_load(&largest_team);
+            while (n > l && !atomic_compare_exchange_weak(&largest_team, &l, n))
+                ;
+        }
+        spin_ns(40000000);
+    }
+    pthread_mutex_lock(&done_lock);
+    regions_done++;
+    pthread_cond_signal(&done_cv);
+    pthread_mutex_unlock(&done_lock);
+}
+
+static int regions_peak(int omp_share, runnable_sampler *rs, int *single)
+{
+    atomic_store(&smallest_team, 1 << 20);
+    atomic_store(&largest_team, 0);
+    up_pool *p = make_pool(omp_share);
+    up_pool_reserve(p, ncpus);
+    struct timespec settle = {0, 20000000};
+    nanosleep(&settle, NULL);
+    uint64_t from = runnable_now_ns();
+    regions_done = 0;
+    for (unsigned i = 0; i < 2 * ncpus; i++)
+        CHECK_EQ(up_submit(p, region_task, NULL), UP_OK);
+    /* Waited for asleep: a thread waiting in up_pool_stop_and_wait runs
+     * queued tasks itself, a runner beside the workers. */
+    pthread_mutex_lock(&done_lock);
+    while (regions_done < 2 * ncpus)
+        pthread_cond_wait(&done_cv, &done_lock);
+    pthread_mutex_unlock(&done_lock);
+    /* Up to the last region's end: OpenMP's idle threads spin a while
+     * after it, which is the next test's concern (phases), not this one. */
+    uint64_t to = runnable_now_ns();
+    unsigned n;
+    int peak = runnable_peak(rs, from + 2000000, to - 2000000, 1, &n);
+    *single = runnable_peak(rs, from + 2000000, to - 2000000, 0, NULL);
+    CHECK(n > 10);
+    CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+    return peak;
+}
+#endif
+
+/* ---- 2. up_omp_lend --------------------------------------------------- */
+
+#define NTASKS 300
+static uint64_t started_at[NTASKS];
+static _Atomic unsigned runs[NTASKS];
+
+static void cpu_task(void *arg)
+{
+    unsigned i = (unsigned)(uintptr_t)arg;
+    started_at[i] = runnable_now_ns();
+    atomic_fetch_add(&runs[i], 1);
+    spin_ns(1000000);
+}
+
+typedef struct lend_span {
+    uint64_t begin, end;
+} lend_span;
+
+#ifndef _OPENMP
+static void *team_thread(void *arg)
+{
+    (void)arg;
+    spin_ns(60000000);
+    return NULL;
+}
+#endif
+
+static void lent_region(void *arg)
+{
+    lend_span *span = arg;
+    span->begin = runnable_now_ns();
+#ifdef _OPENMP
+#pragma omp parallel num_threads((int)ncpus)
+    spin_ns(60000000);
+#else
+    pthread_t th[64];
+    unsigned n = ncpus < 64 ? ncpus : 64;
+    for (unsigned i = 1; i < n; i++)
+        CHECK_EQ(pthread_create(&th[i], NULL, team_thread, NULL), 0);
+    spin_ns(60000000);
+    for (unsigned i = 1; i < n; i++)
+        pthread_join(th[i], NULL);
+#endif
+    span->end = runnable_now_ns();
+}
+
+static void lend(runnable_sampler *rs)
+{
+    up_pool *p = make_pool(1);
+    up_pool_reserve(p, ncpus);
+    for (unsigned i = 0; i < NTASKS; i++)
+        CHECK_EQ(up_submit_wait(p, cpu_task, (void *)(uintptr_t)i), UP_OK);
+    struct timespec busy = {0, 10000000}; /* the workers are in the backlog */
+    nanosleep(&busy, NULL);
+    lend_span span = {0, 0};
+    CHECK_EQ(up_omp_lend(p, lent_region, &span), UP_OK);
+    CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
+    unsigned n, late = 0, ran = 0;
+    int peak = runnable_peak(rs, span.begin + 5000000, span.end, 1, &n);
+    int single = runnable_peak(rs, span.begin + 5000000, span.end, 0, NULL);
+    CHECK(n > 10);
+    for (unsigned i = 0; i < NTASKS; i++) {
+        CHECK_EQ(atomic_load(&runs[i]), 1u);
+        ran++;
+        if (started_at[i] >= span.begin + 1000000 && started_at[i] < span.end)
+            late++;
+    }
+    printf("lend: %u tasks ran, %u started during the lend, peak runnable %d (single sample %d; "
+           "CPUs %u)\n",
+           ran, late, peak, single, ncpus);
+    CHECK_EQ(late, 0u);
+    CHECK(peak <= (int)ncpus + 1);
+    CHECK_EQ(up_omp_lend(NULL, lent_region, &span), UP_EINVAL);
+    CHECK_EQ(up_omp_lend(p, NULL, NULL), UP_EINVAL);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+}
+
+int main(void)
+{
+    cpu_set_t set;
+    ncpus = sched_getaffinity(0, sizeof set, &set) == 0 ? (unsigned)CPU_COUNT(&set) : 1;
+    if (ncpus < 2) {
+        printf("one CPU: no room to share\n");
+        return 77;
+    }
+    runnable_sampler rs;
+    if (!runnable_start(&rs)) {
+        printf("thread states are not visible here\n");
+        return 77;
+    }
+#ifdef _OPENMP
+    int naive_single, shared_single;
+    int naive = regions_peak(0, &rs, &naive_single);
+    int naive_team = atomic_load(&largest_team);
+    int shared = regions_peak(1, &rs, &shared_single);
+    int small = atomic_load(&smallest_team);
+    printf("OpenMP in tasks: peak runnable %d shared (single sample %d, smallest team %d), %d "
+           "naive (single sample %d, teams of %d); CPUs %u\n",
+           shared, shared_single, small, naive, naive_single, naive_team, ncpus);
+    CHECK_EQ(naive_team, omp_get_max_threads()); /* the naive mix: OpenMP's default */
+    CHECK(small < omp_get_max_threads());
+#endif
+    lend(&rs);
+    runnable_stop(&rs);
+    return 0;
+}
