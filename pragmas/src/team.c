@@ -152,6 +152,12 @@ static int parallel_omp(const up_omp_ops *omp, up_pool *pool, unsigned nthreads,
         up__set_error("%s: the pool is stopped", who);
         return UP_ESTOPPED;
     }
+    /* UP_NUM_THREADS wins over OMP_NUM_THREADS on every backend; the
+     * OpenMP runtime reads OMP_NUM_THREADS itself. */
+    const par_env *env = par_env_get();
+    if (nthreads == 0 && env->num_threads_from.name &&
+        !strcmp(env->num_threads_from.name, "UP_NUM_THREADS"))
+        nthreads = par_env_threads(env, omp->level() + 1);
     rc = omp->parallel(nthreads, exact, fn, ctx);
     if (rc == UP_EAGAIN)
         up__set_error("%s: %s would give fewer than %u threads", who, omp->runtime, nthreads);

@@ -44,6 +44,25 @@ static void who_region(void *arg)
     up_barrier();
 }
 
+static void team_region(void *arg)
+{
+    if (up_master())
+        *(unsigned *)arg = up_num_threads();
+}
+
+/* With UP_NUM_THREADS or OMP_NUM_THREADS set (ctest's @threads runs),
+ * nthreads 0 takes the team size from them, UP_NUM_THREADS first, on
+ * every backend. */
+static void check_default_team(void)
+{
+    const char *up = getenv("UP_NUM_THREADS"), *omp = getenv("OMP_NUM_THREADS");
+    if (!up && !omp)
+        return;
+    unsigned got = 0;
+    CHECK_EQ(up_parallel(pool, 0, team_region, &got), UP_OK);
+    CHECK_EQ(got, (unsigned)atoi(up ? up : omp));
+}
+
 static void check_backend(up_backend want)
 {
     CHECK_EQ(up_get_backend(), want);
@@ -288,6 +307,7 @@ int main(void)
     up_pool_stats(pool, &before);
 
     check_backend(b);
+    check_default_team();
     CHECK_EQ(up_parallel(pool, 2, children_region, NULL), UP_OK);
     CHECK_EQ(up_parallel(pool, 2, cancel_region, NULL), UP_OK);
     CHECK(atomic_load(&cancel_ran) < 200); /* the ones not started were skipped */
