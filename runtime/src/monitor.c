@@ -356,6 +356,7 @@ static int any_backlog(up_pool *p)
 static void *monitor_main(void *arg)
 {
     up_pool *p = arg;
+    up__os_name_self("up-monitor");
     unsigned ncpus = allowed_cpus(p);
     cpu_window win;
     window_reset(&win);

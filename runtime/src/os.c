@@ -86,6 +86,19 @@ void up__os_thread_self(up__os_thread *t)
     up__store_release(&t->id, id);
 }
 
+void up__os_name_self(const char *name)
+{
+#if defined(__linux__)
+    char short_name[16];
+    snprintf(short_name, sizeof short_name, "%s", name); /* Linux keeps 15 */
+    pthread_setname_np(pthread_self(), short_name);
+#elif defined(__APPLE__)
+    pthread_setname_np(name);
+#else
+    (void)name;
+#endif
+}
+
 #if defined(__linux__)
 /* Reads /proc/self/task/TID/<file> of thread t into buf (NUL-terminated);
  * the length read, or -1 (no id yet, no such file). */

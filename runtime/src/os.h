@@ -43,6 +43,10 @@ typedef struct up__os_thread {
 
 void up__os_thread_self(up__os_thread *t);
 
+/* Names the calling thread (at most 15 characters are kept), for top,
+ * ps -L, gdb and perf; does nothing where threads have no names. */
+void up__os_name_self(const char *name);
+
 /* Whether thread t is blocked in the kernel right now (sleeping, waiting
  * on I/O, a lock or a futex): 1 blocked, 0 runnable (running, or ready and
  * waiting for a CPU, as a thread preempted by other load is), -1 when the

@@ -282,6 +282,9 @@ void *up__worker_main(void *arg)
     w->in_loop = 0;
     up__store_relaxed(&w->blocking, 0);
     up__os_thread_self(&w->os_thread);
+    char name[32];
+    snprintf(name, sizeof name, "up-worker %u.%u", w->shard, w->slot);
+    up__os_name_self(name);
     up__help_set_stack(p->cfg.stack_size ? p->cfg.stack_size : up__os_default_stack_size());
     if (p->cfg.bind != UP_BIND_NONE &&
         up__plan_bind_self(&p->plan, w->shard, p->cfg.bind, w->slot) != 0)

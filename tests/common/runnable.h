@@ -4,7 +4,9 @@
  * with its time, so a test can look at any window afterwards. The period
  * varies between 0.5 and 1.5 ms: threads that sleep a whole millisecond
  * (a monitor, a polling loop) wake at the same timer tick as a sampler of
- * exactly 1 ms and would be caught runnable at every sample. Linux only:
+ * exactly 1 ms and would be caught runnable at every sample. With
+ * UP_TEST_RUNNABLE_SHOW=N, every sample of N or more runnable threads is
+ * printed on stderr with their ids, to see who they are. Linux only:
  * runnable_start() returns 0 where the states cannot be read, and the test
  * then exits 77. Test code, header-only. */
 #ifndef UP_TEST_RUNNABLE_H
@@ -71,15 +73,33 @@ static inline void *runnable_main(void *arg)
     snprintf(self, sizeof self, "%ld", (long)syscall(SYS_gettid));
     int dfd = dirfd(s->tasks);
     uint64_t seed = runnable_now_ns();
+    const char *show_env = getenv("UP_TEST_RUNNABLE_SHOW");
+    int show = show_env ? atoi(show_env) : 0;
+    char who[1024];
     while (!atomic_load(&s->stop)) {
         rewinddir(s->tasks);
         int count = 0;
+        size_t wlen = 0;
         struct dirent *e;
         while ((e = readdir(s->tasks)) != NULL) {
             if (e->d_name[0] < '0' || e->d_name[0] > '9' || !strcmp(e->d_name, self))
                 continue;
-            count += runnable_state(dfd, e->d_name) == 'R';
+            if (runnable_state(dfd, e->d_name) != 'R')
+                continue;
+            count++;
+            if (show && wlen < sizeof who - 64) {
+                char path[300], name[32] = "";
+                snprintf(path, sizeof path, "%.280s/comm", e->d_name);
+                int fd = openat(dfd, path, O_RDONLY);
+                ssize_t n = fd >= 0 ? read(fd, name, sizeof name - 1) : 0;
+                if (fd >= 0)
+                    close(fd);
+                name[n > 0 ? n - 1 : 0] = '\0'; /* without the newline */
+                wlen += (size_t)snprintf(who + wlen, sizeof who - wlen, " %s/%s", e->d_name, name);
+            }
         }
+        if (show && count >= show)
+            fprintf(stderr, "runnable %d:%.*s\n", count, (int)wlen, who);
         unsigned i = atomic_load(&s->n);
         if (i < RUNNABLE_MAX_SAMPLES) {
             s->samples[i] = (runnable_sample){runnable_now_ns(), count};
