@@ -158,6 +158,13 @@ struct up_pool {
     int spread_by_thread;     /* (ro) some shard has no CPU: pick shards per thread */
     int use_map;              /* (ro) nshards > UP__NEAR_SHARDS: work_top/work_bits in use */
     up__work_word *work_bits; /* (atomic elements) bit s: shard s may have work */
+    /* Sharing with OpenMP (omp_share.c): the runtime's functions when
+     * cfg.omp_share found one in the process, NULL otherwise. (ro) Among
+     * the read-only fields: every task run reads omp_set, and a line that
+     * others write (the monitor's parker, poked by submitters) would make
+     * that read a miss. */
+    void (*omp_set)(int);
+    int (*omp_get)(void);
 
     UP_ALIGNED_LINE _Atomic uint64_t work_top; /* (atomic) bit w: work_bits[w] may be non-zero */
 
@@ -193,11 +200,8 @@ struct up_pool {
     pthread_t monitor;
     int monitor_started;
 
-    /* Sharing with OpenMP (omp_share.c): the runtime's functions when
-     * cfg.omp_share found one in the process (ro after create), and the
-     * lends in progress (written under lend_mu). */
-    void (*omp_set)(int);
-    int (*omp_get)(void);
+    /* The lends in progress (omp_share.c; written under lend_mu), on a
+     * line of their own: every worker reads it before each look. */
     UP_ALIGNED_LINE _Atomic unsigned lent;
     pthread_mutex_t lend_mu;
     pthread_cond_t lend_cv;
