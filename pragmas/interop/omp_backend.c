@@ -8,8 +8,9 @@
  *
  * Where ultrapool's semantics go further than OpenMP's, this file adds
  * what is missing on top of plain OpenMP constructs:
- *   - a task's children complete before the task does: every task ends
- *     with a taskwait, so its descendants are done when it completes;
+ *   - a task's children complete before the task does: every task that
+ *     created tasks ends with a taskwait, so its descendants are done
+ *     when it completes;
  *   - taskgroup cancellation is the layer's own flag, carried by every
  *     task created inside the group, so it works whatever
  *     OMP_CANCELLATION says, and a task of a cancelled group that has not
@@ -45,14 +46,17 @@ typedef struct team {
 } team;
 
 /* What the thread is running: its team, the taskgroup of the running
- * task, the task nesting depth, and the reductions it has met in this
- * team. Saved and restored around every region and task this thread
- * runs, which nest like calls because every task is tied. */
+ * task, the task nesting depth, the reductions it has met in this team,
+ * and whether the running task created tasks (only then does it need the
+ * taskwait that makes its children complete before it). Saved and
+ * restored around every region and task this thread runs, which nest like
+ * calls because every task is tied. */
 typedef struct context {
     team *t;
     group *g;
     unsigned depth;
     unsigned reduces;
+    int spawned;
 } context;
 static _Thread_local context cur;
 
@@ -80,7 +84,7 @@ static int parallel(unsigned nthreads, int exact, up_region_fn fn, void *ctx)
 #pragma omp parallel num_threads(want)
     {
         context saved = cur;
-        cur = (context){&t, NULL, 1, 0};
+        cur = (context){&t, NULL, 1, 0, 0};
         if (exact && (unsigned)omp_get_num_threads() != want)
             atomic_store_explicit(&t.short_handed, 1, memory_order_relaxed);
         else
@@ -227,9 +231,12 @@ static void run_task(const task_rec *r, void *arg)
     context saved = cur;
     cur.g = r->g;
     cur.depth = r->depth;
+    cur.spawned = 0;
     if (!group_cancelled(r->g))
         r->fn(arg);
+    if (cur.spawned) {
 #pragma omp taskwait
+    }
     cur = saved;
 }
 
@@ -241,6 +248,7 @@ static char null_stand_in;
 static int task(up_task_fn fn, void *arg, const void *payload, size_t size, const up_dep *deps,
                 size_t ndeps, const up_task_opts *opts)
 {
+    cur.spawned = 1;
     copy_rec c;
     c.r.fn = fn;
     c.r.arg = arg;
@@ -355,9 +363,12 @@ static void run_chunk(loop_rec *r, uint64_t k)
     context saved = cur;
     cur.g = r->g;
     cur.depth = r->depth;
+    cur.spawned = 0;
     if (!group_cancelled(r->g))
         r->chunk(k, r->pay.bytes);
+    if (cur.spawned) {
 #pragma omp taskwait
+    }
     cur = saved;
 }
 
@@ -365,6 +376,7 @@ static void run_chunk(loop_rec *r, uint64_t k)
  * travels in each task, so the caller's frame may be gone (nogroup). */
 static void taskloop(uint64_t k, up_omp_chunk_fn chunk, const void *payload, size_t size)
 {
+    cur.spawned = 1;
     loop_rec r;
     r.chunk = chunk;
     r.g = cur.g;
