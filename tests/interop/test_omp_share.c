@@ -18,6 +18,11 @@
  *     samples in a row) from 1 ms after the last task that ran into the
  *     lend ended, and after it every task runs exactly once.
  *
+ *  3. The pool inside OpenMP (built with OpenMP only): every thread of an
+ *     OpenMP region submits tasks to one pool through a group of its own
+ *     and waits for them; every task runs exactly once. The runnable
+ *     threads are printed.
+ *
  * ctest runs the OpenMP build with OMP_WAIT_POLICY=passive: by default
  * OpenMP's idle threads poll for a while after each region, runnable
  * without work, which is a question of phases (docs/interop.md).
@@ -31,6 +36,7 @@
 #include <omp.h>
 #endif
 
+#include <ultrapool/group.h>
 #include <ultrapool/omp.h>
 #include <ultrapool/pool.h>
 
@@ -117,6 +123,46 @@ static int regions_peak(int omp_share, runnable_sampler *rs, int *single)
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     return peak;
+}
+
+/* ---- 3. The pool inside OpenMP ---------------------------------------- */
+
+#define PER_THREAD 200
+static _Atomic unsigned inner_runs[64 * PER_THREAD];
+
+static int counted_task(void *arg)
+{
+    atomic_fetch_add(&inner_runs[(uintptr_t)arg], 1);
+    spin_ns(200000);
+    return 0;
+}
+
+/* Every thread of an OpenMP region submits to one pool through a group of
+ * its own and waits for it: each task runs exactly once. The runnable
+ * threads are printed: the waiting OpenMP threads run queued tasks beside
+ * the workers. */
+static void pool_inside_openmp(runnable_sampler *rs)
+{
+    up_pool *p = make_pool(1);
+    unsigned team = ncpus < 64 ? ncpus : 64;
+    uint64_t from = runnable_now_ns();
+#pragma omp parallel num_threads((int)team)
+    {
+        unsigned me = (unsigned)omp_get_thread_num();
+        up_group *g = NULL;
+        CHECK_EQ(up_group_create(&g, p, 0), UP_OK);
+        for (unsigned i = 0; i < PER_THREAD; i++)
+            CHECK_EQ(up_group_go(g, counted_task, (void *)(uintptr_t)(me * PER_THREAD + i)), UP_OK);
+        CHECK_EQ(up_group_wait(g), 0);
+        CHECK_EQ(up_group_destroy(g), UP_OK);
+    }
+    uint64_t to = runnable_now_ns();
+    for (unsigned i = 0; i < team * PER_THREAD; i++)
+        CHECK_EQ(atomic_load(&inner_runs[i]), 1u);
+    printf("pool inside OpenMP: %u threads x %u tasks each ran once, peak runnable %d (CPUs %u)\n",
+           team, PER_THREAD, runnable_peak(rs, from + 1000000, to, 1, NULL), ncpus);
+    CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
 #endif
 
@@ -230,6 +276,7 @@ int main(void)
            shared, shared_single, small, naive, naive_single, naive_team, ncpus);
     CHECK_EQ(naive_team, omp_get_max_threads()); /* the naive mix: OpenMP's default */
     CHECK(small < omp_get_max_threads());
+    pool_inside_openmp(&rs);
 #endif
     lend(&rs);
     runnable_stop(&rs);
