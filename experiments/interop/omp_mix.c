@@ -20,7 +20,8 @@
  *          the time of one runtime doing both kinds (OpenMP alone, the
  *          pool phase as a parallel for) over the time of the alternation.
  *   burn   the CPU time the process spends in the 1 ms .. 21 ms after the
- *          last phase, over 20 ms x CPUs: what idle threads burn.
+ *          last phase (the sampler's own left out), over 20 ms x CPUs:
+ *          what idle threads burn.
  *
  * usage: omp_mix [--rounds R] [--jobs J] [--job-us U] [--phases P]
  *                [--phase-us U] [--csv FILE]
@@ -178,7 +179,7 @@ typedef struct phase_outcome {
     double ms, burn; /* burn: share of the CPUs used in the 20 ms after */
 } phase_outcome;
 
-static phase_outcome phases_case(int alternate, int phases)
+static phase_outcome phases_case(int alternate, int phases, const runnable_sampler *rs)
 {
     phase_outcome o;
     up_pool *p = alternate ? make_pool(1) : NULL;
@@ -199,9 +200,12 @@ static phase_outcome phases_case(int alternate, int phases)
     uint64_t t1 = runnable_now_ns();
     struct timespec one = {0, 1000000}, twenty = {0, 20000000};
     nanosleep(&one, NULL);
-    double c0 = process_cpu_ms();
+    /* Without the sampler's own time: it is no idle thread of either
+     * runtime. */
+    double s0 = runnable_self_cpu_ns(rs) / 1e6, c0 = process_cpu_ms();
     nanosleep(&twenty, NULL);
-    double c1 = process_cpu_ms();
+    double c1 = process_cpu_ms(), s1 = runnable_self_cpu_ns(rs) / 1e6;
+    c1 -= s1 - s0;
     o.ms = (double)(t1 - t0) / 1e6;
     o.burn = (c1 - c0) / (20.0 * ncpus);
     if (p) {
@@ -293,7 +297,7 @@ int main(int argc, char **argv)
                 mix_peak[c][r] = o.peak;
                 mix_single[c][r] = o.single;
             } else {
-                phase_outcome o = phases_case(c == NMIX + 1, phases);
+                phase_outcome o = phases_case(c == NMIX + 1, phases, &rs);
                 ph_ms[c - NMIX][r] = o.ms;
                 ph_burn[c - NMIX][r] = o.burn;
             }

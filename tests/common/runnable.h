@@ -122,9 +122,11 @@ static inline int runnable_start(runnable_sampler *s)
     if (!s->tasks || access(self, R_OK) != 0)
         return 0;
     s->samples = malloc(RUNNABLE_MAX_SAMPLES * sizeof *s->samples);
-    if (!s->samples || pthread_create(&s->th, NULL, runnable_main, s) != 0)
-        return 0;
-    return 1;
+    if (s->samples && pthread_create(&s->th, NULL, runnable_main, s) == 0)
+        return 1;
+    free(s->samples);
+    s->samples = NULL;
+    return 0;
 }
 
 static inline void runnable_stop(runnable_sampler *s)
@@ -134,6 +136,17 @@ static inline void runnable_stop(runnable_sampler *s)
     closedir(s->tasks);
     free(s->samples);
     s->samples = NULL;
+}
+
+/* The CPU time the sampler itself has used, in ns (0 where the system
+ * cannot say): a program that measures its own CPU time takes it out. */
+static inline uint64_t runnable_self_cpu_ns(const runnable_sampler *s)
+{
+    clockid_t cid;
+    struct timespec ts;
+    if (!s->samples || pthread_getcpuclockid(s->th, &cid) != 0 || clock_gettime(cid, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* The highest count in [from, to), and how many samples fell there.
