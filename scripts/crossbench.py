@@ -197,6 +197,21 @@ def machine_name(meta):
     return "%s-%dcpu" % (slug, meta["cores_usable"] or 0)
 
 
+def results_folder(meta, suffix, out=None):
+    """The folder of a run that is not the cross benchmark's own
+    (experiments/results/<UP_MACHINE or machine>/<UTC timestamp><suffix>,
+    or out), made, with meta.json written into it; meta["run"]["machine"]
+    records the machine name."""
+    import bench_meta
+    machine = os.environ.get("UP_MACHINE") or machine_name(meta)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    out = out or os.path.join(ROOT, "experiments", "results", machine, stamp + suffix)
+    os.makedirs(out, exist_ok=True)
+    meta["run"]["machine"] = machine
+    bench_meta.write(meta, os.path.join(out, "meta.json"))
+    return out, machine
+
+
 def fmt_eta(s):
     s = int(max(0, s))
     return "%dm%02ds" % (s // 60, s % 60) if s >= 60 else "%ds" % s

@@ -20,7 +20,6 @@ import io
 import os
 import subprocess
 import sys
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -127,12 +126,7 @@ def main(argv):
         return 1
     meta = bench_meta.start("scripts/bench --interop", "scripts/bench --interop " + " ".join(argv),
                             os.path.abspath(a.build), {"rounds": a.rounds})
-    machine = os.environ.get("UP_MACHINE") or crossbench.machine_name(meta)
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    out = a.out or os.path.join(ROOT, "experiments", "results", machine, stamp + "-interop")
-    os.makedirs(out, exist_ok=True)
-    meta["run"]["machine"] = machine
-    bench_meta.write(meta, os.path.join(out, "meta.json"))
+    out, machine = crossbench.results_folder(meta, "-interop", a.out)
     opts = ["--rounds", str(a.rounds), "--job-us", str(a.job_us), "--phases", str(a.phases),
             "--phase-us", str(a.phase_us)]
     if a.jobs:

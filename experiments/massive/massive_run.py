@@ -178,12 +178,7 @@ def main(argv):
     rng = random.Random(seed)
     meta = bench_meta.start("scripts/bench --massive", "scripts/bench --massive " + " ".join(argv),
                             os.path.abspath(a.build), {"ns": a.ns, "modes": a.mode_list, "seed": seed})
-    machine = os.environ.get("UP_MACHINE") or crossbench.machine_name(meta)
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    out = a.out or os.path.join(ROOT, "experiments", "results", machine, stamp + "-massive")
-    os.makedirs(out, exist_ok=True)
-    meta["run"]["machine"] = machine
-    bench_meta.write(meta, os.path.join(out, "meta.json"))
+    out, machine = crossbench.results_folder(meta, "-massive", a.out)
     rows = []
     with open(os.path.join(out, "raw.log"), "w") as log:
         probe = subprocess.run([exe, "--probe"], capture_output=True, text=True).stdout.strip()

@@ -58,29 +58,12 @@ static void problem(par_env *e, par_env_source *src, const char *fmt, ...)
 
 /* ---- values ----------------------------------------------------------- */
 
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-/* s without the spaces around it, in buf; 0 when it does not fit. */
-static int trimmed(const char *s, char *buf, size_t size)
-{
-    while (is_space(*s))
-        s++;
-    size_t n = strlen(s);
-    while (n && is_space(s[n - 1]))
-        n--;
-    if (n >= size)
-        return 0;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    return 1;
-}
-
 /* A whole number of decimal digits (no sign) from *s on, spaces around it
  * skipped: 0, -1 when there is none, -2 above hi (or above 64 bits). */
 static int number(const char **s, uint64_t hi, uint64_t *out)
 {
     const char *p = *s;
-    while (is_space(*p))
+    while (up__is_space(*p))
         p++;
     if (*p < '0' || *p > '9')
         return -1;
@@ -93,7 +76,7 @@ static int number(const char **s, uint64_t hi, uint64_t *out)
         else
             v = v * 10 + d;
     }
-    while (is_space(*p))
+    while (up__is_space(*p))
         p++;
     *s = p;
     *out = v;
@@ -185,7 +168,7 @@ static void read_thread_limit(par_env *e, par_getenv_fn get)
 static int boolean(const char *v, int *out)
 {
     char buf[16];
-    return trimmed(v, buf, sizeof buf) ? up__parse_bool(buf, out) : -1;
+    return up__trimmed(v, buf, sizeof buf) ? up__parse_bool(buf, out) : -1;
 }
 
 static void read_max_active(par_env *e, par_getenv_fn get)
@@ -222,14 +205,14 @@ static void read_max_active(par_env *e, par_getenv_fn get)
 static int parse_schedule(const char *v, up_schedule *kind, int64_t *chunk)
 {
     char buf[128];
-    if (!trimmed(v, buf, sizeof buf))
+    if (!up__trimmed(v, buf, sizeof buf))
         return -1;
     char *s = buf;
     char *colon = strchr(s, ':');
     if (colon) {
         *colon = '\0';
         char mod[32];
-        if (!trimmed(s, mod, sizeof mod) ||
+        if (!up__trimmed(s, mod, sizeof mod) ||
             (strcasecmp(mod, "monotonic") && strcasecmp(mod, "nonmonotonic")))
             return -1;
         s = colon + 1;
@@ -241,7 +224,7 @@ static int parse_schedule(const char *v, up_schedule *kind, int64_t *chunk)
     static const up_schedule values[] = {UP_SCHED_STATIC, UP_SCHED_DYNAMIC, UP_SCHED_GUIDED,
                                          UP_SCHED_AUTO};
     char word[32];
-    if (!trimmed(s, word, sizeof word))
+    if (!up__trimmed(s, word, sizeof word))
         return -1;
     int k = -1;
     for (int i = 0; i < 4; i++)

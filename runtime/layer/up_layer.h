@@ -33,6 +33,9 @@
 /* The runtime's monotonic clock (up__now_ns), for the layer's deadlines. */
 #include "../src/clock.h"
 
+/* Trimming variable values (up__trimmed), for the layer's environment. */
+#include "../src/text.h"
+
 /* up_submit_copy that wakes a parked worker when nobody is searching but
  * never starts one, except the first when the pool has none. */
 int up__submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_t size);

@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "text.h"
 
 #define KIB UINT64_C(1024)
 
@@ -31,23 +32,6 @@ static void say(char *err, size_t esize, const char *fmt, ...)
     va_end(ap);
 }
 
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-/* s without the spaces around it, in buf; 0 when it does not fit. */
-static int trimmed(const char *s, char *buf, size_t size)
-{
-    while (is_space(*s))
-        s++;
-    size_t n = strlen(s);
-    while (n && is_space(s[n - 1]))
-        n--;
-    if (n >= size)
-        return 0;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    return 1;
-}
-
 /* ---- OMP_PROC_BIND and OMP_PLACES ------------------------------------- */
 
 /* OMP_PROC_BIND: false, true, or a list of primary, master, close and
@@ -56,7 +40,7 @@ static int trimmed(const char *s, char *buf, size_t size)
 static int proc_bind_on(const char *v, int *on)
 {
     char buf[256];
-    if (!trimmed(v, buf, sizeof buf) || !buf[0])
+    if (!up__trimmed(v, buf, sizeof buf) || !buf[0])
         return -1;
     if (!strcasecmp(buf, "false") || !strcasecmp(buf, "true")) {
         *on = !strcasecmp(buf, "true");
@@ -69,7 +53,7 @@ static int proc_bind_on(const char *v, int *on)
             *comma = '\0';
         char word[16];
         int known = 0;
-        if (trimmed(item, word, sizeof word))
+        if (up__trimmed(item, word, sizeof word))
             for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
                 known |= !strcasecmp(word, policies[i]);
         if (!known)
@@ -87,7 +71,7 @@ static int proc_bind_on(const char *v, int *on)
 static int places_wide(const char *v, int *wide)
 {
     char buf[1024];
-    if (!trimmed(v, buf, sizeof buf) || !buf[0])
+    if (!up__trimmed(v, buf, sizeof buf) || !buf[0])
         return -1;
     if (buf[0] == '{' || buf[0] == '!') {
         /* An explicit list: checked for its characters and balanced
@@ -119,7 +103,7 @@ static int places_wide(const char *v, int *wide)
         *paren = '\0';
     }
     char name[16];
-    if (!trimmed(buf, name, sizeof name))
+    if (!up__trimmed(buf, name, sizeof name))
         return -1;
     if (!strcasecmp(name, "threads") || !strcasecmp(name, "cores"))
         *wide = 0;
@@ -162,7 +146,7 @@ int up__omp_bind(const char *proc_bind, const char *places, up_bind *out, char *
 int up__omp_stacksize(const char *s, uint64_t *bytes, char *err, size_t esize)
 {
     const char *p = s;
-    while (is_space(*p))
+    while (up__is_space(*p))
         p++;
     uint64_t v = 0;
     int digits = 0, over = 0;
@@ -173,7 +157,7 @@ int up__omp_stacksize(const char *s, uint64_t *bytes, char *err, size_t esize)
         else
             v = v * 10 + d;
     }
-    while (is_space(*p))
+    while (up__is_space(*p))
         p++;
     uint64_t unit = KIB; /* OpenMP's unit when none is given */
     if (*p) {
@@ -198,7 +182,7 @@ int up__omp_stacksize(const char *s, uint64_t *bytes, char *err, size_t esize)
             unit = 0;
             break;
         }
-        for (p++; is_space(*p); p++)
+        for (p++; up__is_space(*p); p++)
             ;
     }
     if (!digits || !unit || *p) {
@@ -225,11 +209,11 @@ int up__omp_stacksize(const char *s, uint64_t *bytes, char *err, size_t esize)
 int up__omp_wait_policy(const char *s, unsigned *spin, char *err, size_t esize)
 {
     char buf[16];
-    if (trimmed(s, buf, sizeof buf) && !strcasecmp(buf, "passive")) {
+    if (up__trimmed(s, buf, sizeof buf) && !strcasecmp(buf, "passive")) {
         *spin = 0;
         return 0;
     }
-    if (trimmed(s, buf, sizeof buf) && !strcasecmp(buf, "active")) {
+    if (up__trimmed(s, buf, sizeof buf) && !strcasecmp(buf, "active")) {
         *spin = UP_OMP_ACTIVE_SPIN;
         return 0;
     }
@@ -240,11 +224,11 @@ int up__omp_wait_policy(const char *s, unsigned *spin, char *err, size_t esize)
 int up__omp_display_env(const char *s, int *on, char *err, size_t esize)
 {
     char buf[16];
-    if (trimmed(s, buf, sizeof buf) && !strcasecmp(buf, "verbose")) {
+    if (up__trimmed(s, buf, sizeof buf) && !strcasecmp(buf, "verbose")) {
         *on = 1; /* the output always shows everything */
         return 0;
     }
-    if (trimmed(s, buf, sizeof buf) && up__parse_bool(buf, on) == 0)
+    if (up__trimmed(s, buf, sizeof buf) && up__parse_bool(buf, on) == 0)
         return 0;
     say(err, esize, "OMP_DISPLAY_ENV=\"%s\": must be true, false or verbose", s);
     return -1;

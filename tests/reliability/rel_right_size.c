@@ -41,6 +41,7 @@
 
 #include "check.h"
 #include "pool_helpers.h"
+#include "runnable.h"
 
 static unsigned allowed_cpus(void)
 {
@@ -51,21 +52,18 @@ static unsigned allowed_cpus(void)
     return n > 0 ? (unsigned)n : 1;
 }
 
-/* Whether this machine shows a thread's state the way the pool reads it. */
+/* Whether this machine shows a thread's state the way the pool reads it:
+ * this thread, running, reads as R. */
 static int thread_states_visible(void)
 {
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)syscall(SYS_gettid));
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')');
-    return p && p[1] == ' ' && p[2] == 'R';
+    char tid[32];
+    snprintf(tid, sizeof tid, "%ld", (long)syscall(SYS_gettid));
+    int r = runnable_state(dirfd(tasks), tid) == 'R';
+    closedir(tasks);
+    return r;
 }
 
 /* ---- 1. CPU-bound work ------------------------------------------------ */

@@ -13,6 +13,7 @@
 #include <ultrapool/pool.h>
 #include <ultrapool/version.h>
 
+#include "capture.h"
 #include "check.h"
 #include "config.h"
 #include "pool_internal.h"
@@ -54,35 +55,6 @@ static int contains(const char *hay, const char *needle)
         return 1;
     fprintf(stderr, "\"%s\" lacks \"%s\"\n", hay, needle);
     return 0;
-}
-
-/* Stderr into a temporary file between capture_start and capture_stop,
- * which restores it and returns what was written. Checks run only after
- * the stop, so that a failure is seen on the real stderr. */
-static int saved_stderr = -1;
-static FILE *capture_file;
-static char captured[16384];
-
-static void capture_start(void)
-{
-    fflush(stderr);
-    capture_file = tmpfile();
-    CHECK(capture_file != NULL);
-    saved_stderr = dup(2);
-    CHECK(saved_stderr >= 0);
-    CHECK(dup2(fileno(capture_file), 2) == 2);
-}
-
-static const char *capture_stop(void)
-{
-    fflush(stderr);
-    CHECK(dup2(saved_stderr, 2) == 2);
-    close(saved_stderr);
-    rewind(capture_file);
-    size_t n = fread(captured, 1, sizeof captured - 1, capture_file);
-    captured[n] = '\0';
-    fclose(capture_file);
-    return captured;
 }
 
 static void expect_env_error(const char *var, const char *value)

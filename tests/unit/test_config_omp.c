@@ -11,6 +11,7 @@
 
 #include <ultrapool/pool.h>
 
+#include "capture.h"
 #include "check.h"
 #include "config.h"
 #include "pool_internal.h"
@@ -26,33 +27,6 @@ static void clear_env(void)
 {
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
-}
-
-/* Stderr into a file between capture_start and capture_stop. */
-static int saved_stderr = -1;
-static FILE *capture_file;
-static char captured[16384];
-
-static void capture_start(void)
-{
-    fflush(stderr);
-    capture_file = tmpfile();
-    CHECK(capture_file != NULL);
-    saved_stderr = dup(2);
-    CHECK(saved_stderr >= 0);
-    CHECK(dup2(fileno(capture_file), 2) == 2);
-}
-
-static const char *capture_stop(void)
-{
-    fflush(stderr);
-    CHECK(dup2(saved_stderr, 2) == 2);
-    close(saved_stderr);
-    rewind(capture_file);
-    size_t n = fread(captured, 1, sizeof captured - 1, capture_file);
-    captured[n] = '\0';
-    fclose(capture_file);
-    return captured;
 }
 
 /* up_config_init with only name=value (and extra=extra_value, if given)
