@@ -25,6 +25,8 @@
  *
  * usage: omp_mix [--rounds R] [--jobs J] [--job-us U] [--phases P]
  *                [--phase-us U] [--csv FILE]
+ * Each case starts 300 ms after the previous one ended, once the idle
+ * threads it left behind stopped polling.
  * Prints a markdown table per experiment on stdout. */
 #include <math.h>
 #include <omp.h>
@@ -291,6 +293,10 @@ int main(int argc, char **argv)
         }
         for (int i = 0; i < NMIX + 2; i++) {
             int c = order[i];
+            /* The previous case's idle OpenMP threads poll for up to
+             * 200 ms (libomp's default); they are not this case's. */
+            struct timespec settle = {0, 300000000};
+            nanosleep(&settle, NULL);
             if (c < NMIX) {
                 outcome o = mix_case(mix_names[c], &rs);
                 mix_ms[c][r] = o.ms;

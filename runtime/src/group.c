@@ -25,7 +25,12 @@
  *
  * Waiting threads help: before sleeping they run queued tasks of the pool
  * (up__help_once), so a waiter never idles a CPU while work is queued, and
- * a pool worker that waits inside a task runs the tasks it waits for. */
+ * a pool worker that waits inside a task runs the tasks it waits for. A
+ * thread that is not one of the pool's workers helps only while its shard
+ * has a CPU no busy worker holds (up__room_to_help): with every CPU taken
+ * it would run beside the workers, one runnable thread more than CPUs for
+ * each waiter (the threads of an OpenMP region waiting on one pool, say).
+ * It then sleeps in slices of spawn_delay_ns and looks again. */
 #include <ultrapool/group.h>
 
 #include <errno.h>
@@ -139,11 +144,14 @@ static void run_record(void *payload)
  * spawn_delay to help again: a task may have been queued that only they
  * can run (every worker of a capped pool waiting in a group). A waiter at
  * the bound could not run it, and sleeps until woken, so that it shows
- * blocked and the pool adds a worker in its place. */
-static void sleep_until(up_group *g, int kind, int can_help)
+ * blocked and the pool adds a worker in its place. A thread outside the
+ * pool that found no CPU free to help on (room 0) wakes every spawn_delay
+ * too, to look again. */
+static void sleep_until(up_group *g, int kind, int can_help, int room)
 {
     up__worker *w = up__tls_worker;
-    uint64_t slice = can_help && w && w->pool == g->pool ? g->pool->cfg.spawn_delay_ns : UINT64_MAX;
+    uint64_t slice =
+        (can_help && w && w->pool == g->pool) || !room ? g->pool->cfg.spawn_delay_ns : UINT64_MAX;
     pthread_mutex_lock(&g->mu);
     g->sleepers++;
     uint64_t s = up__fetch_or_acq_rel(&g->state, WAITERS) | WAITERS;
@@ -177,7 +185,8 @@ static uint64_t await(up_group *g, int kind)
             return s;
         /* Helping nests on this stack: help.h bounds how deep, for every
          * kind of helping together; beyond that this waiter sleeps. */
-        can_help = up__help_enter();
+        int room = up__room_to_help(g->pool);
+        can_help = room && up__help_enter();
         if (can_help) {
             /* A task run from here belongs to no group until it says so:
              * the empty frame hides the enclosing ones from
@@ -196,7 +205,7 @@ static uint64_t await(up_group *g, int kind)
             up__spin_step(++spins, 32);
             continue;
         }
-        sleep_until(g, kind, can_help);
+        sleep_until(g, kind, can_help, room);
         spins = 0;
     }
 }

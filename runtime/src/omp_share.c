@@ -68,11 +68,9 @@ void up__omp_share_destroy(up_pool *p)
  * one every CPU). */
 static unsigned free_cpus(up__shard *s, int caller_is_worker, unsigned cap)
 {
-    unsigned n = up__load_relaxed(&s->nworkers);
-    unsigned idle = up__load_relaxed(&s->nparked) + up__load_relaxed(&s->ceded);
-    unsigned busy = n > idle ? n - idle : 0;
+    unsigned busy = up__shard_busy(s);
     if (up__mpmc_nonempty(&s->q))
-        busy = n;
+        busy = up__load_relaxed(&s->nworkers);
     unsigned others = caller_is_worker && busy > 0 ? busy - 1 : busy;
     unsigned cpus = up__shard_cpus(s);
     unsigned want = others >= cpus ? 1 : cpus - others;

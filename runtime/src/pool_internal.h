@@ -243,6 +243,10 @@ _Noreturn void up__park_loop_stale(struct up_pool *p, up__tfiber *me);
 void up__park_free_pool(struct up_pool *p);
 int up__take_from_shard(up_pool *p, up__shard *s, up__task *out);
 int up__help_once(up_pool *p);
+/* Whether the calling thread should help p now: a worker of p always (it
+ * runs in its own place); any other thread only while its home shard has
+ * a CPU that no busy worker holds (worker.c). */
+int up__room_to_help(up_pool *p);
 /* idle.c: searching, parking, waking, retirement */
 /* up__park's answers: woken, or timed out after idle_timeout_ns, or after
  * the shorter extra_idle_timeout_ns of a worker beyond one per CPU. */
@@ -304,6 +308,15 @@ static inline void up__count_owner(_Atomic uint64_t *c)
 /* The CPUs a shard's workers count as theirs: its plan's, and 1 for a
  * shard that got none (more shards than CPUs). */
 static inline unsigned up__shard_cpus(const up__shard *s) { return s->ncpus ? s->ncpus : 1; }
+
+/* The busy workers of s: reserved, neither parked nor standing aside
+ * (cede.c); a searching worker counts, as it is about to take a task. */
+static inline unsigned up__shard_busy(up__shard *s)
+{
+    unsigned n = up__load_relaxed(&s->nworkers);
+    unsigned idle = up__load_relaxed(&s->nparked) + up__load_relaxed(&s->ceded);
+    return n > idle ? n - idle : 0;
+}
 
 /* The worker in slot i of shard s, or NULL while the slot was never used. */
 static inline up__worker *up__slot_worker(up__shard *s, unsigned i)

@@ -164,6 +164,15 @@ int up__help_once(up_pool *p)
     return 1;
 }
 
+int up__room_to_help(up_pool *p)
+{
+    up__worker *w = up__tls_worker;
+    if (w && w->pool == p)
+        return 1;
+    up__shard *s = &p->shards[up__home_shard(p)];
+    return up__shard_busy(s) < up__shard_cpus(s);
+}
+
 /* No task queued in any shard queue (reserved slots count as queued).
  * After stop has closed the queues this can only go from false to true.
  * With a work map, an empty map says so in one load; a set bit may stand

@@ -687,9 +687,21 @@ static void spawn_case(const char *name, const char *const *vars)
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fd, 2);
-    char *argv[] = {(char *)self, (char *)name, NULL};
+    /* Under an emulator (a cross build's tests, UP_TEST_EMULATOR from
+     * ctest) the child runs under it too: its words come first. */
+    char *argv[16], emu[256] = "";
+    size_t argc = 0;
+    const char *e = getenv("UP_TEST_EMULATOR");
+    if (e && *e) {
+        snprintf(emu, sizeof emu, "%s", e);
+        for (char *w = strtok(emu, " "); w && argc < 12; w = strtok(NULL, " "))
+            argv[argc++] = w;
+    }
+    argv[argc++] = (char *)self;
+    argv[argc++] = (char *)name;
+    argv[argc] = NULL;
     pid_t pid;
-    CHECK_EQ(posix_spawn(&pid, self, &fa, NULL, argv, env), 0);
+    CHECK_EQ(posix_spawnp(&pid, argv[0], &fa, NULL, argv, env), 0);
     posix_spawn_file_actions_destroy(&fa);
     int status;
     CHECK_EQ(waitpid(pid, &status, 0), pid);
