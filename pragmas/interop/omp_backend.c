@@ -69,9 +69,11 @@ static int group_cancelled(const group *g)
 
 static int parallel(unsigned nthreads, int exact, up_region_fn fn, void *ctx)
 {
-    if (exact && nthreads > 1 &&
-        (omp_get_active_level() >= omp_get_max_active_levels() ||
-         nthreads > (unsigned)omp_get_thread_limit()))
+    /* As on ultrapool: above the thread limit is a team that can never
+     * be (UP_EINVAL), no level left to be active one that cannot be now. */
+    if (exact && nthreads > (unsigned)omp_get_thread_limit())
+        return UP_EINVAL;
+    if (exact && nthreads > 1 && omp_get_active_level() >= omp_get_max_active_levels())
         return UP_EAGAIN;
     unsigned want = nthreads ? nthreads : (unsigned)omp_get_max_threads();
     int dynamic = omp_get_dynamic();
@@ -189,11 +191,13 @@ static unsigned char *team_slots(team *t, unsigned size)
     return s;
 }
 
-static void reduce(void *value, size_t size, up_omp_combine_fn combine, void *cctx)
+static int reduce(void *value, size_t size, up_omp_combine_fn combine, void *cctx)
 {
     unsigned n = (unsigned)omp_get_num_threads();
-    if (n < 2 || !cur.t)
-        return;
+    if (n < 2)
+        return UP_OK;
+    if (!cur.t) /* a team of the program's own #pragma omp parallel */
+        return UP_EINVAL;
     unsigned char *slots = team_slots(cur.t, n);
     unsigned set = cur.reduces++ % NSETS;
     unsigned char *base = slots + (size_t)set * n * SLOT;
@@ -204,6 +208,7 @@ static void reduce(void *value, size_t size, up_omp_combine_fn combine, void *cc
     for (unsigned m = 1; m < n; m++)
         combine(acc, base + (size_t)m * SLOT, cctx);
     memcpy(value, acc, size);
+    return UP_OK;
 }
 
 /* ---- tasks ------------------------------------------------------------ */
@@ -372,8 +377,13 @@ static void run_chunk(loop_rec *r, uint64_t k)
     cur = saved;
 }
 
-/* num_tasks(k) over k iterations: one chunk per task. The description
- * travels in each task, so the caller's frame may be gone (nogroup). */
+/* The chunks as tasks: libgomp runs a whole taskloop on the encountering
+ * thread, undeferred, when its tasks would pass 64 per thread in flight,
+ * so at most TASKS_PER_THREAD tasks per thread are made, each running a
+ * run of consecutive chunks (the body still once per chunk). The
+ * description travels in each task, so the caller's frame may be gone
+ * (nogroup). */
+#define TASKS_PER_THREAD 8
 static void taskloop(uint64_t k, up_omp_chunk_fn chunk, const void *payload, size_t size)
 {
     cur.spawned = 1;
@@ -387,9 +397,14 @@ static void taskloop(uint64_t k, up_omp_chunk_fn chunk, const void *payload, siz
             run_chunk(&r, i);
         return;
     }
-#pragma omp taskloop num_tasks(k) nogroup firstprivate(r)
-    for (uint64_t i = 0; i < k; i++)
-        run_chunk(&r, i);
+    uint64_t cap = TASKS_PER_THREAD * (uint64_t)omp_get_num_threads();
+    uint64_t tasks = k < cap ? k : cap, per = k / tasks, extra = k % tasks;
+#pragma omp taskloop num_tasks(tasks) nogroup firstprivate(r)
+    for (uint64_t t = 0; t < tasks; t++) {
+        uint64_t lo = per * t + (t < extra ? t : extra), hi = lo + per + (t < extra);
+        for (uint64_t i = lo; i < hi; i++)
+            run_chunk(&r, i);
+    }
 }
 
 /* ---- the table -------------------------------------------------------- */

@@ -19,7 +19,7 @@
 
 /* Bumped whenever the table changes: a module built from other sources is
  * refused with a message, not called. */
-#define UP_OMP_OPS_VERSION 1
+#define UP_OMP_OPS_VERSION 2
 
 typedef void (*up_omp_units_fn)(uint64_t b, uint64_t e, void *p);
 typedef void (*up_omp_chunk_fn)(uint64_t k, void *p);
@@ -31,7 +31,7 @@ typedef struct up_omp_ops {
 
     /* A region of nthreads (0: the runtime's default, which follows
      * OMP_NUM_THREADS). exact: all or nothing, UP_EAGAIN when the runtime
-     * would give fewer. */
+     * would give fewer, UP_EINVAL above its thread limit. */
     int (*parallel)(unsigned nthreads, int exact, up_region_fn fn, void *ctx);
     unsigned (*thread_num)(void);
     unsigned (*num_threads)(void);
@@ -46,8 +46,10 @@ typedef struct up_omp_ops {
     void (*share)(uint64_t n, const up_for_opts *o, up_omp_units_fn body, void *p);
     /* Combines size bytes at value across the team with combine (which
      * the layer supplies for the built-in operators too); implies a
-     * barrier. */
-    void (*reduce)(void *value, size_t size, up_omp_combine_fn combine, void *cctx);
+     * barrier. UP_EINVAL in a team that up_parallel did not open (the
+     * program's own #pragma omp parallel), which has no place for the
+     * partial values. */
+    int (*reduce)(void *value, size_t size, up_omp_combine_fn combine, void *cctx);
 
     /* A task running fn(arg), or fn(copy of payload) when size > 0, after
      * the sibling tasks that deps name. */

@@ -10,7 +10,9 @@
  * State. par_backend_state is UNRESOLVED until the first call that needs
  * it reads UP_BACKEND (under resolve_lock), then OWN or FOREIGN; with
  * FOREIGN, par_foreign_ops was written before the state (release), and a
- * reader that sees FOREIGN (acquire) sees the table. A backend named by
+ * reader that sees FOREIGN (acquire) sees the table. par_foreign_ops is
+ * atomic because a pool task may read it (up_cancelled) while another
+ * thread switches the backend. A backend named by
  * UP_BACKEND that cannot be loaded leaves FOREIGN with failed_ops, whose
  * calls all fail with the loading error, so nothing runs on a backend the
  * user did not ask for. */
@@ -38,7 +40,7 @@
 #endif
 
 atomic_int par_backend_state; /* PAR_BACKEND_* */
-const up_omp_ops *par_foreign_ops;
+_Atomic(const up_omp_ops *) par_foreign_ops;
 
 static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
 static up_backend current = UP_BACKEND_ULTRAPOOL; /* (resolve_lock) */
@@ -74,9 +76,10 @@ static void f_share(uint64_t n, const up_for_opts *o, up_omp_units_fn body, void
 {
     (void)n, (void)o, (void)body, (void)p;
 }
-static void f_reduce(void *value, size_t size, up_omp_combine_fn combine, void *cctx)
+static int f_reduce(void *value, size_t size, up_omp_combine_fn combine, void *cctx)
 {
     (void)value, (void)size, (void)combine, (void)cctx;
+    return UP_EINVAL;
 }
 static int f_task(up_task_fn fn, void *arg, const void *payload, size_t size, const up_dep *deps,
                   size_t ndeps, const up_task_opts *opts)
@@ -143,8 +146,12 @@ static const char *rival_runtime(up_backend b)
 {
     if (b == UP_BACKEND_GOMP && (image_loaded("/libomp.") || image_loaded("/libiomp5.")))
         return "libomp";
-    if (b == UP_BACKEND_LLVM && image_loaded("/libgomp."))
-        return "libgomp";
+    if (b == UP_BACKEND_GOMP && image_loaded("/libomp-"))
+        return "libomp"; /* a vendored copy, libomp-<hash>.so */
+    if (b == UP_BACKEND_LLVM && image_loaded("/libiomp5."))
+        return "libiomp5"; /* Intel's build of the same runtime: one copy only */
+    if (b == UP_BACKEND_LLVM && image_loaded("/libgomp"))
+        return "libgomp"; /* libgomp.so.1, or a vendored libgomp-<hash>.so.1 */
     return NULL;
 }
 
@@ -203,7 +210,7 @@ static const up_omp_ops *load(up_backend b, char *why, size_t size)
             const char *e = dlerror();
             /* Keep the most telling error: a module that exists but does
              * not load (a missing libgomp.so.1) beats "not found". */
-            if (e && (!last[0] || !strstr(e, "No such file")))
+            if (e && (!last[0] || !strcasestr(e, "no such file")))
                 snprintf(last, sizeof last, "%s", e);
         }
     }
@@ -242,7 +249,7 @@ static int select_locked(up_backend b, char *why, size_t size)
     if (b == UP_BACKEND_ULTRAPOOL) {
         atomic_store_explicit(&par_backend_state, PAR_BACKEND_OWN, memory_order_release);
     } else {
-        par_foreign_ops = loaded[b];
+        atomic_store_explicit(&par_foreign_ops, loaded[b], memory_order_relaxed);
         atomic_store_explicit(&par_backend_state, PAR_BACKEND_FOREIGN, memory_order_release);
     }
     return UP_OK;
@@ -273,7 +280,7 @@ static void resolve_locked(void)
     current = b;
 failed:
     fprintf(stderr, "ultrapool: %s\n", failure);
-    par_foreign_ops = &failed_ops;
+    atomic_store_explicit(&par_foreign_ops, &failed_ops, memory_order_relaxed);
     atomic_store_explicit(&par_backend_state, PAR_BACKEND_FOREIGN, memory_order_release);
 }
 
@@ -284,7 +291,7 @@ const up_omp_ops *par_omp_slow(void)
     pthread_mutex_unlock(&resolve_lock);
     return atomic_load_explicit(&par_backend_state, memory_order_acquire) == PAR_BACKEND_OWN
                ? NULL
-               : par_foreign_ops;
+               : atomic_load_explicit(&par_foreign_ops, memory_order_relaxed);
 }
 
 int up_set_backend(up_backend b)

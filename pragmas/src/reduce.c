@@ -101,7 +101,9 @@ static int reduce(void *value, size_t size, up_red_op op, up_red_type type, up_c
         int rc = par_backend_error(omp, who);
         if (rc == UP_OK) {
             combiner c = {op, type, combine};
-            omp->reduce(value, size, combine_for_backend, &c);
+            rc = omp->reduce(value, size, combine_for_backend, &c);
+            if (rc != UP_OK)
+                up__set_error("%s: in an OpenMP team that up_parallel did not open", who);
         }
         return rc;
     }

@@ -617,7 +617,8 @@ static int group_cancelled(void)
      * the backend is resolved, no call of this layer has run. */
     int s = atomic_load_explicit(&par_backend_state, memory_order_acquire);
     if (s != PAR_BACKEND_OWN)
-        return s == PAR_BACKEND_FOREIGN && par_foreign_ops->cancelled();
+        return s == PAR_BACKEND_FOREIGN &&
+               atomic_load_explicit(&par_foreign_ops, memory_order_relaxed)->cancelled();
     par_thread *th = par_tls;
     return th && th->c.frame && th->c.frame->group &&
            atomic_load_explicit(&th->c.frame->group->cancelled, memory_order_relaxed);

@@ -152,15 +152,23 @@ static int parallel_omp(const up_omp_ops *omp, up_pool *pool, unsigned nthreads,
         up__set_error("%s: the pool is stopped", who);
         return UP_ESTOPPED;
     }
-    /* UP_NUM_THREADS wins over OMP_NUM_THREADS on every backend; the
-     * OpenMP runtime reads OMP_NUM_THREADS itself. */
+    /* A malformed layer variable fails every region on every backend.
+     * UP_NUM_THREADS wins over OMP_NUM_THREADS; the OpenMP runtime reads
+     * OMP_NUM_THREADS itself. */
     const par_env *env = par_env_get();
+    if (env->bad) {
+        up__set_error("%s: %s", who, env->error);
+        return UP_EINVAL;
+    }
     if (nthreads == 0 && env->num_threads_from.name &&
         !strcmp(env->num_threads_from.name, "UP_NUM_THREADS"))
         nthreads = par_env_threads(env, omp->level() + 1);
     rc = omp->parallel(nthreads, exact, fn, ctx);
     if (rc == UP_EAGAIN)
         up__set_error("%s: %s would give fewer than %u threads", who, omp->runtime, nthreads);
+    else if (rc == UP_EINVAL) /* as on ultrapool: a team above the thread limit */
+        up__set_error("%s: %u threads, above %s's thread limit (OMP_THREAD_LIMIT)", who, nthreads,
+                      omp->runtime);
     return rc;
 }
 

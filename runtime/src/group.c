@@ -30,7 +30,8 @@
  * has a CPU no busy worker holds (up__room_to_help): with every CPU taken
  * it would run beside the workers, one runnable thread more than CPUs for
  * each waiter (the threads of an OpenMP region waiting on one pool, say).
- * It then sleeps in slices of spawn_delay_ns and looks again. */
+ * It then sleeps in slices of spawn_delay_ns and looks again, and helps
+ * anyway once the queue has not moved for STALL_NS (below). */
 #include <ultrapool/group.h>
 
 #include <errno.h>
@@ -173,19 +174,46 @@ static void sleep_until(up_group *g, int kind, int can_help, int room)
     pthread_mutex_unlock(&g->mu);
 }
 
+/* A waiter outside the pool that found no CPU free to help on still helps
+ * once its home shard's queue has not moved for STALL_NS with tasks in it:
+ * its busy workers may all be blocked where nothing can see it (a read, a
+ * lock) in a pool that may not grow, and the task that would unblock them
+ * is queued. The same 100 ms after which the monitor adds a worker to a
+ * stalled backlog (monitor.c). */
+#define STALL_NS 100000000u
+
+typedef struct stall_watch {
+    uint64_t taken, since;
+} stall_watch;
+
+static int queue_stalled(up_pool *p, stall_watch *sw)
+{
+    up__shard *s = &p->shards[up__home_shard(p)];
+    if (!up__mpmc_nonempty(&s->q))
+        return 0;
+    uint64_t taken = up__mpmc_taken(&s->q), now = up__now_ns();
+    if (taken != sw->taken || sw->since == 0) {
+        sw->taken = taken;
+        sw->since = now;
+        return 0;
+    }
+    return now - sw->since >= STALL_NS;
+}
+
 /* Waits until ready: runs queued tasks of the pool while there are any,
  * polls cfg.spin times, then sleeps. Returns the state it saw ready. */
 static uint64_t await(up_group *g, int kind)
 {
     unsigned spins = 0, spin_max = g->pool->cfg.spin;
     int can_help = 1;
+    stall_watch sw = {0, 0};
     for (;;) {
         uint64_t s = up__load_acquire(&g->state);
         if (ready(g, s, kind))
             return s;
         /* Helping nests on this stack: help.h bounds how deep, for every
          * kind of helping together; beyond that this waiter sleeps. */
-        int room = up__room_to_help(g->pool);
+        int room = up__room_to_help(g->pool) || queue_stalled(g->pool, &sw);
         can_help = room && up__help_enter();
         if (can_help) {
             /* A task run from here belongs to no group until it says so:

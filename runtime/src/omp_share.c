@@ -16,7 +16,8 @@
  * broadcasts, both under lend_mu, and a worker checks it again under
  * lend_mu before waiting, so no end is missed. A worker that read zero
  * just before a lend began runs one more task: the lend does not wait for
- * running tasks, it only stops new ones. */
+ * running tasks, it only stops new ones, here and in the other paths that
+ * run queued tasks (up__help_once, a submitter's inline run). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
@@ -28,19 +29,29 @@
 typedef void (*omp_set_fn)(int);
 typedef int (*omp_get_fn)(void);
 
+/* The runtime's functions and its default team size, looked up at each
+ * pool's creation until found (a runtime can be loaded after the first
+ * pool, by dlopen with RTLD_GLOBAL), then kept. */
 static omp_set_fn found_set;
 static omp_get_fn found_get;
-static pthread_once_t lookup_once = PTHREAD_ONCE_INIT;
+static unsigned found_default;
+static pthread_mutex_t lookup_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Function pointers from dlsym's data pointers, as POSIX allows. */
 static void lookup(void)
 {
-    void *set = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
-    void *get = dlsym(RTLD_DEFAULT, "omp_get_max_threads");
-    if (set && get) {
-        memcpy(&found_set, &set, sizeof set);
-        memcpy(&found_get, &get, sizeof get);
+    pthread_mutex_lock(&lookup_lock);
+    if (!found_set) {
+        void *set = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+        void *get = dlsym(RTLD_DEFAULT, "omp_get_max_threads");
+        if (set && get) {
+            memcpy(&found_get, &get, sizeof get);
+            int d = found_get();
+            found_default = d > 0 ? (unsigned)d : 1;
+            memcpy(&found_set, &set, sizeof set);
+        }
     }
+    pthread_mutex_unlock(&lookup_lock);
 }
 
 void up__omp_share_init(up_pool *p)
@@ -49,9 +60,11 @@ void up__omp_share_init(up_pool *p)
     pthread_cond_init(&p->lend_cv, NULL);
     if (!p->cfg.omp_share)
         return;
-    pthread_once(&lookup_once, lookup);
+    lookup();
+    pthread_mutex_lock(&lookup_lock);
     p->omp_set = found_set;
     p->omp_get = found_get;
+    pthread_mutex_unlock(&lookup_lock);
 }
 
 void up__omp_share_destroy(up_pool *p)
@@ -87,7 +100,10 @@ void up__omp_share_update(up__worker *w)
         w->omp_default = d > 0 ? (unsigned)d : 1;
     }
     unsigned want = free_cpus(&p->shards[w->shard], 1, w->omp_default);
-    if (want != w->omp_last) {
+    /* Asked of the runtime, not only remembered: a task may have set its
+     * own value with omp_set_num_threads, which must not stay for the
+     * next one. */
+    if (want != w->omp_last || p->omp_get() != (int)want) {
         p->omp_set((int)want);
         w->omp_last = want;
     }
@@ -115,11 +131,13 @@ void up__omp_run_shared(up_pool *p, up__worker *w, up__shard *s, const up__task 
 void up__lend_wait(up__worker *w)
 {
     up_pool *p = w->pool;
+    int looking = up__load_relaxed(&w->looking);
     up__store_relaxed(&w->looking, 1); /* not a busy worker to the monitor */
     pthread_mutex_lock(&p->lend_mu);
     while (up__load_acquire(&p->lent) != 0)
         pthread_cond_wait(&p->lend_cv, &p->lend_mu);
     pthread_mutex_unlock(&p->lend_mu);
+    up__store_relaxed(&w->looking, looking);
 }
 
 int up_omp_lend(up_pool *p, up_fn fn, void *ctx)
@@ -131,7 +149,15 @@ int up_omp_lend(up_pool *p, up_fn fn, void *ctx)
     pthread_mutex_lock(&p->lend_mu);
     up__store_release(&p->lent, up__load_relaxed(&p->lent) + 1);
     pthread_mutex_unlock(&p->lend_mu);
+    /* The lent CPUs are fn's: its regions get OpenMP's default team, not
+     * the share the calling thread was given for the task it runs. */
+    int before = p->omp_set ? p->omp_get() : 0;
+    int want = (int)found_default;
+    if (p->omp_set && want > 0 && want != before)
+        p->omp_set(want);
     fn(ctx);
+    if (p->omp_set && want > 0 && want != before)
+        p->omp_set(before);
     pthread_mutex_lock(&p->lend_mu);
     unsigned left = up__load_relaxed(&p->lent) - 1;
     up__store_release(&p->lent, left);

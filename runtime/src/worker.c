@@ -139,6 +139,8 @@ int up__help_once(up_pool *p)
 {
     up__worker *w = up__tls_worker;
     up__task t;
+    if (up__load_relaxed(&p->lent) != 0)
+        return 0; /* the CPUs are lent to OpenMP (up_omp_lend) */
     if (w && w->pool == p) {
         if (!find_work(w, &t))
             return 0;

@@ -23,7 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
 #include <sys/syscall.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -66,6 +68,7 @@ static inline char runnable_state(int dfd, const char *tid)
     return p && p[1] == ' ' ? p[2] : 0;
 }
 
+#if defined(__linux__)
 static inline void *runnable_main(void *arg)
 {
     runnable_sampler *s = arg;
@@ -112,9 +115,16 @@ static inline void *runnable_main(void *arg)
     return NULL;
 }
 
-/* 1 when sampling started; 0 where thread states are not visible. */
+#endif
+
+/* 1 when sampling started; 0 where thread states are not visible (every
+ * system but Linux). */
 static inline int runnable_start(runnable_sampler *s)
 {
+#if !defined(__linux__)
+    memset(s, 0, sizeof *s);
+    return 0;
+#else
     memset(s, 0, sizeof *s);
     char self[64];
     snprintf(self, sizeof self, "/proc/self/task/%ld", (long)syscall(SYS_gettid));
@@ -127,6 +137,7 @@ static inline int runnable_start(runnable_sampler *s)
     free(s->samples);
     s->samples = NULL;
     return 0;
+#endif
 }
 
 static inline void runnable_stop(runnable_sampler *s)
@@ -142,11 +153,16 @@ static inline void runnable_stop(runnable_sampler *s)
  * cannot say): a program that measures its own CPU time takes it out. */
 static inline uint64_t runnable_self_cpu_ns(const runnable_sampler *s)
 {
+#if defined(__linux__)
     clockid_t cid;
     struct timespec ts;
     if (!s->samples || pthread_getcpuclockid(s->th, &cid) != 0 || clock_gettime(cid, &ts) != 0)
         return 0;
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#else
+    (void)s;
+    return 0;
+#endif
 }
 
 /* The highest count in [from, to), and how many samples fell there.

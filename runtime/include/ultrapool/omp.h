@@ -26,12 +26,16 @@ extern "C" {
 /* Lends the pool's CPUs to an OpenMP region: runs fn(ctx) on the calling
  * thread while the pool's workers take no task (each finishes the one it
  * runs, then waits without spinning), and gives the CPUs back when fn
- * returns: the workers take the queued tasks again. Tasks submitted
- * meanwhile are queued; a submitter waiting on a full queue may still run
- * some itself. Lends from several threads may overlap: the workers return
- * when the last one ends. fn must not wait for tasks of this pool, which
- * nothing runs meanwhile (a pool task that calls up_omp_lend is fine: its
- * worker runs fn). UP_OK, or UP_EINVAL for a NULL pool or fn. */
+ * returns: the workers take the queued tasks again. Threads waiting in
+ * groups run none meanwhile either; tasks submitted meanwhile are queued,
+ * and a submitter waiting on a full queue may still run some itself. fn
+ * runs with OpenMP's default team size (its regions get the CPUs, even
+ * when the caller is a worker whose share was smaller). Lends from several
+ * threads may overlap: the workers return when the last one ends. fn must
+ * not wait for tasks of this pool, which nothing runs meanwhile, nor stop
+ * or destroy it: those wait for the lend to end (a pool task that calls
+ * up_omp_lend is fine: its worker runs fn). UP_OK, or UP_EINVAL for a
+ * NULL pool or fn. */
 UP_API int up_omp_lend(up_pool *pool, up_fn fn, void *ctx);
 
 #ifdef __cplusplus
