@@ -63,21 +63,10 @@ static void problem(par_env *e, par_env_source *src, const char *fmt, ...)
 static int number(const char **s, uint64_t hi, uint64_t *out)
 {
     const char *p = *s;
-    while (up__is_space(*p))
-        p++;
-    if (*p < '0' || *p > '9')
+    uint64_t v;
+    int over;
+    if (up__digits(&p, &v, &over) == 0)
         return -1;
-    uint64_t v = 0;
-    int over = 0;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        uint64_t d = (uint64_t)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            over = 1;
-        else
-            v = v * 10 + d;
-    }
-    while (up__is_space(*p))
-        p++;
     *s = p;
     *out = v;
     return over || v > hi ? -2 : 0;

@@ -146,19 +146,9 @@ int up__omp_bind(const char *proc_bind, const char *places, up_bind *out, char *
 int up__omp_stacksize(const char *s, uint64_t *bytes, char *err, size_t esize)
 {
     const char *p = s;
-    while (up__is_space(*p))
-        p++;
-    uint64_t v = 0;
-    int digits = 0, over = 0;
-    for (; *p >= '0' && *p <= '9'; p++, digits++) {
-        uint64_t d = (uint64_t)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            over = 1;
-        else
-            v = v * 10 + d;
-    }
-    while (up__is_space(*p))
-        p++;
+    uint64_t v;
+    int over;
+    int digits = up__digits(&p, &v, &over);
     uint64_t unit = KIB; /* OpenMP's unit when none is given */
     if (*p) {
         switch (*p) {

@@ -5,6 +5,7 @@
 #define UP_TEXT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 static inline int up__is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -22,6 +23,32 @@ static inline int up__trimmed(const char *s, char *buf, size_t size)
     memcpy(buf, s, n);
     buf[n] = '\0';
     return 1;
+}
+
+/* The decimal digits at *s, spaces before and after them skipped; *s
+ * moves past it all. Returns how many digits there were; *over is set
+ * when the number does not fit in 64 bits (*out then holds its first
+ * digits). */
+static inline int up__digits(const char **s, uint64_t *out, int *over)
+{
+    const char *p = *s;
+    while (up__is_space(*p))
+        p++;
+    uint64_t v = 0;
+    int n = 0;
+    *over = 0;
+    for (; *p >= '0' && *p <= '9'; p++, n++) {
+        uint64_t d = (uint64_t)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            *over = 1;
+        else
+            v = v * 10 + d;
+    }
+    while (up__is_space(*p))
+        p++;
+    *s = p;
+    *out = v;
+    return n;
 }
 
 #endif
