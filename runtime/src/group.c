@@ -27,7 +27,8 @@
  * (up__help_once), so a waiter never idles a CPU while work is queued, and
  * a pool worker that waits inside a task runs the tasks it waits for. A
  * thread that is not one of the pool's workers helps only while its shard
- * has a CPU no busy worker holds (up__room_to_help): with every CPU taken
+ * has a CPU no running worker holds (up__room_to_help: fewer busy workers
+ * than CPUs, or busy ones the OS shows blocked): with every CPU taken
  * it would run beside the workers, one runnable thread more than CPUs for
  * each waiter (the threads of an OpenMP region waiting on one pool, say).
  * It then sleeps in slices of spawn_delay_ns and looks again, and helps

@@ -245,7 +245,8 @@ int up__take_from_shard(up_pool *p, up__shard *s, up__task *out);
 int up__help_once(up_pool *p);
 /* Whether the calling thread should help p now: a worker of p always (it
  * runs in its own place); any other thread only while its home shard has
- * a CPU that no busy worker holds (worker.c). */
+ * a CPU that no running worker holds: fewer busy workers than CPUs, or
+ * busy ones the OS shows blocked (worker.c). */
 int up__room_to_help(up_pool *p);
 /* idle.c: searching, parking, waking, retirement */
 /* up__park's answers: woken, or timed out after idle_timeout_ns, or after

@@ -5,6 +5,7 @@
  * retires. Thread creation and the caps are in spawn.c. */
 #include <sched.h>
 
+#include "clock.h"
 #include "help.h"
 #include "os.h"
 #include "pool_internal.h"
@@ -166,13 +167,48 @@ int up__help_once(up_pool *p)
     return 1;
 }
 
+/* The counts say every CPU has a busy worker; the OS says whether they
+ * run: a worker blocked in a sleep, a read or a lock leaves its CPU idle,
+ * and the waiter should take it. Asked at most once a millisecond per
+ * thread (each probe reads /proc, a few microseconds), and where the OS
+ * does not say, the answer is yes, as it was before the rule. */
+static _Thread_local uint64_t room_asked_at;
+static _Thread_local int room_answer;
+
+static int busy_workers_idle_a_cpu(up__shard *s)
+{
+    uint64_t now = up__now_ns();
+    if (now - room_asked_at < 1000000u)
+        return room_answer;
+    room_asked_at = now;
+    unsigned used = up__load_acquire(&s->slots_used), running = 0;
+    int answer = 0;
+    for (unsigned i = 0; i < used && !answer; i++) {
+        /* Searching workers count too: they spin, about to take a task. */
+        up__worker *w = up__slot_worker(s, i);
+        if (!w || up__load_acquire(&w->state) != UP__SLOT_RUNNING)
+            continue;
+        if (up__load_relaxed(&w->blocking))
+            answer = 1; /* inside up_blocking_begin: blocked by its own word */
+        else {
+            int b = up__os_thread_blocked(&w->os_thread);
+            if (b != 0)
+                answer = 1; /* blocked, or the OS cannot say */
+            else
+                running++;
+        }
+    }
+    room_answer = answer || running < up__shard_cpus(s);
+    return room_answer;
+}
+
 int up__room_to_help(up_pool *p)
 {
     up__worker *w = up__tls_worker;
     if (w && w->pool == p)
         return 1;
     up__shard *s = &p->shards[up__home_shard(p)];
-    return up__shard_busy(s) < up__shard_cpus(s);
+    return up__shard_busy(s) < up__shard_cpus(s) || busy_workers_idle_a_cpu(s);
 }
 
 /* No task queued in any shard queue (reserved slots count as queued).
