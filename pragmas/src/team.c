@@ -152,14 +152,9 @@ static int parallel_omp(const up_omp_ops *omp, up_pool *pool, unsigned nthreads,
         up__set_error("%s: the pool is stopped", who);
         return UP_ESTOPPED;
     }
-    /* A malformed layer variable fails every region on every backend.
-     * UP_NUM_THREADS wins over OMP_NUM_THREADS; the OpenMP runtime reads
+    /* UP_NUM_THREADS wins over OMP_NUM_THREADS; the OpenMP runtime reads
      * OMP_NUM_THREADS itself. */
     const par_env *env = par_env_get();
-    if (env->bad) {
-        up__set_error("%s: %s", who, env->error);
-        return UP_EINVAL;
-    }
     if (nthreads == 0 && env->num_threads_from.name &&
         !strcmp(env->num_threads_from.name, "UP_NUM_THREADS"))
         nthreads = par_env_threads(env, omp->level() + 1);
@@ -245,6 +240,14 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
                           PAR_MAX_TEAM);
         return UP_EINVAL;
     }
+    /* The layer's environment (env.c): a malformed variable fails every
+     * region, on every backend, so that none runs with settings nobody
+     * asked for. */
+    const par_env *env = par_env_get();
+    if (env->bad) {
+        up__set_error("%s: %s", who, env->error);
+        return UP_EINVAL;
+    }
     const up_omp_ops *omp = par_omp();
     if (omp)
         return parallel_omp(omp, pool, nthreads, fn, ctx, exact, who);
@@ -252,13 +255,6 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
     if (!th) {
         up__set_error("%s: out of memory for the thread's state", who);
         return UP_ENOMEM;
-    }
-    /* The layer's environment (env.c): a malformed variable fails every
-     * region, so that none runs with settings nobody asked for. */
-    const par_env *env = par_env_get();
-    if (env->bad) {
-        up__set_error("%s: %s", who, env->error);
-        return UP_EINVAL;
     }
     unsigned level = th->level + 1;
     if (nthreads == 0 && (nthreads = par_env_threads(env, level)) == 0)
