@@ -453,6 +453,15 @@ int up_pool_shard_stats(const up_pool *cp, unsigned shard, up_stats *out)
 
 unsigned up_pool_shards(const up_pool *p) { return p ? p->nshards : 0; }
 
+unsigned up_pool_cpus(const up_pool *p)
+{
+    /* A shard given no CPU (more shards than CPUs) adds none. */
+    unsigned n = 0;
+    for (unsigned i = 0; p && i < p->nshards; i++)
+        n += p->shards[i].ncpus;
+    return p && n == 0 ? 1 : n;
+}
+
 void up_pool_print_config(const up_pool *p, void *file)
 {
     if (p)

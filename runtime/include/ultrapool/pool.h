@@ -176,6 +176,10 @@ UP_API void up_pool_stats(const up_pool *p, up_stats *out);
  * workers_peak is the pool's). UP_EINVAL for a bad pool or shard. */
 UP_API int up_pool_shard_stats(const up_pool *p, unsigned shard, up_stats *out);
 UP_API unsigned up_pool_shards(const up_pool *p);
+/* CPUs the pool's shards cover: those of the process's binding (an MPI
+ * rank's, under mpirun or srun) unless the configuration names others;
+ * 0 for NULL. */
+UP_API unsigned up_pool_cpus(const up_pool *p);
 /* Prints the effective configuration (what UP_PRINT_CONFIG=1 shows). */
 UP_API void up_pool_print_config(const up_pool *p, void *file /* FILE * */);
 

@@ -1,0 +1,147 @@
+/* ultrapool's MPI mode: one index space farmed out over the ranks of a
+ * communicator, each rank running its share on its own pool.
+ *
+ * Library ultrapool_mpi (CMake target ultrapool::mpi), built when CMake
+ * finds MPI. Launch the program the cluster's way (mpirun, mpiexec, srun);
+ * each rank's pool covers the CPUs the launcher bound the rank to, so
+ * `mpirun --map-by` and `srun --cpu-bind` decide how many threads a rank
+ * runs, and ranks sharing a node do not oversubscribe each other
+ * (docs/mpi.md).
+ *
+ * How a farm runs. Rank 0 holds a counter in an MPI window; every rank
+ * takes chunks of [0, n) from it with one MPI_Fetch_and_op each, sized
+ * from what is left (guided: large first, down to min_chunk at the end),
+ * and splits each chunk among its lanes, pool tasks that run the body. The
+ * calling thread of each rank makes every MPI call of the farm (so
+ * MPI_THREAD_FUNNELED is enough when it is the main thread) and takes the
+ * next chunk while the lanes still work on the current one. Every index
+ * runs exactly once on exactly one rank, unless a failure or the timeout
+ * stops the farm: then no index runs twice, and indexes may be left out.
+ *
+ * Failures. The farm's MPI calls use a duplicate of the communicator with
+ * MPI_ERRORS_RETURN. A body that returns non-zero stops the farm on every
+ * rank (chunks already started finish); every rank's call returns
+ * UP_ECANCELED and fills the report with the failing rank, chunk and code
+ * (the lowest rank's, when several fail). Each rank's calling thread beats
+ * a heartbeat every 100 ms and watches the next rank's; a rank silent for
+ * heartbeat_timeout_ns (one that died, or hangs) is reported on stderr by
+ * its watcher with its rank and the chunk it was running, and the watcher
+ * aborts the job with MPI_Abort (the standard offers nothing gentler). If
+ * the launcher ends the job first (Open MPI's mpirun sends SIGTERM to the
+ * other ranks about a second after one dies), each rank still running a
+ * farm prints the same report from its SIGTERM handler before it exits.
+ *
+ * Every function returns UP_OK or a negative UP_E* code, with the detail in
+ * up_last_error(). */
+#ifndef ULTRAPOOL_MPI_H
+#define ULTRAPOOL_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include <ultrapool/pool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Initialises MPI with at least `required` (MPI_THREAD_SINGLE ..
+ * MPI_THREAD_MULTIPLE) and stores the level MPI provides in *provided
+ * (may be NULL). When MPI is already initialised, only checks the level.
+ * UP_EINVAL when the level provided is below the one required, with a
+ * message naming both (MPI stays initialised; the caller finalises it);
+ * UP_EINVAL for a required level out of range. */
+UP_API int up_mpi_init(int *argc, char ***argv, int required, int *provided);
+/* UP_OK when MPI is initialised with at least `required`; UP_EINVAL
+ * (naming both levels) otherwise, also when MPI is not initialised. */
+UP_API int up_mpi_require(int required);
+/* "MPI_THREAD_SINGLE" ... "MPI_THREAD_MULTIPLE"; "unknown" otherwise. */
+UP_API const char *up_mpi_level_name(int level);
+
+/* How a farm hands out the index space. */
+typedef enum up_mpi_schedule {
+    UP_MPI_GUIDED = 0,  /* chunks of what is left / (2 * ranks), at least min_chunk (default) */
+    UP_MPI_DYNAMIC = 1, /* chunks of min_chunk */
+    UP_MPI_STATIC = 2   /* rank r takes [r*n/P, (r+1)*n/P), each lane an equal part of it;
+                           no counter, no balancing (the baseline to compare with) */
+} up_mpi_schedule;
+
+/* What stopped a farm, on every rank alike (filled when the call returns
+ * UP_OK, UP_ECANCELED or UP_ETIMEDOUT). */
+typedef struct up_mpi_report {
+    int status;        /* the call's return code                              */
+    int rank;          /* UP_ECANCELED: the failing rank; -1 otherwise        */
+    int body_code;     /* UP_ECANCELED: what the body returned                */
+    uint64_t begin;    /* UP_ECANCELED: the failing chunk [begin, end)        */
+    uint64_t end;
+    uint64_t items;    /* indexes this rank ran                               */
+    uint64_t chunks;   /* chunks this rank took from the counter              */
+    uint64_t items_all; /* indexes all ranks ran                              */
+} up_mpi_report;
+
+typedef struct up_mpi_opts {
+    up_mpi_schedule schedule;      /* UP_MPI_GUIDED                                  */
+    uint64_t min_chunk;            /* smallest chunk a rank takes and a lane runs (1) */
+    uint64_t max_chunk;            /* largest chunk a rank takes, 0: no bound        */
+    unsigned lanes;                /* pool tasks per rank running bodies, 0: the pool's CPUs */
+    uint64_t timeout_ns;           /* whole farm; 0: none. Past it no chunk starts
+                                      and the call returns UP_ETIMEDOUT            */
+    uint64_t heartbeat_timeout_ns; /* silence after which a rank counts as dead (1 s);
+                                      UP_MPI_HEARTBEAT_TIMEOUT_MS overrides 0 here */
+    int body_calls_mpi;            /* 1: bodies call MPI themselves, which needs
+                                      MPI_THREAD_MULTIPLE (checked)                */
+    up_mpi_report *report;         /* out, may be NULL                              */
+} up_mpi_opts;
+
+/* Defaults (above). UP_EINVAL for NULL. */
+UP_API int up_mpi_opts_init(up_mpi_opts *opts);
+
+/* The body of a farm: runs indexes [begin, end) (never empty) on a lane;
+ * 0 on success, anything else fails the farm with that code. */
+typedef int (*up_mpi_body)(uint64_t begin, uint64_t end, void *ctx);
+
+/* Collective over comm: every rank calls it with the same n and schedule.
+ * Runs body over [0, n) across the ranks on each rank's pool (a started
+ * pool the calling thread is not a worker of). opts may be NULL
+ * (defaults). Returns UP_OK, UP_ECANCELED (a body failed somewhere),
+ * UP_ETIMEDOUT, UP_EINVAL (NULL comm/pool/body, n above 2^62, min_chunk 0
+ * or above max_chunk, a thread level too low, a call from inside a pool
+ * task), UP_ESTOPPED (the pool is stopped), UP_ENOMEM. Calls on the same
+ * communicator must not overlap. */
+UP_API int up_mpi_for(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opts *opts,
+                      up_mpi_body body, void *ctx);
+
+/* The reduction form. The body adds indexes [begin, end) into acc, a lane's
+ * accumulator of `size` bytes that starts as a copy of *result (the
+ * identity, the same on every rank). combine(into, from, ctx) folds one
+ * accumulator into another; it must be associative and commutative,
+ * because chunks go to whichever rank asks first. The lanes' accumulators
+ * are combined on each rank, then across ranks with MPI_Allreduce over a
+ * user operation (combine runs on the calling thread, inside it), and the
+ * total is stored in *result on every rank. On failure or timeout *result
+ * is left as it was. size 1 .. INT_MAX. */
+typedef int (*up_mpi_reduce_body)(uint64_t begin, uint64_t end, void *acc, void *ctx);
+typedef void (*up_mpi_combine)(void *into, const void *from, void *ctx);
+UP_API int up_mpi_reduce(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opts *opts,
+                         up_mpi_reduce_body body, up_mpi_combine combine, void *ctx, void *result,
+                         size_t size);
+
+/* Completes a request from a task without holding its worker: tests the
+ * request, and between tests yields (a task on a pooled stack parks and the
+ * worker runs other tasks; elsewhere the thread yields, then sleeps in
+ * steps of up to 100 us). Calling MPI from pool tasks needs
+ * MPI_THREAD_MULTIPLE (checked: UP_EINVAL otherwise, except on the main
+ * thread with FUNNELED or better). status may be MPI_STATUS_IGNORE.
+ * UP_OK; UP_EINVAL for a NULL request or an MPI error (its text in
+ * up_last_error()). up_mpi_wait_timeout returns UP_ETIMEDOUT when the
+ * request is still pending after timeout_ns (it stays active). */
+UP_API int up_mpi_wait(MPI_Request *req, MPI_Status *status);
+UP_API int up_mpi_wait_timeout(MPI_Request *req, MPI_Status *status, uint64_t timeout_ns);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,617 @@
+/* up_mpi_for and up_mpi_reduce: the distributed farm (mpi.h).
+ *
+ * On each rank two kinds of thread cooperate under one mutex:
+ *   - the calling thread, the coordinator: makes every MPI call (chunk
+ *     grabs, heartbeats, the final exchange) and sleeps on `wake` between;
+ *   - the lanes, pool tasks: split the rank's current chunk among
+ *     themselves and run the body outside the lock.
+ * A rank holds at most two chunks: `cur`, being split, and `pre`, taken in
+ * advance once cur is half used, so lanes rarely wait for the network.
+ * The mutex is taken once per lane sub-chunk, which is a share of a chunk,
+ * not per index. */
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ultrapool/mpi.h>
+
+#include "ledger.h"
+#include "up_layer.h"
+
+#define UP_MPI_MAX_N (UINT64_C(1) << 62)
+
+typedef struct range {
+    uint64_t begin, end;
+} range;
+
+typedef struct farm {
+    /* (ro) set before the lanes start */
+    up_mpi_schedule schedule;
+    uint64_t n, min_chunk, max_chunk;
+    unsigned lanes;
+    up_mpi_body body;
+    up_mpi_reduce_body rbody;
+    void *ctx;
+    unsigned char *accs; /* lanes * size bytes, reduce only */
+    size_t size;
+    range statics; /* UP_MPI_STATIC: this rank's block */
+
+    pthread_mutex_t lock;
+    pthread_cond_t wake; /* coordinator: a chunk is wanted, a lane ended, a failure */
+    pthread_cond_t have; /* lanes: a chunk arrived, or the farm is over */
+    /* (lock) */
+    range cur, pre;
+    uint64_t cur_len;
+    bool need;      /* a lane wants pre filled */
+    bool exhausted; /* the counter passed n: no more chunks */
+    bool stopping;  /* failure or timeout: lanes start nothing new */
+    unsigned lanes_live, next_lane;
+    bool failed;
+    int body_code;
+    range failed_chunk;
+    uint64_t items;
+} farm;
+
+static uint64_t guided_share(uint64_t left, uint64_t parts, uint64_t min)
+{
+    uint64_t s = left / (2 * parts);
+    return s < min ? min : s;
+}
+
+/* Under the lock: the next sub-chunk for a lane, or an empty range when
+ * the lane should wait (`*wait`) or stop. */
+static range take_locked(farm *f, bool *wait)
+{
+    *wait = false;
+    if (f->stopping)
+        return (range){0, 0};
+    if (f->cur.begin == f->cur.end && f->pre.begin != f->pre.end) {
+        f->cur = f->pre;
+        f->cur_len = f->cur.end - f->cur.begin;
+        f->pre = (range){0, 0};
+    }
+    uint64_t left = f->cur.end - f->cur.begin;
+    if (left == 0) {
+        *wait = !f->exhausted;
+        f->need = f->need || !f->exhausted;
+        return (range){0, 0};
+    }
+    uint64_t take = f->schedule == UP_MPI_DYNAMIC ? f->min_chunk
+                                                  : guided_share(left, f->lanes, f->min_chunk);
+    if (take > left)
+        take = left;
+    range r = {f->cur.begin, f->cur.begin + take};
+    f->cur.begin += take;
+    if (!f->exhausted && f->pre.begin == f->pre.end && (f->cur.end - f->cur.begin) * 2 < f->cur_len)
+        f->need = true;
+    return r;
+}
+
+static int run_body(farm *f, unsigned lane, range r)
+{
+    if (f->rbody)
+        return f->rbody(r.begin, r.end, f->accs + (size_t)lane * f->size, f->ctx);
+    return f->body(r.begin, r.end, f->ctx);
+}
+
+static void lane_main(void *arg)
+{
+    farm *f = arg;
+    pthread_mutex_lock(&f->lock);
+    unsigned lane = f->next_lane++;
+    if (f->schedule == UP_MPI_STATIC) {
+        /* Lane `lane` of L takes its equal part of the rank's block. */
+        uint64_t len = f->statics.end - f->statics.begin;
+        range r = {f->statics.begin + len / f->lanes * lane +
+                       (lane < len % f->lanes ? lane : len % f->lanes),
+                   0};
+        r.end = r.begin + len / f->lanes + (lane < len % f->lanes);
+        pthread_mutex_unlock(&f->lock);
+        int rc = r.begin < r.end ? run_body(f, lane, r) : 0;
+        pthread_mutex_lock(&f->lock);
+        if (rc != 0 && !f->failed) {
+            f->failed = true;
+            f->body_code = rc;
+            f->failed_chunk = r;
+        }
+        if (rc == 0)
+            f->items += r.end - r.begin;
+    } else {
+        for (;;) {
+            bool wait;
+            range r = take_locked(f, &wait);
+            if (f->need)
+                pthread_cond_signal(&f->wake);
+            if (r.begin == r.end) {
+                if (!wait)
+                    break;
+                pthread_cond_wait(&f->have, &f->lock);
+                continue;
+            }
+            pthread_mutex_unlock(&f->lock);
+            int rc = run_body(f, lane, r);
+            pthread_mutex_lock(&f->lock);
+            if (rc != 0) {
+                if (!f->failed) {
+                    f->failed = true;
+                    f->body_code = rc;
+                    f->failed_chunk = r;
+                }
+                f->stopping = true;
+                pthread_cond_broadcast(&f->have);
+                break;
+            }
+            f->items += r.end - r.begin;
+        }
+    }
+    if (--f->lanes_live == 0)
+        pthread_cond_signal(&f->wake);
+    pthread_mutex_unlock(&f->lock);
+}
+
+/* The rank's record in the final exchange. */
+typedef struct record {
+    uint64_t failed, body_code, begin, end, items, chunks, timed_out;
+    int64_t local_rc; /* UP_ESTOPPED or UP_ENOMEM: this rank ran no lanes */
+} record;
+
+typedef struct coord {
+    farm *f;
+    up__ledger *l;
+    uint64_t deadline, grace_deadline;
+    uint64_t chunks;
+    uint64_t seen; /* the counter's value after our last grab: what is left, as far as we know */
+    bool timed_out, stop_sent;
+} coord;
+
+static void publish_locked(coord *c, uint64_t state)
+{
+    farm *f = c->f;
+    range cur = f->cur, pre = f->pre;
+    pthread_mutex_unlock(&f->lock);
+    up__ledger_publish(c->l, state, cur.begin, cur.end, pre.begin, pre.end);
+    pthread_mutex_lock(&f->lock);
+}
+
+/* One grab, lock released around the MPI call. */
+static int grab_locked(coord *c)
+{
+    farm *f = c->f;
+    uint64_t ranks = (uint64_t)c->l->size;
+    uint64_t left = f->n > c->seen ? f->n - c->seen : 0;
+    uint64_t want = f->schedule == UP_MPI_DYNAMIC ? f->min_chunk
+                                                  : guided_share(left, ranks, f->min_chunk);
+    if (f->max_chunk && want > f->max_chunk)
+        want = f->max_chunk;
+    f->need = false;
+    pthread_mutex_unlock(&f->lock);
+    uint64_t start = 0;
+    int rc = up__ledger_grab(c->l, want, &start);
+    pthread_mutex_lock(&f->lock);
+    if (rc != UP_OK)
+        return rc;
+    c->seen = start + want;
+    if (start >= f->n) {
+        f->exhausted = true;
+    } else {
+        range r = {start, f->n - start < want ? f->n : start + want};
+        c->chunks++;
+        if (f->cur.begin == f->cur.end) {
+            f->cur = r;
+            f->cur_len = r.end - r.begin;
+        } else {
+            f->pre = r;
+        }
+    }
+    pthread_cond_broadcast(&f->have);
+    publish_locked(c, UP__LEDGER_RUNNING);
+    return UP_OK;
+}
+
+static void stop_locked(farm *f)
+{
+    f->stopping = true;
+    pthread_cond_broadcast(&f->have);
+}
+
+static int tick_locked(coord *c, uint64_t now)
+{
+    farm *f = c->f;
+    int stop = 0;
+    pthread_mutex_unlock(&f->lock);
+    int rc = up__ledger_tick(c->l, now, &stop);
+    pthread_mutex_lock(&f->lock);
+    if (stop)
+        stop_locked(f);
+    if (now >= c->deadline && !c->timed_out && f->lanes_live) {
+        c->timed_out = true;
+        stop_locked(f);
+    }
+    if (c->timed_out && now >= c->grace_deadline && f->lanes_live) {
+        fprintf(stderr,
+                "ultrapool mpi: rank %d: a body still runs chunk [%llu, %llu) or later past the "
+                "farm's timeout and its grace; aborting the job\n",
+                c->l->rank, (unsigned long long)f->cur.begin, (unsigned long long)f->cur.end);
+        fflush(stderr);
+        MPI_Abort(c->l->comm, 71);
+    }
+    return rc;
+}
+
+/* The coordinator's loop: runs until every lane has returned. */
+static int coordinate(coord *c)
+{
+    farm *f = c->f;
+    int rc = UP_OK;
+    pthread_mutex_lock(&f->lock);
+    while (f->lanes_live > 0) {
+        if (f->failed && !c->stop_sent) {
+            c->stop_sent = true;
+            pthread_mutex_unlock(&f->lock);
+            up__ledger_stop(c->l);
+            pthread_mutex_lock(&f->lock);
+            continue;
+        }
+        if (f->need && !f->exhausted && !f->stopping && f->pre.begin == f->pre.end &&
+            f->schedule != UP_MPI_STATIC) {
+            if ((rc = grab_locked(c)) != UP_OK) {
+                stop_locked(f);
+                f->exhausted = true;
+            }
+            continue;
+        }
+        uint64_t now = up__now_ns();
+        if (now >= c->l->next_tick_ns) {
+            tick_locked(c, now);
+            continue;
+        }
+        uint64_t until = c->l->next_tick_ns;
+        if (!c->timed_out && c->deadline < until)
+            until = c->deadline;
+        struct timespec ts = up__realtime_after(until > now ? until - now : 0);
+        pthread_cond_timedwait(&f->wake, &f->lock, &ts);
+    }
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
+/* Waits for every rank to finish its lanes, beating and watching
+ * meanwhile, so a rank that dies now is still reported. */
+static int wait_for_all(coord *c)
+{
+    MPI_Request req;
+    int rc = MPI_Ibarrier(c->l->comm, &req);
+    if (rc != MPI_SUCCESS)
+        return up__mpi_error("up_mpi_for: MPI_Ibarrier", rc);
+    uint64_t nap = 1000;
+    for (;;) {
+        int done = 0;
+        if ((rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return up__mpi_error("up_mpi_for: MPI_Test", rc);
+        if (done)
+            return UP_OK;
+        uint64_t now = up__now_ns();
+        if (now >= c->l->next_tick_ns) {
+            int stop = 0;
+            up__ledger_tick(c->l, now, &stop);
+        }
+        struct timespec ts = up__timespec_from_ns(nap);
+        nanosleep(&ts, NULL);
+        if (nap < 100000)
+            nap *= 2;
+    }
+}
+
+/* Thread-local context of the user operation inside MPI_Allreduce. */
+typedef struct reduce_ctx {
+    up_mpi_combine combine;
+    void *ctx;
+    size_t size;
+} reduce_ctx;
+static _Thread_local reduce_ctx *current_reduce;
+
+static void mpi_combine(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    reduce_ctx *r = current_reduce;
+    for (int i = 0; i < *len; i++)
+        r->combine((unsigned char *)inout + (size_t)i * r->size,
+                   (const unsigned char *)in + (size_t)i * r->size, r->ctx);
+}
+
+int up_mpi_opts_init(up_mpi_opts *opts)
+{
+    if (!opts) {
+        up__set_error("up_mpi_opts_init: opts is NULL");
+        return UP_EINVAL;
+    }
+    memset(opts, 0, sizeof *opts);
+    opts->schedule = UP_MPI_GUIDED;
+    opts->min_chunk = 1;
+    return UP_OK;
+}
+
+static uint64_t heartbeat_timeout(const up_mpi_opts *o)
+{
+    if (o->heartbeat_timeout_ns)
+        return o->heartbeat_timeout_ns;
+    const char *v = getenv("UP_MPI_HEARTBEAT_TIMEOUT_MS");
+    if (v && *v) {
+        char *end;
+        unsigned long long ms = strtoull(v, &end, 10);
+        if (*end == '\0' && ms >= 10 && ms <= 3600000)
+            return (uint64_t)ms * 1000000u;
+        fprintf(stderr, "ultrapool mpi: UP_MPI_HEARTBEAT_TIMEOUT_MS='%s' is not 10 .. 3600000; "
+                        "using 1000\n", v);
+    }
+    return 1000000000u;
+}
+
+/* The local checks, before anything collective. *collective is left 0
+ * when the failure forbids even agreeing with the other ranks about it
+ * (no MPI, a thread level too low, no communicator). */
+static int check_args(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opts *o, bool body,
+                      bool *collective)
+{
+    *collective = false;
+    int inited = 0, finalized = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&finalized);
+    if (!inited || finalized) {
+        up__set_error("up_mpi_for: MPI is not initialised (call up_mpi_init or MPI_Init_thread)");
+        return UP_EINVAL;
+    }
+    int main_thread = 0;
+    MPI_Is_thread_main(&main_thread);
+    int need = o->body_calls_mpi ? MPI_THREAD_MULTIPLE
+                                 : main_thread ? MPI_THREAD_FUNNELED : MPI_THREAD_SERIALIZED;
+    int rc = up_mpi_require(need);
+    if (rc != UP_OK)
+        return rc;
+    if (comm == MPI_COMM_NULL) {
+        up__set_error("up_mpi_for: the communicator is MPI_COMM_NULL");
+        return UP_EINVAL;
+    }
+    *collective = true;
+    if (!pool || !body) {
+        up__set_error("up_mpi_for: %s is NULL", !pool ? "pool" : "body");
+        return UP_EINVAL;
+    }
+    if (up_current_pool() == pool) {
+        up__set_error("up_mpi_for: called from a task of its own pool (its lanes need the workers)");
+        return UP_EINVAL;
+    }
+    if (n > UP_MPI_MAX_N || o->min_chunk == 0 || (o->max_chunk && o->max_chunk < o->min_chunk) ||
+        (unsigned)o->schedule > UP_MPI_STATIC) {
+        up__set_error("up_mpi_for: n %llu (at most 2^62), min_chunk %llu (at least 1, at most "
+                      "max_chunk %llu) or schedule %d out of range",
+                      (unsigned long long)n, (unsigned long long)o->min_chunk,
+                      (unsigned long long)o->max_chunk, (int)o->schedule);
+        return UP_EINVAL;
+    }
+    return UP_OK;
+}
+
+/* Collective: every rank agrees on n and the schedule, and learns whether
+ * some rank's own arguments were bad, so all ranks fail alike. */
+static int agree(MPI_Comm comm, uint64_t n, const up_mpi_opts *o, int local_rc)
+{
+    uint64_t mine[5] = {n, ~n, (uint64_t)o->schedule, ~(uint64_t)o->schedule, local_rc != 0};
+    uint64_t all[5];
+    int rc = MPI_Allreduce(mine, all, 5, MPI_UINT64_T, MPI_MAX, comm);
+    if (rc != MPI_SUCCESS)
+        return up__mpi_error("up_mpi_for: agreeing on the arguments", rc);
+    if (local_rc != 0)
+        return local_rc;
+    if (all[4]) {
+        up__set_error("up_mpi_for: another rank's arguments were invalid");
+        return UP_EINVAL;
+    }
+    if (all[0] != n || ~all[1] != n || all[2] != mine[2] || ~all[3] != mine[2]) {
+        up__set_error("up_mpi_for: the ranks disagree on n or the schedule");
+        return UP_EINVAL;
+    }
+    return UP_OK;
+}
+
+static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_opts *opts_in,
+                    up_mpi_body body, up_mpi_reduce_body rbody, up_mpi_combine combine, void *ctx,
+                    void *result, size_t size)
+{
+    up_mpi_opts o;
+    if (opts_in)
+        o = *opts_in;
+    else
+        up_mpi_opts_init(&o);
+    bool collective;
+    int local = check_args(user_comm, pool, n, &o, body || rbody, &collective);
+    if (local == UP_OK && rbody && (!combine || !result || size == 0 || size > INT_MAX)) {
+        up__set_error("up_mpi_reduce: combine or result is NULL, or size %zu is not 1 .. INT_MAX",
+                      size);
+        local = UP_EINVAL;
+    }
+    if (!collective)
+        return local;
+
+    MPI_Comm comm;
+    int rc = MPI_Comm_dup(user_comm, &comm);
+    if (rc != MPI_SUCCESS)
+        return up__mpi_error("up_mpi_for: MPI_Comm_dup", rc);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    if ((rc = agree(comm, n, &o, local)) != UP_OK) {
+        MPI_Comm_free(&comm);
+        return rc;
+    }
+
+    farm f;
+    memset(&f, 0, sizeof f);
+    f.schedule = o.schedule;
+    f.n = n;
+    f.min_chunk = o.min_chunk;
+    f.max_chunk = o.max_chunk;
+    f.body = body;
+    f.rbody = rbody;
+    f.ctx = ctx;
+    f.size = size;
+    f.lanes = o.lanes ? o.lanes : up_pool_cpus(pool);
+    if (f.lanes == 0)
+        f.lanes = 1;
+    int stopped = up__pool_stopped(pool);
+    if (rbody) {
+        f.accs = malloc((size_t)f.lanes * size);
+        if (!f.accs) {
+            f.lanes = 0;
+        } else {
+            for (unsigned i = 0; i < f.lanes; i++)
+                memcpy(f.accs + (size_t)i * size, result, size);
+        }
+    }
+    pthread_mutex_init(&f.lock, NULL);
+    pthread_cond_init(&f.wake, NULL);
+    pthread_cond_init(&f.have, NULL);
+
+    up__ledger l;
+    if ((rc = up__ledger_open(&l, comm, n, heartbeat_timeout(&o))) != UP_OK) {
+        free(f.accs);
+        MPI_Comm_free(&comm);
+        return rc;
+    }
+    if (f.schedule == UP_MPI_STATIC) {
+        uint64_t P = (uint64_t)l.size, r = (uint64_t)l.rank;
+        f.statics.begin = n / P * r + (r < n % P ? r : n % P);
+        f.statics.end = f.statics.begin + n / P + (r < n % P);
+        f.exhausted = true;
+    }
+    coord c = {.f = &f, .l = &l};
+    c.deadline = o.timeout_ns ? up__deadline_after(o.timeout_ns) : UINT64_MAX;
+    c.grace_deadline = c.deadline == UINT64_MAX || c.deadline > UINT64_MAX - l.silence_ns
+                           ? UINT64_MAX
+                           : c.deadline + l.silence_ns;
+
+    /* Lanes: started last-to-first so a failure to submit leaves fewer. */
+    int local_rc = stopped ? UP_ESTOPPED : (rbody && !f.accs) ? UP_ENOMEM : UP_OK;
+    unsigned started = 0;
+    if (local_rc == UP_OK) {
+        f.need = f.schedule != UP_MPI_STATIC;
+        pthread_mutex_lock(&f.lock);
+        f.lanes_live = f.lanes;
+        pthread_mutex_unlock(&f.lock);
+        for (; started < f.lanes; started++)
+            if ((local_rc = up_submit_wait(pool, lane_main, &f)) != UP_OK)
+                break;
+        pthread_mutex_lock(&f.lock);
+        f.lanes_live -= f.lanes - started;
+        pthread_mutex_unlock(&f.lock);
+    }
+    int mpi_rc = coordinate(&c);
+    pthread_mutex_lock(&f.lock);
+    publish_locked(&c, f.failed ? UP__LEDGER_FAILED : UP__LEDGER_DONE);
+    pthread_mutex_unlock(&f.lock);
+    if (mpi_rc == UP_OK)
+        mpi_rc = wait_for_all(&c);
+
+    record mine = {f.failed, (uint64_t)(int64_t)f.body_code, f.failed_chunk.begin,
+                   f.failed_chunk.end, f.items, c.chunks, c.timed_out, local_rc};
+    record *all = calloc((size_t)l.size, sizeof *all);
+    int status = UP_OK;
+    uint64_t items_all = 0;
+    int fail_rank = -1;
+    record fail = {0};
+    if (!all) {
+        status = UP_ENOMEM;
+    } else if (mpi_rc == UP_OK &&
+               (rc = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
+                                   MPI_BYTE, comm)) != MPI_SUCCESS) {
+        status = up__mpi_error("up_mpi_for: MPI_Allgather", rc);
+    } else if (mpi_rc != UP_OK) {
+        status = mpi_rc;
+    } else {
+        bool timed_out = false;
+        int idle_rank = -1;
+        for (int r = 0; r < l.size; r++) {
+            if (all[r].local_rc && idle_rank < 0)
+                idle_rank = r;
+            items_all += all[r].items;
+            timed_out = timed_out || all[r].timed_out;
+            if (all[r].failed && fail_rank < 0) {
+                fail_rank = r;
+                fail = all[r];
+            }
+        }
+        status = fail_rank >= 0 ? UP_ECANCELED : timed_out ? UP_ETIMEDOUT : UP_OK;
+        if (status == UP_OK && items_all != n) {
+            /* Some rank ran no lanes and the others could not make up for
+             * it (a static split, or every rank idle). */
+            if (idle_rank < 0)
+                abort(); /* the counter lost or repeated indexes: a broken invariant */
+            status = (int)all[idle_rank].local_rc;
+            up__set_error("up_mpi_for: rank %d ran no lanes (%s): %llu of %llu indexes ran",
+                          idle_rank, up_strerror(status), (unsigned long long)items_all,
+                          (unsigned long long)n);
+        } else if (status == UP_ECANCELED)
+            up__set_error("up_mpi_for: rank %d's body returned %d on [%llu, %llu)", fail_rank,
+                          (int)(int64_t)fail.body_code, (unsigned long long)fail.begin,
+                          (unsigned long long)fail.end);
+        else if (status == UP_ETIMEDOUT)
+            up__set_error("up_mpi_for: the farm's timeout passed with %llu of %llu indexes run",
+                          (unsigned long long)items_all, (unsigned long long)n);
+    }
+    free(all);
+    up__ledger_close(&l);
+
+    if (status == UP_OK && rbody) {
+        /* Lanes' accumulators into the first, then across ranks. */
+        reduce_ctx rc_ctx = {combine, ctx, size};
+        for (unsigned i = 1; i < f.lanes; i++)
+            combine(f.accs, f.accs + (size_t)i * size, ctx);
+        MPI_Datatype type;
+        MPI_Op op;
+        MPI_Type_contiguous((int)size, MPI_BYTE, &type);
+        MPI_Type_commit(&type);
+        MPI_Op_create(mpi_combine, 1, &op);
+        current_reduce = &rc_ctx;
+        rc = MPI_Allreduce(f.accs, result, 1, type, op, comm);
+        current_reduce = NULL;
+        MPI_Op_free(&op);
+        MPI_Type_free(&type);
+        if (rc != MPI_SUCCESS)
+            status = up__mpi_error("up_mpi_reduce: MPI_Allreduce", rc);
+    }
+    if (o.report) {
+        up_mpi_report *rep = o.report;
+        memset(rep, 0, sizeof *rep);
+        rep->status = status;
+        rep->rank = fail_rank;
+        rep->body_code = fail_rank >= 0 ? (int)(int64_t)fail.body_code : 0;
+        rep->begin = fail.begin;
+        rep->end = fail.end;
+        rep->items = f.items;
+        rep->chunks = c.chunks;
+        rep->items_all = items_all;
+    }
+    free(f.accs);
+    pthread_cond_destroy(&f.have);
+    pthread_cond_destroy(&f.wake);
+    pthread_mutex_destroy(&f.lock);
+    MPI_Comm_free(&comm);
+    if (status == UP_OK && local_rc != UP_OK) {
+        up__set_error("up_mpi_for: this rank ran no lanes: %s", up_strerror(local_rc));
+        return local_rc;
+    }
+    return status;
+}
+
+int up_mpi_for(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opts *opts, up_mpi_body body,
+               void *ctx)
+{
+    return farm_run(comm, pool, n, opts, body, NULL, NULL, ctx, NULL, 0);
+}
+
+int up_mpi_reduce(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opts *opts,
+                  up_mpi_reduce_body body, up_mpi_combine combine, void *ctx, void *result,
+                  size_t size)
+{
+    return farm_run(comm, pool, n, opts, NULL, body, combine, ctx, result, size);
+}

@@ -1,0 +1,243 @@
+/* The farm's window: chunk counter, stop word, heartbeats (ledger.h), and
+ * the two ways a dead rank gets reported: by its watcher when its
+ * heartbeat stops, or from the SIGTERM a launcher sends when it ends the
+ * job first. */
+#include "ledger.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "up_layer.h" /* up__set_error, up__now_ns */
+
+enum { COUNTER = 0, STOP = 1, BEAT = 2, STATE = 3, CUR_BEGIN = 4, CUR_END = 5, NEXT_BEGIN = 6,
+       NEXT_END = 7, WORDS = 8 };
+enum { WATCHED_WORDS = NEXT_END - BEAT + 1 };
+
+int up__mpi_error(const char *what, int code)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(code, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "MPI error %d", code);
+    up__set_error("%s: %s", what, text);
+    return UP_EINVAL;
+}
+
+/* What the SIGTERM handler prints: the last view of the watched rank,
+ * kept in lock-free atomics because a handler may run on any thread at
+ * any point. active is 0 outside a farm. */
+static struct {
+    atomic_int active;
+    atomic_int rank, watched;
+    atomic_uint_fast64_t heard_ns, cur_begin, cur_end, n;
+} view;
+static struct sigaction previous_term;
+static atomic_int handler_users;
+
+/* Async-signal-safe decimal formatting for the handler. */
+static size_t put_u64(char *out, uint64_t v)
+{
+    char digits[20];
+    size_t k = 0, i;
+    do {
+        digits[k++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (i = 0; i < k; i++)
+        out[i] = digits[k - 1 - i];
+    return k;
+}
+
+static size_t put_str(char *out, const char *s)
+{
+    size_t k = strlen(s);
+    memcpy(out, s, k);
+    return k;
+}
+
+static void on_term(int sig)
+{
+    char buf[256];
+    size_t k = 0;
+    if (atomic_load(&view.active)) {
+        k += put_str(buf + k, "ultrapool mpi: rank ");
+        k += put_u64(buf + k, (uint64_t)atomic_load(&view.rank));
+        k += put_str(buf + k, " terminated by the launcher during a farm");
+        int w = atomic_load(&view.watched);
+        if (w >= 0) {
+            uint64_t quiet_ms = (up__now_ns() - atomic_load(&view.heard_ns)) / 1000000u;
+            k += put_str(buf + k, "; rank ");
+            k += put_u64(buf + k, (uint64_t)w);
+            k += put_str(buf + k, " last heard ");
+            k += put_u64(buf + k, quiet_ms);
+            k += put_str(buf + k, " ms ago, holding chunk [");
+            k += put_u64(buf + k, atomic_load(&view.cur_begin));
+            k += put_str(buf + k, ", ");
+            k += put_u64(buf + k, atomic_load(&view.cur_end));
+            k += put_str(buf + k, ") of [0, ");
+            k += put_u64(buf + k, atomic_load(&view.n));
+            k += put_str(buf + k, ")");
+        }
+        k += put_str(buf + k, "\n");
+        ssize_t ignored = write(2, buf, k);
+        (void)ignored;
+    }
+    /* Then what would have happened without us. */
+    sigaction(SIGTERM, &previous_term, NULL);
+    raise(sig);
+}
+
+static void handler_install(void)
+{
+    if (atomic_fetch_add(&handler_users, 1) == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_term;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGTERM, &sa, &previous_term);
+    }
+}
+
+static void handler_remove(void)
+{
+    if (atomic_fetch_sub(&handler_users, 1) == 1)
+        sigaction(SIGTERM, &previous_term, NULL);
+}
+
+static int put_word(up__ledger *l, int target, int word, uint64_t value)
+{
+    return MPI_Accumulate(&value, 1, MPI_UINT64_T, target, word, 1, MPI_UINT64_T, MPI_REPLACE,
+                          l->win);
+}
+
+int up__ledger_open(up__ledger *l, MPI_Comm comm, uint64_t n, uint64_t silence_ns)
+{
+    memset(l, 0, sizeof *l);
+    l->comm = comm;
+    l->n = n;
+    l->silence_ns = silence_ns;
+    l->period_ns = silence_ns / 4 < 100000000u ? silence_ns / 4 : 100000000u;
+    if (l->period_ns < 1000000u)
+        l->period_ns = 1000000u;
+    MPI_Comm_rank(comm, &l->rank);
+    MPI_Comm_size(comm, &l->size);
+    int rc = MPI_Win_allocate((MPI_Aint)(WORDS * sizeof(uint64_t)), (int)sizeof(uint64_t),
+                              MPI_INFO_NULL, comm, &l->base, &l->win);
+    if (rc != MPI_SUCCESS)
+        return up__mpi_error("up_mpi_for: MPI_Win_allocate", rc);
+    MPI_Win_set_errhandler(l->win, MPI_ERRORS_RETURN);
+    /* The words start at zero on every rank before anyone reads them: the
+     * barrier after the local stores orders them before the epoch. */
+    memset(l->base, 0, WORDS * sizeof(uint64_t));
+    MPI_Win_sync(l->win);
+    MPI_Barrier(comm);
+    rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, l->win);
+    if (rc != MPI_SUCCESS) {
+        MPI_Win_free(&l->win);
+        return up__mpi_error("up_mpi_for: MPI_Win_lock_all", rc);
+    }
+    uint64_t now = up__now_ns();
+    l->watched = l->size > 1 ? (l->rank + 1) % l->size : -1;
+    l->watched_since_ns = now;
+    l->next_tick_ns = now;
+    atomic_store(&view.rank, l->rank);
+    atomic_store(&view.watched, l->watched);
+    atomic_store(&view.heard_ns, now);
+    atomic_store(&view.cur_begin, 0);
+    atomic_store(&view.cur_end, 0);
+    atomic_store(&view.n, n);
+    atomic_store(&view.active, 1);
+    handler_install();
+    return UP_OK;
+}
+
+void up__ledger_close(up__ledger *l)
+{
+    atomic_store(&view.active, 0);
+    handler_remove();
+    MPI_Win_unlock_all(l->win);
+    MPI_Win_free(&l->win);
+}
+
+int up__ledger_grab(up__ledger *l, uint64_t want, uint64_t *start)
+{
+    int rc = MPI_Fetch_and_op(&want, start, MPI_UINT64_T, 0, COUNTER, MPI_SUM, l->win);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_flush(0, l->win);
+    return rc == MPI_SUCCESS ? UP_OK : up__mpi_error("up_mpi_for: taking a chunk", rc);
+}
+
+int up__ledger_stop(up__ledger *l)
+{
+    int rc = put_word(l, 0, STOP, 1);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_flush(0, l->win);
+    return rc == MPI_SUCCESS ? UP_OK : up__mpi_error("up_mpi_for: stopping the farm", rc);
+}
+
+int up__ledger_publish(up__ledger *l, uint64_t state, uint64_t cur_begin, uint64_t cur_end,
+                       uint64_t next_begin, uint64_t next_end)
+{
+    uint64_t words[] = {state, cur_begin, cur_end, next_begin, next_end};
+    int rc = MPI_Accumulate(words, 5, MPI_UINT64_T, l->rank, STATE, 5, MPI_UINT64_T, MPI_REPLACE,
+                            l->win);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_flush(l->rank, l->win);
+    return rc == MPI_SUCCESS ? UP_OK : up__mpi_error("up_mpi_for: publishing state", rc);
+}
+
+static void report_silent(up__ledger *l, const uint64_t *w, uint64_t quiet_ns)
+{
+    const uint64_t *c = w + CUR_BEGIN - BEAT, *x = w + NEXT_BEGIN - BEAT;
+    char held[128] = "no chunk";
+    if (c[0] < c[1] && x[0] < x[1])
+        snprintf(held, sizeof held, "chunks [%llu, %llu) and [%llu, %llu)",
+                 (unsigned long long)c[0], (unsigned long long)c[1], (unsigned long long)x[0],
+                 (unsigned long long)x[1]);
+    else if (c[0] < c[1] || x[0] < x[1])
+        snprintf(held, sizeof held, "chunk [%llu, %llu)",
+                 (unsigned long long)(c[0] < c[1] ? c : x)[0],
+                 (unsigned long long)(c[0] < c[1] ? c : x)[1]);
+    fprintf(stderr,
+            "ultrapool mpi: rank %d has been silent for %.1f s (no heartbeat) %s, holding %s of "
+            "[0, %llu); rank %d aborts the job\n",
+            l->watched, (double)quiet_ns / 1e9,
+            w[STATE - BEAT] == UP__LEDGER_DONE ? "after finishing its share" : "while running",
+            held, (unsigned long long)l->n, l->rank);
+    fflush(stderr);
+    MPI_Abort(l->comm, 70);
+}
+
+int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop)
+{
+    l->next_tick_ns = now_ns + l->period_ns;
+    int rc = put_word(l, l->rank, BEAT, ++l->beat);
+    uint64_t stopword = 0, w[WATCHED_WORDS], none = 0;
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Get_accumulate(&none, 0, MPI_UINT64_T, &stopword, 1, MPI_UINT64_T, 0, STOP, 1,
+                                MPI_UINT64_T, MPI_NO_OP, l->win);
+    if (rc == MPI_SUCCESS && l->watched >= 0)
+        rc = MPI_Get_accumulate(&none, 0, MPI_UINT64_T, w, WATCHED_WORDS, MPI_UINT64_T, l->watched,
+                                BEAT, WATCHED_WORDS, MPI_UINT64_T, MPI_NO_OP, l->win);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_flush_all(l->win);
+    if (rc != MPI_SUCCESS)
+        return up__mpi_error("up_mpi_for: heartbeat", rc);
+    *stop = stopword != 0;
+    if (l->watched < 0)
+        return UP_OK;
+    uint64_t now = up__now_ns();
+    if (w[0] != l->watched_beat) {
+        l->watched_beat = w[0];
+        l->watched_since_ns = now;
+        atomic_store(&view.heard_ns, now);
+        atomic_store(&view.cur_begin, w[CUR_BEGIN - BEAT]);
+        atomic_store(&view.cur_end, w[CUR_END - BEAT]);
+    } else if (now - l->watched_since_ns > l->silence_ns) {
+        report_silent(l, w, now - l->watched_since_ns);
+    }
+    return UP_OK;
+}

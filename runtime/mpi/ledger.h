@@ -1,0 +1,63 @@
+/* The farm's shared state across ranks: one MPI window of a few words per
+ * rank, opened for the length of one farm.
+ *
+ *   rank 0's COUNTER   the next unassigned index; grabs add to it
+ *   rank 0's STOP      non-zero once a rank failed (read at each tick)
+ *   each rank's BEAT   its heartbeat, bumped every tick by its own rank
+ *   each rank's STATE, CUR_*, NEXT_*: what it is doing, for reports
+ *
+ * Every access is an atomic RMA operation in one passive epoch
+ * (MPI_Win_lock_all): grabs are MPI_Fetch_and_op(MPI_SUM) on COUNTER, the
+ * owner writes its words with MPI_Accumulate(MPI_REPLACE), readers use
+ * MPI_Get_accumulate(MPI_NO_OP). Each word sees one operation plus
+ * MPI_NO_OP, which is what the window's default accumulate_ops hint
+ * (same_op_no_op) allows. Only the farm's calling thread uses the ledger. */
+#ifndef UP_MPI_LEDGER_H
+#define UP_MPI_LEDGER_H
+
+#include <stdint.h>
+
+#include <mpi.h>
+
+enum { UP__LEDGER_RUNNING = 1, UP__LEDGER_DONE = 2, UP__LEDGER_FAILED = 3 };
+
+typedef struct up__ledger {
+    MPI_Comm comm; /* the farm's duplicate, MPI_ERRORS_RETURN */
+    MPI_Win win;
+    uint64_t *base;
+    int rank, size;
+    uint64_t n;                /* the index space, for reports */
+    uint64_t beat;             /* this rank's heartbeat */
+    uint64_t period_ns;        /* between ticks */
+    uint64_t silence_ns;       /* a watched rank this quiet is dead */
+    int watched;               /* the next rank, -1 alone */
+    uint64_t watched_beat;     /* its last heartbeat seen */
+    uint64_t watched_since_ns; /* when that value was first seen */
+    uint64_t next_tick_ns;
+} up__ledger;
+
+/* Collective: opens the window on comm (already duplicated). */
+int up__ledger_open(up__ledger *l, MPI_Comm comm, uint64_t n, uint64_t silence_ns);
+/* Collective: closes the window. */
+void up__ledger_close(up__ledger *l);
+
+/* Takes `want` indexes from the counter; *start is where they begin (at or
+ * past n: the space is used up). One remote atomic and one flush. */
+int up__ledger_grab(up__ledger *l, uint64_t want, uint64_t *start);
+/* Tells every rank to stop taking chunks (they see it at their next tick). */
+int up__ledger_stop(up__ledger *l);
+
+/* This rank's state and the chunks it holds, for the reports of others. */
+int up__ledger_publish(up__ledger *l, uint64_t state, uint64_t cur_begin, uint64_t cur_end,
+                       uint64_t next_begin, uint64_t next_end);
+
+/* Once per period: bumps the heartbeat, reads STOP (*stop set to 1 when a
+ * rank asked), and checks the watched rank. A watched rank silent for
+ * silence_ns is reported on stderr and the job is aborted (MPI_Abort);
+ * this does not return then. Returns UP_OK or UP_EINVAL on an MPI error. */
+int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop);
+
+/* Text of an MPI error code into up_last_error(), prefixed by what. */
+int up__mpi_error(const char *what, int code);
+
+#endif

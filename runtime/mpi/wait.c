@@ -1,0 +1,62 @@
+/* up_mpi_wait: completing a request from a task without holding its
+ * worker in MPI_Wait. */
+#include <sched.h>
+#include <time.h>
+
+#include <ultrapool/mpi.h>
+#include <ultrapool/wait.h>
+
+#include "ledger.h"
+#include "up_layer.h"
+
+/* Tests first spin this many rounds of yields before sleeping: a reply
+ * from a rank on the same node often comes within a few microseconds. */
+#define YIELDS_BEFORE_SLEEP 64
+#define MAX_NAP_NS 100000u
+
+int up_mpi_wait_timeout(MPI_Request *req, MPI_Status *status, uint64_t timeout_ns)
+{
+    if (!req) {
+        up__set_error("up_mpi_wait: the request is NULL");
+        return UP_EINVAL;
+    }
+    int main_thread = 0;
+    MPI_Is_thread_main(&main_thread);
+    int rc = up_mpi_require(main_thread ? MPI_THREAD_FUNNELED : MPI_THREAD_MULTIPLE);
+    if (rc != UP_OK)
+        return rc;
+    uint64_t deadline = timeout_ns == UINT64_MAX ? UINT64_MAX : up__deadline_after(timeout_ns);
+    int in_task = up_current_pool() != NULL;
+    uint64_t nap = 1000;
+    for (unsigned round = 0;; round++) {
+        int done = 0;
+        if ((rc = MPI_Test(req, &done, status)) != MPI_SUCCESS)
+            return up__mpi_error("up_mpi_wait: MPI_Test", rc);
+        if (done)
+            return UP_OK;
+        if (up__remaining_ns(deadline) == 0)
+            return UP_ETIMEDOUT;
+        if (round < YIELDS_BEFORE_SLEEP) {
+            if (in_task)
+                up_yield();
+            else
+                sched_yield();
+            continue;
+        }
+        /* up_sleep_ns parks a task on a pooled stack and blocks anything
+         * else, like nanosleep. */
+        if (in_task) {
+            up_sleep_ns(nap);
+        } else {
+            struct timespec ts = up__timespec_from_ns(nap);
+            nanosleep(&ts, NULL);
+        }
+        if (nap < MAX_NAP_NS)
+            nap *= 2;
+    }
+}
+
+int up_mpi_wait(MPI_Request *req, MPI_Status *status)
+{
+    return up_mpi_wait_timeout(req, status, UINT64_MAX);
+}

@@ -1,0 +1,26 @@
+#!/bin/sh
+# die.sh MPIEXEC NP MODE PROGRAM [MPIEXEC_FLAGS...]: runs PROGRAM MODE on NP
+# ranks and checks that the job ends non-zero within 60 s, that a
+# surviving rank reported rank 1 with a chunk, and prints how long after
+# the victim's death the job ended.
+set -u
+mpiexec=$1 np=$2 mode=$3 prog=$4
+shift 4
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+timeout 60 "$mpiexec" "$@" -np "$np" "$prog" "$mode" >"$log" 2>&1
+rc=$?
+ended=$(date +%s.%N)
+cat "$log"
+if [ "$rc" -eq 0 ]; then echo "die.sh: the job exited 0"; exit 1; fi
+if [ "$rc" -eq 124 ]; then echo "die.sh: the job hung (killed after 60 s)"; exit 1; fi
+at=$(sed -n 's/.*UP_TEST_VICTIM_AT=\([0-9.]*\).*/\1/p' "$log" | head -1)
+[ -n "$at" ] || { echo "die.sh: the victim never struck"; exit 1; }
+grep -q "up_mpi_for returned" "$log" && { echo "die.sh: a rank returned from the farm"; exit 1; }
+# Either report: the watcher's (heartbeat) or the SIGTERM handler's.
+if ! grep -Eq "ultrapool mpi: rank 1 has been silent .*holding chunks? \[[0-9]+, [0-9]+\)|ultrapool mpi: rank [0-9]+ terminated by the launcher during a farm; rank 1 last heard [0-9]+ ms ago, holding chunk \[[0-9]+, [0-9]+\)" "$log"; then
+  echo "die.sh: no report names rank 1 and its chunk"; exit 1
+fi
+awk -v a="$at" -v b="$ended" -v rc="$rc" 'BEGIN { printf "die.sh: job ended %.2f s after the victim, exit %d\n", b - a, rc }'
+awk -v a="$at" -v b="$ended" 'BEGIN { exit (b - a < 20) ? 0 : 1 }' || { echo "die.sh: took too long"; exit 1; }
+exit 0

@@ -1,0 +1,368 @@
+/* The distributed farm under mpirun (-np 2 and -np 4): every index runs
+ * exactly once across the ranks for each schedule and for edge sizes; the
+ * reduction equals the sequential one; a failing body stops the farm and
+ * is reported alike on every rank; the timeout stops it; bad or
+ * mismatched arguments fail on every rank without a hang; up_mpi_wait
+ * completes requests from pool tasks. */
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ultrapool/mpi.h>
+#include <ultrapool/wait.h>
+
+#include "check.h"
+
+static int rank, size;
+static up_pool *pool;
+
+typedef struct cover {
+    unsigned char *hits;
+    atomic_uint_fast64_t calls;
+    uint64_t min_chunk_seen;
+} cover;
+
+static int mark(uint64_t begin, uint64_t end, void *ctx)
+{
+    cover *c = ctx;
+    CHECK(begin < end);
+    for (uint64_t i = begin; i < end; i++)
+        c->hits[i]++; /* chunks are disjoint: no two lanes touch one index */
+    atomic_fetch_add(&c->calls, 1);
+    return 0;
+}
+
+/* Runs a farm over n and checks on rank 0 that each index ran once. */
+static void check_cover(uint64_t n, const up_mpi_opts *opts, const char *what)
+{
+    cover c = {calloc(n ? n : 1, 1), 0, 0};
+    CHECK(c.hits);
+    up_mpi_report rep;
+    up_mpi_opts o = *opts;
+    o.report = &rep;
+    int rc = up_mpi_for(MPI_COMM_WORLD, pool, n, &o, mark, &c);
+    if (rc != UP_OK)
+        fprintf(stderr, "rank %d %s: %s\n", rank, what, up_last_error());
+    CHECK_EQ(rc, UP_OK);
+    CHECK_EQ(rep.status, UP_OK);
+    CHECK_EQ(rep.items_all, n);
+    CHECK_EQ(rep.rank, -1);
+    unsigned char *sum = rank == 0 ? calloc(n ? n : 1, 1) : NULL;
+    if (n)
+        MPI_Reduce(c.hits, sum, (int)n, MPI_UNSIGNED_CHAR, MPI_SUM, 0, MPI_COMM_WORLD);
+    uint64_t mine = rep.items, total = 0;
+    MPI_Allreduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    CHECK_EQ(total, n);
+    if (rank == 0) {
+        for (uint64_t i = 0; i < n; i++)
+            if (sum[i] != 1) {
+                fprintf(stderr, "%s: index %llu ran %u times\n", what, (unsigned long long)i,
+                        sum[i]);
+                CHECK(sum[i] == 1);
+            }
+        printf("cover %-28s n=%llu ok (rank 0: %llu items in %llu chunks)\n", what,
+               (unsigned long long)n, (unsigned long long)rep.items,
+               (unsigned long long)rep.chunks);
+    }
+    free(sum);
+    free(c.hits);
+}
+
+static void test_cover(uint64_t n)
+{
+    up_mpi_opts o;
+    up_mpi_opts_init(&o);
+    check_cover(n, &o, "guided");
+    o.schedule = UP_MPI_DYNAMIC;
+    o.min_chunk = 97;
+    check_cover(n, &o, "dynamic, chunk 97");
+    o.schedule = UP_MPI_STATIC;
+    o.min_chunk = 1;
+    check_cover(n, &o, "static");
+    o.schedule = UP_MPI_GUIDED;
+    o.min_chunk = 5;
+    o.max_chunk = 1000;
+    o.lanes = 3;
+    check_cover(n, &o, "guided, 5..1000, 3 lanes");
+    up_mpi_opts_init(&o);
+    uint64_t small[] = {0, 1, 2, 3, 5};
+    for (size_t i = 0; i < sizeof small / sizeof *small; i++) {
+        check_cover(small[i], &o, "guided, tiny");
+        o.schedule = UP_MPI_STATIC;
+        check_cover(small[i], &o, "static, tiny");
+        o.schedule = UP_MPI_GUIDED;
+    }
+}
+
+/* A reduction of three fields, to check combine over a struct. */
+typedef struct stats {
+    uint64_t sum, count;
+    uint64_t max;
+} stats;
+
+static uint64_t value_of(uint64_t i) { return (i * 2654435761u) % 1000003u; }
+
+static int add_stats(uint64_t begin, uint64_t end, void *acc, void *ctx)
+{
+    (void)ctx;
+    stats *s = acc;
+    for (uint64_t i = begin; i < end; i++) {
+        uint64_t v = value_of(i);
+        s->sum += v;
+        s->count++;
+        if (v > s->max)
+            s->max = v;
+    }
+    return 0;
+}
+
+static void combine_stats(void *into, const void *from, void *ctx)
+{
+    CHECK(ctx == (void *)&rank);
+    stats *a = into;
+    const stats *b = from;
+    a->sum += b->sum;
+    a->count += b->count;
+    if (b->max > a->max)
+        a->max = b->max;
+}
+
+static void test_reduce(uint64_t n)
+{
+    stats want = {0, 0, 0};
+    add_stats(0, n, &want, NULL);
+    up_mpi_schedule scheds[] = {UP_MPI_GUIDED, UP_MPI_DYNAMIC, UP_MPI_STATIC};
+    for (size_t k = 0; k < 3; k++) {
+        up_mpi_opts o;
+        up_mpi_opts_init(&o);
+        o.schedule = scheds[k];
+        o.min_chunk = k == 1 ? 1000 : 1;
+        stats got = {0, 0, 0};
+        int rc = up_mpi_reduce(MPI_COMM_WORLD, pool, n, &o, add_stats, combine_stats, &rank, &got,
+                               sizeof got);
+        CHECK_EQ(rc, UP_OK);
+        CHECK_EQ(got.sum, want.sum);
+        CHECK_EQ(got.count, n);
+        CHECK_EQ(got.max, want.max);
+    }
+    if (rank == 0)
+        printf("reduce n=%llu: sum %llu, max %llu as the sequential loop, 3 schedules\n",
+               (unsigned long long)n, (unsigned long long)want.sum, (unsigned long long)want.max);
+}
+
+/* Index `bad` fails with -42; the others take 20 us each so several ranks
+ * hold chunks when it fails. */
+typedef struct failing {
+    uint64_t bad;
+    atomic_uint_fast64_t after_stop_calls;
+} failing;
+
+static int fail_at(uint64_t begin, uint64_t end, void *ctx)
+{
+    failing *f = ctx;
+    for (uint64_t i = begin; i < end; i++) {
+        if (i == f->bad)
+            return -42;
+        usleep(20);
+    }
+    return 0;
+}
+
+static void test_failure(uint64_t n)
+{
+    failing f = {n / 3, 0};
+    up_mpi_report rep;
+    up_mpi_opts o;
+    up_mpi_opts_init(&o);
+    o.report = &rep;
+    o.schedule = UP_MPI_DYNAMIC;
+    o.min_chunk = 16;
+    int rc = up_mpi_for(MPI_COMM_WORLD, pool, n, &o, fail_at, &f);
+    CHECK_EQ(rc, UP_ECANCELED);
+    CHECK_EQ(rep.status, UP_ECANCELED);
+    CHECK_EQ(rep.body_code, -42);
+    CHECK(rep.begin <= f.bad && f.bad < rep.end);
+    CHECK(rep.rank >= 0 && rep.rank < size);
+    CHECK(rep.items_all < n);
+    CHECK(strstr(up_last_error(), "returned -42") != NULL);
+    /* Every rank names the same failing rank. */
+    int lo = rep.rank, hi = rep.rank;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK_EQ(lo, hi);
+    if (rank == 0)
+        printf("failure: rank %d chunk [%llu, %llu) code %d reported on every rank, %llu of %llu "
+               "indexes ran\n",
+               rep.rank, (unsigned long long)rep.begin, (unsigned long long)rep.end, rep.body_code,
+               (unsigned long long)rep.items_all, (unsigned long long)n);
+}
+
+static int slow(uint64_t begin, uint64_t end, void *ctx)
+{
+    (void)ctx;
+    usleep((useconds_t)(end - begin) * 1000);
+    return 0;
+}
+
+static void test_timeout(void)
+{
+    up_mpi_report rep;
+    up_mpi_opts o;
+    up_mpi_opts_init(&o);
+    o.report = &rep;
+    o.schedule = UP_MPI_DYNAMIC;
+    o.timeout_ns = 200000000u;
+    uint64_t n = 1000000; /* 1000 s of work at 1 ms an index */
+    double t0 = MPI_Wtime();
+    int rc = up_mpi_for(MPI_COMM_WORLD, pool, n, &o, slow, NULL);
+    double took = MPI_Wtime() - t0;
+    CHECK_EQ(rc, UP_ETIMEDOUT);
+    CHECK(rep.items_all > 0 && rep.items_all < n);
+    CHECK(took < 30.0);
+    if (rank == 0)
+        printf("timeout 0.2 s: UP_ETIMEDOUT after %.2f s with %llu indexes run\n", took,
+               (unsigned long long)rep.items_all);
+}
+
+static void test_bad_args(void)
+{
+    up_mpi_opts o;
+    up_mpi_opts_init(&o);
+    cover c = {calloc(16, 1), 0, 0};
+    /* Everyone asks too much. */
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, (UINT64_C(1) << 62) + 1, &o, mark, &c), UP_EINVAL);
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, UINT64_MAX, &o, mark, &c), UP_EINVAL);
+    /* One rank's bad argument fails them all, without a hang. */
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, rank == size - 1 ? NULL : mark, &c),
+             UP_EINVAL);
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, rank == 0 ? NULL : pool, 16, &o, mark, &c), UP_EINVAL);
+    /* Disagreeing sizes. */
+    if (size > 1) {
+        CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 8 + (uint64_t)rank, &o, mark, &c), UP_EINVAL);
+        CHECK(strstr(up_last_error(), "disagree") != NULL);
+    }
+    o.min_chunk = 0;
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, mark, &c), UP_EINVAL);
+    o.min_chunk = 10;
+    o.max_chunk = 5;
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, mark, &c), UP_EINVAL);
+    up_mpi_opts_init(&o);
+    o.schedule = (up_mpi_schedule)7;
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, mark, &c), UP_EINVAL);
+    CHECK_EQ(up_mpi_for(MPI_COMM_NULL, pool, 16, NULL, mark, &c), UP_EINVAL);
+    CHECK_EQ(up_mpi_opts_init(NULL), UP_EINVAL);
+    int r = 0;
+    CHECK_EQ(up_mpi_reduce(MPI_COMM_WORLD, pool, 16, NULL, NULL, NULL, NULL, &r, sizeof r),
+             UP_EINVAL);
+    CHECK_EQ(up_mpi_wait(NULL, MPI_STATUS_IGNORE), UP_EINVAL);
+    /* After all that, a good farm still covers once. */
+    for (int i = 0; i < 16; i++)
+        c.hits[i] = 0;
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, NULL, mark, &c), UP_OK);
+    free(c.hits);
+    if (rank == 0)
+        printf("bad arguments: UP_EINVAL on every rank, no hang\n");
+}
+
+/* Pool tasks exchange messages with the neighbouring ranks, each waiting
+ * in up_mpi_wait. Fewer workers than tasks: a task that held its worker
+ * while waiting would stall the ones that send. */
+typedef struct exchange {
+    int peer, tag;
+    int sent, got;
+    atomic_int *done;
+} exchange;
+
+static void exchange_task(void *arg)
+{
+    exchange *e = arg;
+    MPI_Request reqs[2];
+    MPI_Irecv(&e->got, 1, MPI_INT, e->peer, e->tag, MPI_COMM_WORLD, &reqs[0]);
+    MPI_Isend(&e->sent, 1, MPI_INT, e->peer, e->tag, MPI_COMM_WORLD, &reqs[1]);
+    CHECK_EQ(up_mpi_wait(&reqs[1], MPI_STATUS_IGNORE), UP_OK);
+    CHECK_EQ(up_mpi_wait(&reqs[0], MPI_STATUS_IGNORE), UP_OK);
+    atomic_fetch_add(e->done, 1);
+}
+
+static void test_wait(void)
+{
+    if (size < 2)
+        return;
+    enum { TASKS = 64 };
+    exchange ex[TASKS];
+    atomic_int done = 0;
+    int peer = rank ^ 1;
+    if (peer >= size)
+        peer = rank; /* an odd rank out talks to itself */
+    for (int i = 0; i < TASKS; i++) {
+        ex[i] = (exchange){peer, i, rank * 1000 + i, -1, &done};
+        CHECK_EQ(up_submit_wait(pool, exchange_task, &ex[i]), UP_OK);
+    }
+    while (atomic_load(&done) < TASKS)
+        usleep(1000);
+    for (int i = 0; i < TASKS; i++)
+        CHECK_EQ(ex[i].got, peer * 1000 + i);
+    /* A request that never completes times out and stays pending. */
+    int never;
+    MPI_Request req;
+    MPI_Irecv(&never, 1, MPI_INT, MPI_ANY_SOURCE, 99999, MPI_COMM_WORLD, &req);
+    CHECK_EQ(up_mpi_wait_timeout(&req, MPI_STATUS_IGNORE, 20000000u), UP_ETIMEDOUT);
+    MPI_Cancel(&req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("up_mpi_wait: %d exchanges per rank from pool tasks\n", TASKS);
+}
+
+/* Bodies that call MPI need MPI_THREAD_MULTIPLE, which this test asked
+ * for: a body doing an MPI call of its own (on a communicator of its own)
+ * runs. */
+static int body_with_mpi(uint64_t begin, uint64_t end, void *ctx)
+{
+    (void)ctx;
+    int r = -1;
+    MPI_Comm_rank(MPI_COMM_SELF, &r);
+    CHECK_EQ(r, 0);
+    (void)begin;
+    (void)end;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    CHECK_EQ(up_mpi_init(&argc, &argv, MPI_THREAD_MULTIPLE, &provided), UP_OK);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    up_config cfg;
+    up_config_init(&cfg);
+    cfg.shard_min_workers = 1;
+    cfg.shard_max_workers = 4;
+    CHECK_EQ(up_pool_create(&pool, &cfg), UP_OK);
+    uint64_t n = test_size("UP_TEST_MPI_N", 200003);
+    if (rank == 0)
+        printf("%d ranks, %u CPUs in rank 0's pool, n=%llu\n", size, up_pool_cpus(pool),
+               (unsigned long long)n);
+    test_cover(n);
+    test_reduce(n);
+    test_failure(test_size("UP_TEST_MPI_FAIL_N", 20000));
+    test_timeout();
+    test_bad_args();
+    test_wait();
+    up_mpi_opts o;
+    up_mpi_opts_init(&o);
+    o.body_calls_mpi = 1;
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 1000, &o, body_with_mpi, NULL), UP_OK);
+    up_pool_stop_and_wait(pool);
+    /* A stopped pool runs nothing here; the other ranks still finish. */
+    cover c = {calloc(100, 1), 0, 0};
+    up_mpi_report rep;
+    up_mpi_opts_init(&o);
+    o.report = &rep;
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 100, &o, mark, &c), UP_ESTOPPED);
+    CHECK_EQ(rep.items, 0);
+    free(c.hits);
+    up_pool_destroy(pool);
+    MPI_Finalize();
+    return 0;
+}
