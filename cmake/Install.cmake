@@ -15,8 +15,18 @@ include(CMakePackageConfigHelpers)
 
 # The public header folders, whole: whatever a later change adds to them is
 # installed too. The layer and src folders are internal and stay behind.
+# mpi.h only with the MPI mode's library.
+if(UP_HAVE_MPI)
+  set(up_header_filter "")
+else()
+  set(up_header_filter PATTERN mpi.h EXCLUDE)
+endif()
 install(DIRECTORY runtime/include/ultrapool pragmas/include/ultrapool
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} ${up_header_filter})
+if(UP_HAVE_MPI)
+  set_target_properties(ultrapool_mpi PROPERTIES EXPORT_NAME mpi)
+  install(TARGETS ultrapool_mpi EXPORT ultrapoolTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(TARGETS ultrapool ultrapool_static ultrapool_par_shared ultrapool_par
   EXPORT ultrapoolTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

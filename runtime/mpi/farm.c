@@ -78,8 +78,8 @@ static range take_locked(farm *f, bool *wait)
         f->need = f->need || !f->exhausted;
         return (range){0, 0};
     }
-    uint64_t take = f->schedule == UP_MPI_DYNAMIC ? f->min_chunk
-                                                  : guided_share(left, f->lanes, f->min_chunk);
+    uint64_t take =
+        f->schedule == UP_MPI_DYNAMIC ? f->min_chunk : guided_share(left, f->lanes, f->min_chunk);
     if (take > left)
         take = left;
     range r = {f->cur.begin, f->cur.begin + take};
@@ -181,8 +181,8 @@ static int grab_locked(coord *c)
     farm *f = c->f;
     uint64_t ranks = (uint64_t)c->l->size;
     uint64_t left = f->n > c->seen ? f->n - c->seen : 0;
-    uint64_t want = f->schedule == UP_MPI_DYNAMIC ? f->min_chunk
-                                                  : guided_share(left, ranks, f->min_chunk);
+    uint64_t want =
+        f->schedule == UP_MPI_DYNAMIC ? f->min_chunk : guided_share(left, ranks, f->min_chunk);
     if (f->max_chunk && want > f->max_chunk)
         want = f->max_chunk;
     f->need = false;
@@ -343,8 +343,10 @@ static uint64_t heartbeat_timeout(const up_mpi_opts *o)
         unsigned long long ms = strtoull(v, &end, 10);
         if (*end == '\0' && ms >= 10 && ms <= 3600000)
             return (uint64_t)ms * 1000000u;
-        fprintf(stderr, "ultrapool mpi: UP_MPI_HEARTBEAT_TIMEOUT_MS='%s' is not 10 .. 3600000; "
-                        "using 1000\n", v);
+        fprintf(stderr,
+                "ultrapool mpi: UP_MPI_HEARTBEAT_TIMEOUT_MS='%s' is not 10 .. 3600000; "
+                "using 1000\n",
+                v);
     }
     return 1000000000u;
 }
@@ -366,7 +368,8 @@ static int check_args(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opt
     int main_thread = 0;
     MPI_Is_thread_main(&main_thread);
     int need = o->body_calls_mpi ? MPI_THREAD_MULTIPLE
-                                 : main_thread ? MPI_THREAD_FUNNELED : MPI_THREAD_SERIALIZED;
+               : main_thread     ? MPI_THREAD_FUNNELED
+                                 : MPI_THREAD_SERIALIZED;
     int rc = up_mpi_require(need);
     if (rc != UP_OK)
         return rc;
@@ -380,7 +383,8 @@ static int check_args(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opt
         return UP_EINVAL;
     }
     if (up_current_pool() == pool) {
-        up__set_error("up_mpi_for: called from a task of its own pool (its lanes need the workers)");
+        up__set_error(
+            "up_mpi_for: called from a task of its own pool (its lanes need the workers)");
         return UP_EINVAL;
     }
     if (n > UP_MPI_MAX_N || o->min_chunk == 0 || (o->max_chunk && o->max_chunk < o->min_chunk) ||
@@ -512,8 +516,14 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
     if (mpi_rc == UP_OK)
         mpi_rc = wait_for_all(&c);
 
-    record mine = {f.failed, (uint64_t)(int64_t)f.body_code, f.failed_chunk.begin,
-                   f.failed_chunk.end, f.items, c.chunks, c.timed_out, local_rc};
+    record mine = {f.failed,
+                   (uint64_t)(int64_t)f.body_code,
+                   f.failed_chunk.begin,
+                   f.failed_chunk.end,
+                   f.items,
+                   c.chunks,
+                   c.timed_out,
+                   local_rc};
     record *all = calloc((size_t)l.size, sizeof *all);
     int status = UP_OK;
     uint64_t items_all = 0;

@@ -12,8 +12,17 @@
 
 #include "up_layer.h" /* up__set_error, up__now_ns */
 
-enum { COUNTER = 0, STOP = 1, BEAT = 2, STATE = 3, CUR_BEGIN = 4, CUR_END = 5, NEXT_BEGIN = 6,
-       NEXT_END = 7, WORDS = 8 };
+enum {
+    COUNTER = 0,
+    STOP = 1,
+    BEAT = 2,
+    STATE = 3,
+    CUR_BEGIN = 4,
+    CUR_END = 5,
+    NEXT_BEGIN = 6,
+    NEXT_END = 7,
+    WORDS = 8
+};
 enum { WATCHED_WORDS = NEXT_END - BEAT + 1 };
 
 int up__mpi_error(const char *what, int code)

@@ -12,7 +12,7 @@
 /* Tests first spin this many rounds of yields before sleeping: a reply
  * from a rank on the same node often comes within a few microseconds. */
 #define YIELDS_BEFORE_SLEEP 64
-#define MAX_NAP_NS 100000u
+#define MAX_NAP_NS          100000u
 
 int up_mpi_wait_timeout(MPI_Request *req, MPI_Status *status, uint64_t timeout_ns)
 {

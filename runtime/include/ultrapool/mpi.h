@@ -71,13 +71,13 @@ typedef enum up_mpi_schedule {
 /* What stopped a farm, on every rank alike (filled when the call returns
  * UP_OK, UP_ECANCELED or UP_ETIMEDOUT). */
 typedef struct up_mpi_report {
-    int status;        /* the call's return code                              */
-    int rank;          /* UP_ECANCELED: the failing rank; -1 otherwise        */
-    int body_code;     /* UP_ECANCELED: what the body returned                */
-    uint64_t begin;    /* UP_ECANCELED: the failing chunk [begin, end)        */
+    int status;     /* the call's return code                              */
+    int rank;       /* UP_ECANCELED: the failing rank; -1 otherwise        */
+    int body_code;  /* UP_ECANCELED: what the body returned                */
+    uint64_t begin; /* UP_ECANCELED: the failing chunk [begin, end)        */
     uint64_t end;
-    uint64_t items;    /* indexes this rank ran                               */
-    uint64_t chunks;   /* chunks this rank took from the counter              */
+    uint64_t items;     /* indexes this rank ran                               */
+    uint64_t chunks;    /* chunks this rank took from the counter              */
     uint64_t items_all; /* indexes all ranks ran                              */
 } up_mpi_report;
 
