@@ -47,6 +47,10 @@ unsigned up__pool_workers(const up_pool *p);
  * submits nothing, runs on a stopped pool no more than a larger one. */
 int up__pool_stopped(const up_pool *p);
 
+/* Durations in the pool's syntax (500ms, 2s; docs/env.md), for the MPI
+ * mode's variables, which follow the pool's conventions. 0 or UP_EINVAL. */
+int up__parse_duration(const char *s, uint64_t *out);
+
 /* Errors: the layer's failures set the text that up_last_error() returns,
  * with the same printf-style call the runtime uses. */
 void up__set_error(const char *fmt, ...);

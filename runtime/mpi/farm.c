@@ -48,6 +48,7 @@ typedef struct farm {
     bool exhausted; /* the counter passed n: no more chunks */
     bool stopping;  /* failure or timeout: lanes start nothing new */
     unsigned lanes_live, next_lane;
+    uint64_t next_part; /* UP_MPI_STATIC: the next of the lanes' parts */
     bool failed;
     int body_code;
     range failed_chunk;
@@ -102,22 +103,26 @@ static void lane_main(void *arg)
     pthread_mutex_lock(&f->lock);
     unsigned lane = f->next_lane++;
     if (f->schedule == UP_MPI_STATIC) {
-        /* Lane `lane` of L takes its equal part of the rank's block. */
-        uint64_t len = f->statics.end - f->statics.begin;
-        range r = {f->statics.begin + len / f->lanes * lane +
-                       (lane < len % f->lanes ? lane : len % f->lanes),
-                   0};
-        r.end = r.begin + len / f->lanes + (lane < len % f->lanes);
-        pthread_mutex_unlock(&f->lock);
-        int rc = r.begin < r.end ? run_body(f, lane, r) : 0;
-        pthread_mutex_lock(&f->lock);
-        if (rc != 0 && !f->failed) {
-            f->failed = true;
-            f->body_code = rc;
-            f->failed_chunk = r;
+        /* The rank's block in f->lanes equal parts, taken in turn: parts
+         * of lanes that could not be started run on the others. */
+        uint64_t len = f->statics.end - f->statics.begin, L = f->lanes;
+        while (!f->failed && f->next_part < L) {
+            uint64_t k = f->next_part++;
+            range r = {f->statics.begin + len / L * k + (k < len % L ? k : len % L), 0};
+            r.end = r.begin + len / L + (k < len % L);
+            if (r.begin == r.end)
+                continue;
+            pthread_mutex_unlock(&f->lock);
+            int rc = run_body(f, lane, r);
+            pthread_mutex_lock(&f->lock);
+            if (rc != 0 && !f->failed) {
+                f->failed = true;
+                f->body_code = rc;
+                f->failed_chunk = r;
+            }
+            if (rc == 0)
+                f->items += r.end - r.begin;
         }
-        if (rc == 0)
-            f->items += r.end - r.begin;
     } else {
         for (;;) {
             bool wait;
@@ -333,29 +338,37 @@ int up_mpi_opts_init(up_mpi_opts *opts)
     return UP_OK;
 }
 
-static uint64_t heartbeat_timeout(const up_mpi_opts *o)
+/* The silence that counts as death: the option, else
+ * UP_MPI_HEARTBEAT_TIMEOUT, else 1 s; 10 ms .. 1 h. */
+static int heartbeat_timeout(const up_mpi_opts *o, uint64_t *out)
 {
-    if (o->heartbeat_timeout_ns)
-        return o->heartbeat_timeout_ns;
-    const char *v = getenv("UP_MPI_HEARTBEAT_TIMEOUT_MS");
-    if (v && *v) {
-        char *end;
-        unsigned long long ms = strtoull(v, &end, 10);
-        if (*end == '\0' && ms >= 10 && ms <= 3600000)
-            return (uint64_t)ms * 1000000u;
-        fprintf(stderr,
-                "ultrapool mpi: UP_MPI_HEARTBEAT_TIMEOUT_MS='%s' is not 10 .. 3600000; "
-                "using 1000\n",
-                v);
+    uint64_t ns = o->heartbeat_timeout_ns;
+    const char *from = "heartbeat_timeout_ns";
+    const char *v = getenv("UP_MPI_HEARTBEAT_TIMEOUT");
+    if (ns == 0 && v) {
+        from = "UP_MPI_HEARTBEAT_TIMEOUT";
+        if (up__parse_duration(v, &ns) != 0) {
+            up__set_error("up_mpi_for: UP_MPI_HEARTBEAT_TIMEOUT=\"%s\": not a duration with a "
+                          "unit (ns us ms s m h), such as 500ms or 2s",
+                          v);
+            return UP_EINVAL;
+        }
     }
-    return 1000000000u;
+    if (ns == 0 && !v)
+        ns = 1000000000u;
+    if (ns < 10000000u || ns > UINT64_C(3600000000000)) {
+        up__set_error("up_mpi_for: %s %llu ns is outside 10ms .. 1h", from, (unsigned long long)ns);
+        return UP_EINVAL;
+    }
+    *out = ns;
+    return UP_OK;
 }
 
 /* The local checks, before anything collective. *collective is left 0
  * when the failure forbids even agreeing with the other ranks about it
  * (no MPI, a thread level too low, no communicator). */
 static int check_args(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opts *o, bool body,
-                      bool *collective)
+                      bool *collective, uint64_t *silence)
 {
     *collective = false;
     int inited = 0, finalized = 0;
@@ -382,6 +395,8 @@ static int check_args(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opt
         up__set_error("up_mpi_for: %s is NULL", !pool ? "pool" : "body");
         return UP_EINVAL;
     }
+    if (heartbeat_timeout(o, silence) != UP_OK)
+        return UP_EINVAL;
     if (up_current_pool() == pool) {
         up__set_error(
             "up_mpi_for: called from a task of its own pool (its lanes need the workers)");
@@ -420,6 +435,29 @@ static int agree(MPI_Comm comm, uint64_t n, const up_mpi_opts *o, int local_rc)
     return UP_OK;
 }
 
+/* Submits the lanes without blocking the heartbeat: a full queue keeps
+ * the lanes started so far (the others' share runs on them); only when
+ * none could start does the coordinator wait, in slices between ticks. */
+static int start_lanes(coord *c, up_pool *pool, unsigned *started)
+{
+    farm *f = c->f;
+    while (*started < f->lanes) {
+        int rc = up_submit(pool, lane_main, f);
+        if (rc == UP_EOVERLOAD && *started == 0) {
+            rc = up_submit_timeout(pool, lane_main, f, c->l->period_ns / 2);
+            if (rc == UP_ETIMEDOUT || rc == UP_EOVERLOAD) {
+                int stop = 0;
+                up__ledger_tick(c->l, up__now_ns(), &stop);
+                continue;
+            }
+        }
+        if (rc != UP_OK) /* a stopped pool: UP_ESTOPPED only when no lane runs */
+            return *started || rc == UP_EOVERLOAD ? UP_OK : rc;
+        ++*started;
+    }
+    return UP_OK;
+}
+
 static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_opts *opts_in,
                     up_mpi_body body, up_mpi_reduce_body rbody, up_mpi_combine combine, void *ctx,
                     void *result, size_t size)
@@ -430,7 +468,8 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
     else
         up_mpi_opts_init(&o);
     bool collective;
-    int local = check_args(user_comm, pool, n, &o, body || rbody, &collective);
+    uint64_t silence = 1000000000u;
+    int local = check_args(user_comm, pool, n, &o, body || rbody, &collective, &silence);
     if (local == UP_OK && rbody && (!combine || !result || size == 0 || size > INT_MAX)) {
         up__set_error("up_mpi_reduce: combine or result is NULL, or size %zu is not 1 .. INT_MAX",
                       size);
@@ -477,7 +516,7 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
     pthread_cond_init(&f.have, NULL);
 
     up__ledger l;
-    if ((rc = up__ledger_open(&l, comm, n, heartbeat_timeout(&o))) != UP_OK) {
+    if ((rc = up__ledger_open(&l, comm, n, silence)) != UP_OK) {
         free(f.accs);
         MPI_Comm_free(&comm);
         return rc;
@@ -494,7 +533,7 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
                            ? UINT64_MAX
                            : c.deadline + l.silence_ns;
 
-    /* Lanes: started last-to-first so a failure to submit leaves fewer. */
+    /* Lanes (fewer when the queue is full or the pool stops meanwhile). */
     int local_rc = stopped ? UP_ESTOPPED : (rbody && !f.accs) ? UP_ENOMEM : UP_OK;
     unsigned started = 0;
     if (local_rc == UP_OK) {
@@ -502,9 +541,7 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
         pthread_mutex_lock(&f.lock);
         f.lanes_live = f.lanes;
         pthread_mutex_unlock(&f.lock);
-        for (; started < f.lanes; started++)
-            if ((local_rc = up_submit_wait(pool, lane_main, &f)) != UP_OK)
-                break;
+        local_rc = start_lanes(&c, pool, &started);
         pthread_mutex_lock(&f.lock);
         f.lanes_live -= f.lanes - started;
         pthread_mutex_unlock(&f.lock);

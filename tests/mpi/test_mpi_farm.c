@@ -250,6 +250,21 @@ static void test_bad_args(void)
     o.schedule = (up_mpi_schedule)7;
     CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, mark, &c), UP_EINVAL);
     CHECK_EQ(up_mpi_for(MPI_COMM_NULL, pool, 16, NULL, mark, &c), UP_EINVAL);
+    up_mpi_opts_init(&o);
+    o.heartbeat_timeout_ns = 9999999; /* under 10 ms */
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, mark, &c), UP_EINVAL);
+    o.heartbeat_timeout_ns = 0;
+    /* A malformed variable on one rank fails every rank. */
+    if (rank == 0)
+        setenv("UP_MPI_HEARTBEAT_TIMEOUT", "2 seconds", 1);
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, mark, &c), UP_EINVAL);
+    if (rank == 0)
+        CHECK(strstr(up_last_error(), "UP_MPI_HEARTBEAT_TIMEOUT") != NULL);
+    setenv("UP_MPI_HEARTBEAT_TIMEOUT", "250ms", 1);
+    for (int i = 0; i < 16; i++)
+        c.hits[i] = 0;
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, mark, &c), UP_OK);
+    unsetenv("UP_MPI_HEARTBEAT_TIMEOUT");
     CHECK_EQ(up_mpi_opts_init(NULL), UP_EINVAL);
     int r = 0;
     CHECK_EQ(up_mpi_reduce(MPI_COMM_WORLD, pool, 16, NULL, NULL, NULL, NULL, &r, sizeof r),

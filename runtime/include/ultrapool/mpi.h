@@ -88,8 +88,9 @@ typedef struct up_mpi_opts {
     unsigned lanes;                /* pool tasks per rank running bodies, 0: the pool's CPUs */
     uint64_t timeout_ns;           /* whole farm; 0: none. Past it no chunk starts
                                       and the call returns UP_ETIMEDOUT            */
-    uint64_t heartbeat_timeout_ns; /* silence after which a rank counts as dead (1 s);
-                                      UP_MPI_HEARTBEAT_TIMEOUT_MS overrides 0 here */
+    uint64_t heartbeat_timeout_ns; /* silence after which a rank counts as dead, 10 ms
+                                      .. 1 h; 0: UP_MPI_HEARTBEAT_TIMEOUT (a duration
+                                      such as 2s, docs/env.md), else 1 s           */
     int body_calls_mpi;            /* 1: bodies call MPI themselves, which needs
                                       MPI_THREAD_MULTIPLE (checked)                */
     up_mpi_report *report;         /* out, may be NULL                              */
