@@ -155,6 +155,7 @@ static const char *const reserved_vars[] = {
     "UP_BACKEND", /* the parallel layer's backend (pragmas/src/backend.c) */
     "UP_FUZZ",    /* set by ctest for the configuration fuzzer */
     "UP_MACHINE", /* the machine name scripts/bench-par records */
+    "UP_MPI_HEARTBEAT_TIMEOUT", /* read by the MPI mode's farms (runtime/mpi/farm.c) */
 };
 static const char *const reserved_prefixes[] = {
     "UP_TEST_",  /* sizes, seeds and knobs of the test programs */
