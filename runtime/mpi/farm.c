@@ -20,7 +20,8 @@
 #include "ledger.h"
 #include "up_layer.h"
 
-#define UP_MPI_MAX_N (UINT64_C(1) << 62)
+#define UP_MPI_MAX_N     (UINT64_C(1) << 62)
+#define UP_MPI_MAX_LANES 4096u
 
 typedef struct range {
     uint64_t begin, end;
@@ -403,11 +404,12 @@ static int check_args(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opt
         return UP_EINVAL;
     }
     if (n > UP_MPI_MAX_N || o->min_chunk == 0 || (o->max_chunk && o->max_chunk < o->min_chunk) ||
-        (unsigned)o->schedule > UP_MPI_STATIC) {
+        (unsigned)o->schedule > UP_MPI_STATIC || o->lanes > UP_MPI_MAX_LANES) {
         up__set_error("up_mpi_for: n %llu (at most 2^62), min_chunk %llu (at least 1, at most "
-                      "max_chunk %llu) or schedule %d out of range",
+                      "max_chunk %llu), lanes %u (at most %u) or schedule %d out of range",
                       (unsigned long long)n, (unsigned long long)o->min_chunk,
-                      (unsigned long long)o->max_chunk, (int)o->schedule);
+                      (unsigned long long)o->max_chunk, o->lanes, UP_MPI_MAX_LANES,
+                      (int)o->schedule);
         return UP_EINVAL;
     }
     return UP_OK;

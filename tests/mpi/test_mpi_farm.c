@@ -224,6 +224,37 @@ static void test_timeout(void)
                (unsigned long long)rep.items_all);
 }
 
+/* The largest space: chunks stay inside it and never wrap, until the
+ * timeout ends the farm. */
+static int check_huge(uint64_t begin, uint64_t end, void *ctx)
+{
+    (void)ctx;
+    CHECK(begin < end && end <= (UINT64_C(1) << 62));
+    return 0;
+}
+
+static void test_huge(void)
+{
+    up_mpi_report rep;
+    up_mpi_opts o;
+    up_mpi_opts_init(&o);
+    o.report = &rep;
+    o.timeout_ns = 50000000u;
+    o.max_chunk = 1000;
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, UINT64_C(1) << 62, &o, check_huge, NULL),
+             UP_ETIMEDOUT);
+    CHECK(rep.items_all > 0);
+    /* Guided chunks of 2^62 / 4 and more: one rank's first chunk is
+     * bigger than any body could run; the timeout still ends it. */
+    o.max_chunk = 0;
+    o.schedule = UP_MPI_DYNAMIC;
+    o.min_chunk = UINT64_C(1) << 61;
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, UINT64_C(1) << 62, &o, check_huge, NULL), UP_OK);
+    CHECK_EQ(rep.items_all, UINT64_C(1) << 62);
+    if (rank == 0)
+        printf("n = 2^62: chunks stay inside, timeout ends it; two chunks of 2^61 cover it\n");
+}
+
 static void test_bad_args(void)
 {
     up_mpi_opts o;
@@ -247,6 +278,9 @@ static void test_bad_args(void)
     o.max_chunk = 5;
     CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, mark, &c), UP_EINVAL);
     up_mpi_opts_init(&o);
+    o.lanes = 4097;
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, mark, &c), UP_EINVAL);
+    o.lanes = 0;
     o.schedule = (up_mpi_schedule)7;
     CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, mark, &c), UP_EINVAL);
     CHECK_EQ(up_mpi_for(MPI_COMM_NULL, pool, 16, NULL, mark, &c), UP_EINVAL);
@@ -362,6 +396,7 @@ int main(int argc, char **argv)
     test_reduce(n);
     test_failure(test_size("UP_TEST_MPI_FAIL_N", 20000));
     test_timeout();
+    test_huge();
     test_bad_args();
     test_wait();
     up_mpi_opts o;

@@ -85,7 +85,8 @@ typedef struct up_mpi_opts {
     up_mpi_schedule schedule;      /* UP_MPI_GUIDED                                  */
     uint64_t min_chunk;            /* smallest chunk a rank takes and a lane runs (1) */
     uint64_t max_chunk;            /* largest chunk a rank takes, 0: no bound        */
-    unsigned lanes;                /* pool tasks per rank running bodies, 0: the pool's CPUs */
+    unsigned lanes;                /* pool tasks per rank running bodies, 0 .. 4096;
+                                      0: the pool's CPUs                           */
     uint64_t timeout_ns;           /* whole farm; 0: none. Past it no chunk starts
                                       and the call returns UP_ETIMEDOUT            */
     uint64_t heartbeat_timeout_ns; /* silence after which a rank counts as dead, 10 ms
@@ -108,9 +109,9 @@ typedef int (*up_mpi_body)(uint64_t begin, uint64_t end, void *ctx);
  * pool the calling thread is not a worker of). opts may be NULL
  * (defaults). Returns UP_OK, UP_ECANCELED (a body failed somewhere),
  * UP_ETIMEDOUT, UP_EINVAL (NULL comm/pool/body, n above 2^62, min_chunk 0
- * or above max_chunk, a thread level too low, a call from inside a pool
- * task), UP_ESTOPPED (the pool is stopped), UP_ENOMEM. Calls on the same
- * communicator must not overlap. */
+ * or above max_chunk, lanes above 4096, a thread level too low, a call
+ * from a task of the same pool, ranks that disagree on n or the schedule), UP_ESTOPPED (the pool is
+ * stopped), UP_ENOMEM. Calls on the same communicator must not overlap. */
 UP_API int up_mpi_for(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opts *opts,
                       up_mpi_body body, void *ctx);
 
