@@ -107,7 +107,7 @@ static void lane_main(void *arg)
         /* The rank's block in f->lanes equal parts, taken in turn: parts
          * of lanes that could not be started run on the others. */
         uint64_t len = f->statics.end - f->statics.begin, L = f->lanes;
-        while (!f->failed && f->next_part < L) {
+        while (!f->failed && !f->stopping && f->next_part < L) {
             uint64_t k = f->next_part++;
             range r = {f->statics.begin + len / L * k + (k < len % L ? k : len % L), 0};
             r.end = r.begin + len / L + (k < len % L);
@@ -175,7 +175,9 @@ typedef struct coord {
 static void publish_locked(coord *c, uint64_t state)
 {
     farm *f = c->f;
-    range cur = f->cur, pre = f->pre;
+    /* The whole chunk the lanes are splitting, not what is left of it:
+     * the indexes a dead rank may have been running. */
+    range cur = {f->cur.end - f->cur_len, f->cur.end}, pre = f->pre;
     pthread_mutex_unlock(&f->lock);
     up__ledger_publish(c->l, state, cur.begin, cur.end, pre.begin, pre.end);
     pthread_mutex_lock(&f->lock);
@@ -231,10 +233,6 @@ static int tick_locked(coord *c, uint64_t now)
     pthread_mutex_lock(&f->lock);
     if (stop)
         stop_locked(f);
-    if (now >= c->deadline && !c->timed_out && f->lanes_live) {
-        c->timed_out = true;
-        stop_locked(f);
-    }
     if (c->timed_out && now >= c->grace_deadline && f->lanes_live) {
         fprintf(stderr,
                 "ultrapool mpi: rank %d: a body still runs chunk [%llu, %llu) or later past the "
@@ -253,6 +251,17 @@ static int coordinate(coord *c)
     int rc = UP_OK;
     pthread_mutex_lock(&f->lock);
     while (f->lanes_live > 0) {
+        /* The clock first: a stream of grabs must not starve the
+         * heartbeat or the timeout. */
+        uint64_t now = up__now_ns();
+        if (now >= c->deadline && !c->timed_out) {
+            c->timed_out = true;
+            stop_locked(f);
+        }
+        if (now >= c->l->next_tick_ns) {
+            tick_locked(c, now);
+            continue;
+        }
         if (f->failed && !c->stop_sent) {
             c->stop_sent = true;
             pthread_mutex_unlock(&f->lock);
@@ -266,11 +275,6 @@ static int coordinate(coord *c)
                 stop_locked(f);
                 f->exhausted = true;
             }
-            continue;
-        }
-        uint64_t now = up__now_ns();
-        if (now >= c->l->next_tick_ns) {
-            tick_locked(c, now);
             continue;
         }
         uint64_t until = c->l->next_tick_ns;
@@ -528,6 +532,9 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
         f.statics.begin = n / P * r + (r < n % P ? r : n % P);
         f.statics.end = f.statics.begin + n / P + (r < n % P);
         f.exhausted = true;
+        /* Only for the reports: static lanes split statics themselves. */
+        f.cur = f.statics;
+        f.cur_len = f.statics.end - f.statics.begin;
     }
     coord c = {.f = &f, .l = &l};
     c.deadline = o.timeout_ns ? up__deadline_after(o.timeout_ns) : UINT64_MAX;
