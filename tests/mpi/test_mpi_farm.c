@@ -363,6 +363,58 @@ static void test_wait(void)
         printf("up_mpi_wait: %d exchanges per rank from pool tasks\n", TASKS);
 }
 
+/* On a pool of one worker, a task waits in up_mpi_wait for a message that
+ * only a task queued behind it sends: it completes only if the waiting
+ * task gives its worker away (it parks) instead of holding it. */
+typedef struct self_msg {
+    int value, got;
+    MPI_Request req;
+    atomic_int done;
+} self_msg;
+
+static void self_receiver(void *arg)
+{
+    self_msg *m = arg;
+    MPI_Irecv(&m->got, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &m->req);
+    CHECK_EQ(up_mpi_wait(&m->req, MPI_STATUS_IGNORE), UP_OK);
+    atomic_fetch_add(&m->done, 1);
+}
+
+static void self_sender(void *arg)
+{
+    self_msg *m = arg;
+    MPI_Send(&m->value, 1, MPI_INT, 0, 7, MPI_COMM_SELF);
+    atomic_fetch_add(&m->done, 1);
+}
+
+static void test_wait_parks(void)
+{
+    up_config cfg;
+    up_config_init(&cfg);
+    cfg.shards = 1;
+    cfg.shard_min_workers = 1;
+    cfg.shard_max_workers = 1;
+    cfg.max_workers = 1;
+    up_pool *one;
+    CHECK_EQ(up_pool_create(&one, &cfg), UP_OK);
+    self_msg m = {.value = 4242, .got = 0};
+    atomic_init(&m.done, 0);
+    CHECK_EQ(up_submit(one, self_receiver, &m), UP_OK);
+    usleep(20000); /* the receiver is waiting before the sender is queued */
+    CHECK_EQ(up_submit(one, self_sender, &m), UP_OK);
+    for (int i = 0; i < 10000 && atomic_load(&m.done) < 2; i++)
+        usleep(1000);
+    CHECK_EQ(atomic_load(&m.done), 2);
+    CHECK_EQ(m.got, 4242);
+    up_stats st;
+    up_pool_stats(one, &st);
+    CHECK_EQ(st.workers_peak, 1);
+    up_pool_stop_and_wait(one);
+    up_pool_destroy(one);
+    if (rank == 0)
+        printf("up_mpi_wait parks: one worker ran the waiting receiver and the sender behind it\n");
+}
+
 /* Bodies that call MPI need MPI_THREAD_MULTIPLE, which this test asked
  * for: a body doing an MPI call of its own (on a communicator of its own)
  * runs. */
@@ -399,6 +451,7 @@ int main(int argc, char **argv)
     test_huge();
     test_bad_args();
     test_wait();
+    test_wait_parks();
     up_mpi_opts o;
     up_mpi_opts_init(&o);
     o.body_calls_mpi = 1;
