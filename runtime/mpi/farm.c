@@ -169,14 +169,17 @@ typedef struct coord {
     uint64_t deadline, grace_deadline;
     uint64_t chunks;
     uint64_t seen; /* the counter's value after our last grab: what is left, as far as we know */
+    uint64_t next_progress_ns; /* rank 0: when to enter MPI next (ledger.h) */
     bool timed_out, stop_sent;
 } coord;
 
+/* The whole chunk the lanes are splitting, not what is left of it: the
+ * indexes a dead rank may have been running. Sent at once after each grab
+ * (a local atomic write and flush): a rank that dies before its next
+ * heartbeat is still reported with the chunks it held. */
 static void publish_locked(coord *c, uint64_t state)
 {
     farm *f = c->f;
-    /* The whole chunk the lanes are splitting, not what is left of it:
-     * the indexes a dead rank may have been running. */
     range cur = {f->cur.end - f->cur_len, f->cur.end}, pre = f->pre;
     pthread_mutex_unlock(&f->lock);
     up__ledger_publish(c->l, state, cur.begin, cur.end, pre.begin, pre.end);
@@ -280,6 +283,17 @@ static int coordinate(coord *c)
         uint64_t until = c->l->next_tick_ns;
         if (!c->timed_out && c->deadline < until)
             until = c->deadline;
+        if (c->l->rank == 0 && c->l->size > 1) {
+            if (now >= c->next_progress_ns) {
+                pthread_mutex_unlock(&f->lock);
+                up__ledger_progress(c->l);
+                pthread_mutex_lock(&f->lock);
+                c->next_progress_ns = now + UP__LEDGER_PROGRESS_NS;
+                continue;
+            }
+            if (c->next_progress_ns < until)
+                until = c->next_progress_ns;
+        }
         struct timespec ts = up__realtime_after(until > now ? until - now : 0);
         pthread_cond_timedwait(&f->wake, &f->lock, &ts);
     }

@@ -139,14 +139,24 @@ int up__ledger_open(up__ledger *l, MPI_Comm comm, uint64_t n, uint64_t silence_n
         return up__mpi_error("up_mpi_for: MPI_Win_allocate", rc);
     MPI_Win_set_errhandler(l->win, MPI_ERRORS_RETURN);
     /* The words start at zero on every rank before anyone reads them: the
-     * barrier after the local stores orders them before the epoch. */
+     * local stores, made visible by MPI_Win_sync inside the epoch (outside
+     * one some components, osc/ucx among them, refuse it), then the
+     * barrier, before any rank's first RMA call. */
     memset(l->base, 0, WORDS * sizeof(uint64_t));
-    MPI_Win_sync(l->win);
-    MPI_Barrier(comm);
+    const char *what = "up_mpi_for: MPI_Win_lock_all";
     rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, l->win);
+    if (rc == MPI_SUCCESS) {
+        what = "up_mpi_for: MPI_Win_sync";
+        rc = MPI_Win_sync(l->win);
+    }
+    if (rc == MPI_SUCCESS) {
+        what = "up_mpi_for: MPI_Barrier";
+        rc = MPI_Barrier(comm);
+    }
     if (rc != MPI_SUCCESS) {
+        up__mpi_error(what, rc);
         MPI_Win_free(&l->win);
-        return up__mpi_error("up_mpi_for: MPI_Win_lock_all", rc);
+        return UP_EINVAL;
     }
     uint64_t now = up__now_ns();
     l->watched = l->size > 1 ? (l->rank + 1) % l->size : -1;
@@ -187,15 +197,40 @@ int up__ledger_stop(up__ledger *l)
     return rc == MPI_SUCCESS ? UP_OK : up__mpi_error("up_mpi_for: stopping the farm", rc);
 }
 
+static void note(up__ledger *l, uint64_t state, uint64_t cur_begin, uint64_t cur_end,
+                 uint64_t next_begin, uint64_t next_end)
+{
+    uint64_t words[5] = {state, cur_begin, cur_end, next_begin, next_end};
+    memcpy(l->noted, words, sizeof words);
+}
+
+/* The heartbeat and the noted state, one atomic write of this rank's
+ * words BEAT .. NEXT_END, flushed. */
+static int send_beat(up__ledger *l)
+{
+    uint64_t words[WATCHED_WORDS];
+    words[0] = l->beat;
+    memcpy(words + 1, l->noted, sizeof l->noted);
+    return MPI_Accumulate(words, WATCHED_WORDS, MPI_UINT64_T, l->rank, BEAT, WATCHED_WORDS,
+                          MPI_UINT64_T, MPI_REPLACE, l->win);
+}
+
 int up__ledger_publish(up__ledger *l, uint64_t state, uint64_t cur_begin, uint64_t cur_end,
                        uint64_t next_begin, uint64_t next_end)
 {
-    uint64_t words[] = {state, cur_begin, cur_end, next_begin, next_end};
-    int rc = MPI_Accumulate(words, 5, MPI_UINT64_T, l->rank, STATE, 5, MPI_UINT64_T, MPI_REPLACE,
-                            l->win);
+    note(l, state, cur_begin, cur_end, next_begin, next_end);
+    int rc = send_beat(l);
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_flush(l->rank, l->win);
     return rc == MPI_SUCCESS ? UP_OK : up__mpi_error("up_mpi_for: publishing state", rc);
+}
+
+void up__ledger_progress(up__ledger *l)
+{
+    int flag = 0;
+    /* Nothing is ever sent on the farm's own communicator: the probe only
+     * drives MPI's progress engine. */
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, l->comm, &flag, MPI_STATUS_IGNORE);
 }
 
 static void report_silent(up__ledger *l, const uint64_t *w, uint64_t quiet_ns)
@@ -223,7 +258,8 @@ static void report_silent(up__ledger *l, const uint64_t *w, uint64_t quiet_ns)
 int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop)
 {
     l->next_tick_ns = now_ns + l->period_ns;
-    int rc = put_word(l, l->rank, BEAT, ++l->beat);
+    ++l->beat;
+    int rc = send_beat(l);
     uint64_t stopword = 0, w[WATCHED_WORDS], none = 0;
     if (rc == MPI_SUCCESS)
         rc = MPI_Get_accumulate(&none, 0, MPI_UINT64_T, &stopword, 1, MPI_UINT64_T, 0, STOP, 1,

@@ -34,6 +34,7 @@ typedef struct up__ledger {
     uint64_t watched_beat;     /* its last heartbeat seen */
     uint64_t watched_since_ns; /* when that value was first seen */
     uint64_t next_tick_ns;
+    uint64_t noted[5]; /* state, cur, next: what each heartbeat sends again */
 } up__ledger;
 
 /* Collective: opens the window on comm (already duplicated). */
@@ -47,15 +48,27 @@ int up__ledger_grab(up__ledger *l, uint64_t want, uint64_t *start);
 /* Tells every rank to stop taking chunks (they see it at their next tick). */
 int up__ledger_stop(up__ledger *l);
 
-/* This rank's state and the chunks it holds, for the reports of others. */
+/* This rank's state and the chunks it holds, for the reports of others:
+ * written at once, and again with every heartbeat. */
 int up__ledger_publish(up__ledger *l, uint64_t state, uint64_t cur_begin, uint64_t cur_end,
                        uint64_t next_begin, uint64_t next_end);
 
-/* Once per period: bumps the heartbeat, reads STOP (*stop set to 1 when a
- * rank asked), and checks the watched rank. A watched rank silent for
+/* Once per period: bumps the heartbeat and sends it with the noted state,
+ * reads STOP (*stop set to 1 when a rank asked), and checks the watched
+ * rank. A watched rank silent for
  * silence_ns is reported on stderr and the job is aborted (MPI_Abort);
  * this does not return then. Returns UP_OK or UP_EINVAL on an MPI error. */
 int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop);
+
+/* Rank 0 holds the counter: where MPI implements one-sided operations in
+ * software (Open MPI's osc/pt2pt, osc/ucx without hardware atomics), a
+ * grab from another rank completes only while rank 0 is inside MPI. Rank
+ * 0's coordinator therefore enters MPI this often while its lanes work,
+ * which bounds such a grab's wait; with shared-memory or hardware atomics
+ * the call finds nothing to do. */
+#define UP__LEDGER_PROGRESS_NS 1000000u
+/* Lets MPI progress pending operations that target this rank. */
+void up__ledger_progress(up__ledger *l);
 
 /* Text of an MPI error code into up_last_error(), prefixed by what. */
 int up__mpi_error(const char *what, int code);
