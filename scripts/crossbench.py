@@ -197,6 +197,20 @@ def machine_name(meta):
     return "%s-%dcpu" % (slug, meta["cores_usable"] or 0)
 
 
+def positive(kind):
+    """An argparse type: a number of `kind` above zero, with a message that
+    names the value otherwise (the experiment drivers' options)."""
+    def parse(s):
+        try:
+            v = kind(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError("not a number: %r" % s)
+        if v <= 0:
+            raise argparse.ArgumentTypeError("must be > 0: %r" % s)
+        return v
+    return parse
+
+
 def results_folder(meta, suffix, out=None):
     """The folder of a run that is not the cross benchmark's own
     (experiments/results/<UP_MACHINE or machine>/<UTC timestamp><suffix>,

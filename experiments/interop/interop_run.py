@@ -31,16 +31,7 @@ import crossbench  # noqa: E402
 POLICIES = [("default", None), ("passive", "passive")]
 
 
-def positive(kind):
-    def parse(s):
-        try:
-            v = kind(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError("not a number: %r" % s)
-        if v <= 0:
-            raise argparse.ArgumentTypeError("must be > 0: %r" % s)
-        return v
-    return parse
+positive = crossbench.positive
 
 
 def parse_args(argv):

@@ -55,16 +55,7 @@ FULL = {"rounds": 9, "farm_n": 20000, "farm_ms": 2000, "grabs": 50000, "inner": 
                   "0.5,0.4,0.3,0.25,0.2,0.15,0.12,0.1,0.07,0.05,0.03,0.02,0.01"}
 
 
-def positive(kind):
-    def parse(s):
-        try:
-            v = kind(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError("not a number: %r" % s)
-        if v <= 0:
-            raise argparse.ArgumentTypeError("must be > 0: %r" % s)
-        return v
-    return parse
+positive = crossbench.positive
 
 
 def parse_args(argv):

@@ -12,6 +12,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 
 static int rank, size;
 static up_pool *pool;
@@ -389,14 +390,7 @@ static void self_sender(void *arg)
 
 static void test_wait_parks(void)
 {
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 1;
-    cfg.shard_max_workers = 1;
-    cfg.max_workers = 1;
-    up_pool *one;
-    CHECK_EQ(up_pool_create(&one, &cfg), UP_OK);
+    up_pool *one = test_one_worker_pool(0, NULL, NULL);
     self_msg m = {.value = 4242, .got = 0};
     atomic_init(&m.done, 0);
     CHECK_EQ(up_submit(one, self_receiver, &m), UP_OK);
