@@ -157,11 +157,14 @@ static void lane_main(void *arg)
     pthread_mutex_unlock(&f->lock);
 }
 
-/* The rank's record in the final exchange. */
+/* The rank's record in the final exchange, sent as RECORD_WORDS
+ * MPI_UINT64_T (so nodes of either byte order read it alike). */
 typedef struct record {
     uint64_t failed, body_code, begin, end, items, chunks, timed_out;
-    int64_t local_rc; /* UP_ESTOPPED or UP_ENOMEM: this rank ran no lanes */
+    uint64_t local_rc;   /* UP_ESTOPPED, UP_ENOMEM, UP_EOVERLOAD: this rank ran no lanes */
+    uint64_t mpi_failed; /* an MPI call of this rank's farm failed */
 } record;
+#define RECORD_WORDS (sizeof(record) / sizeof(uint64_t))
 
 typedef struct coord {
     farm *f;
@@ -171,6 +174,7 @@ typedef struct coord {
     uint64_t seen; /* the counter's value after our last grab: what is left, as far as we know */
     uint64_t next_progress_ns; /* rank 0: when to enter MPI next (ledger.h) */
     bool timed_out, stop_sent;
+    int mpi_rc; /* the first failed MPI call's code (its text in up_last_error) */
 } coord;
 
 /* The whole chunk the lanes are splitting, not what is left of it: the
@@ -196,6 +200,10 @@ static int grab_locked(coord *c)
         f->schedule == UP_MPI_DYNAMIC ? f->min_chunk : guided_share(left, ranks, f->min_chunk);
     if (f->max_chunk && want > f->max_chunk)
         want = f->max_chunk;
+    /* At most n / ranks + 1 a grab: every rank's last grab passes n, and
+     * with this bound the counter stays below n + 2n + ranks < 2^64. */
+    if (want > f->n / ranks + 1)
+        want = f->n / ranks + 1;
     f->need = false;
     pthread_mutex_unlock(&f->lock);
     uint64_t start = 0;
@@ -236,6 +244,11 @@ static int tick_locked(coord *c, uint64_t now)
     pthread_mutex_lock(&f->lock);
     if (stop)
         stop_locked(f);
+    if (rc != UP_OK && c->mpi_rc == UP_OK) {
+        /* Without heartbeats no death would be seen: stop instead. */
+        c->mpi_rc = rc;
+        stop_locked(f);
+    }
     if (c->timed_out && now >= c->grace_deadline && f->lanes_live) {
         fprintf(stderr,
                 "ultrapool mpi: rank %d: a body still runs chunk [%llu, %llu) or later past the "
@@ -265,16 +278,20 @@ static int coordinate(coord *c)
             tick_locked(c, now);
             continue;
         }
-        if (f->failed && !c->stop_sent) {
+        if ((f->failed || c->timed_out) && !c->stop_sent) {
             c->stop_sent = true;
             pthread_mutex_unlock(&f->lock);
-            up__ledger_stop(c->l);
+            int stop_rc = up__ledger_stop(c->l);
             pthread_mutex_lock(&f->lock);
+            if (stop_rc != UP_OK && c->mpi_rc == UP_OK)
+                c->mpi_rc = stop_rc;
             continue;
         }
         if (f->need && !f->exhausted && !f->stopping && f->pre.begin == f->pre.end &&
             f->schedule != UP_MPI_STATIC) {
             if ((rc = grab_locked(c)) != UP_OK) {
+                if (c->mpi_rc == UP_OK)
+                    c->mpi_rc = rc;
                 stop_locked(f);
                 f->exhausted = true;
             }
@@ -298,7 +315,7 @@ static int coordinate(coord *c)
         pthread_cond_timedwait(&f->wake, &f->lock, &ts);
     }
     pthread_mutex_unlock(&f->lock);
-    return rc;
+    return c->mpi_rc;
 }
 
 /* Waits for every rank to finish its lanes, beating and watching
@@ -397,12 +414,11 @@ static int check_args(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opt
         up__set_error("up_mpi_for: MPI is not initialised (call up_mpi_init or MPI_Init_thread)");
         return UP_EINVAL;
     }
+    /* The calling thread's own calls: without them not even the other
+     * ranks can be told. */
     int main_thread = 0;
     MPI_Is_thread_main(&main_thread);
-    int need = o->body_calls_mpi ? MPI_THREAD_MULTIPLE
-               : main_thread     ? MPI_THREAD_FUNNELED
-                                 : MPI_THREAD_SERIALIZED;
-    int rc = up_mpi_require(need);
+    int rc = up_mpi_require(main_thread ? MPI_THREAD_FUNNELED : MPI_THREAD_SERIALIZED);
     if (rc != UP_OK)
         return rc;
     if (comm == MPI_COMM_NULL) {
@@ -410,6 +426,8 @@ static int check_args(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opt
         return UP_EINVAL;
     }
     *collective = true;
+    if (o->body_calls_mpi && (rc = up_mpi_require(MPI_THREAD_MULTIPLE)) != UP_OK)
+        return rc;
     if (!pool || !body) {
         up__set_error("up_mpi_for: %s is NULL", !pool ? "pool" : "body");
         return UP_EINVAL;
@@ -433,48 +451,150 @@ static int check_args(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opt
     return UP_OK;
 }
 
-/* Collective: every rank agrees on n and the schedule, and learns whether
- * some rank's own arguments were bad, so all ranks fail alike. */
-static int agree(MPI_Comm comm, uint64_t n, const up_mpi_opts *o, int local_rc)
+/* Collective: the ranks agree on what must be the same everywhere (n,
+ * the schedule, the timeout, the reduction's size), take the longest
+ * heartbeat timeout of any rank (each judges its neighbour by it), and
+ * learn whether some rank's own arguments were bad, so all ranks fail
+ * alike. Equality is checked with the maximum of x and of ~x. */
+static int agree(MPI_Comm comm, uint64_t n, const up_mpi_opts *o, size_t size, uint64_t *silence,
+                 int local_rc)
 {
-    uint64_t mine[5] = {n, ~n, (uint64_t)o->schedule, ~(uint64_t)o->schedule, local_rc != 0};
-    uint64_t all[5];
-    int rc = MPI_Allreduce(mine, all, 5, MPI_UINT64_T, MPI_MAX, comm);
+    enum { SAME = 4 };
+    uint64_t same[SAME] = {n, (uint64_t)o->schedule, o->timeout_ns, size};
+    uint64_t mine[2 * SAME + 2], all[2 * SAME + 2];
+    for (int i = 0; i < SAME; i++) {
+        mine[2 * i] = same[i];
+        mine[2 * i + 1] = ~same[i];
+    }
+    mine[2 * SAME] = *silence;
+    mine[2 * SAME + 1] = local_rc != 0;
+    int rc = MPI_Allreduce(mine, all, 2 * SAME + 2, MPI_UINT64_T, MPI_MAX, comm);
     if (rc != MPI_SUCCESS)
         return up__mpi_error("up_mpi_for: agreeing on the arguments", rc);
     if (local_rc != 0)
         return local_rc;
-    if (all[4]) {
+    if (all[2 * SAME + 1]) {
         up__set_error("up_mpi_for: another rank's arguments were invalid");
         return UP_EINVAL;
     }
-    if (all[0] != n || ~all[1] != n || all[2] != mine[2] || ~all[3] != mine[2]) {
-        up__set_error("up_mpi_for: the ranks disagree on n or the schedule");
-        return UP_EINVAL;
+    static const char *const names[SAME] = {"n", "the schedule", "timeout_ns", "the size"};
+    for (int i = 0; i < SAME; i++)
+        if (all[2 * i] != same[i] || ~all[2 * i + 1] != same[i]) {
+            up__set_error("up_mpi_for: the ranks disagree on %s", names[i]);
+            return UP_EINVAL;
+        }
+    *silence = all[2 * SAME];
+    return UP_OK;
+}
+
+/* Submits the lanes with up_submit only: a waiting submit may run the
+ * lane (or other queued tasks) on this thread, which must stay free to
+ * take chunks and beat. A full queue keeps the lanes started so far; when
+ * none could start, the coordinator retries each millisecond between
+ * heartbeats, and gives up (UP_EOVERLOAD) at the farm's deadline, on a
+ * stop from another rank, or after a heartbeat timeout of trying. */
+static int start_lanes(coord *c, up_pool *pool, unsigned *started)
+{
+    farm *f = c->f;
+    uint64_t give_up = up__deadline_after(c->l->silence_ns);
+    while (*started < f->lanes) {
+        int rc = up_submit(pool, lane_main, f);
+        if (rc == UP_OK) {
+            ++*started;
+            continue;
+        }
+        if (*started || rc != UP_EOVERLOAD)
+            return *started ? UP_OK : rc; /* UP_ESTOPPED only when no lane runs */
+        uint64_t now = up__now_ns();
+        int stop = 0;
+        if (now >= c->l->next_tick_ns && up__ledger_tick(c->l, now, &stop) != UP_OK)
+            return UP_EOVERLOAD;
+        if (stop || now >= c->deadline || now >= give_up)
+            return UP_EOVERLOAD;
+        struct timespec ts = up__timespec_from_ns(1000000u);
+        nanosleep(&ts, NULL);
     }
     return UP_OK;
 }
 
-/* Submits the lanes without blocking the heartbeat: a full queue keeps
- * the lanes started so far (the others' share runs on them); only when
- * none could start does the coordinator wait, in slices between ticks. */
-static int start_lanes(coord *c, up_pool *pool, unsigned *started)
+/* The final exchange's verdict, the same on every rank. */
+typedef struct verdict {
+    int status;
+    int fail_rank;
+    record fail;
+    uint64_t items_all;
+} verdict;
+
+static verdict judge(const record *all, int ranks, uint64_t n)
 {
-    farm *f = c->f;
-    while (*started < f->lanes) {
-        int rc = up_submit(pool, lane_main, f);
-        if (rc == UP_EOVERLOAD && *started == 0) {
-            rc = up_submit_timeout(pool, lane_main, f, c->l->period_ns / 2);
-            if (rc == UP_ETIMEDOUT || rc == UP_EOVERLOAD) {
-                int stop = 0;
-                up__ledger_tick(c->l, up__now_ns(), &stop);
-                continue;
-            }
+    verdict v = {UP_OK, -1, {0}, 0};
+    bool timed_out = false;
+    int idle_rank = -1, mpi_rank = -1;
+    for (int r = 0; r < ranks; r++) {
+        v.items_all += all[r].items;
+        timed_out = timed_out || all[r].timed_out;
+        if (all[r].local_rc && idle_rank < 0)
+            idle_rank = r;
+        if (all[r].mpi_failed && mpi_rank < 0)
+            mpi_rank = r;
+        if (all[r].failed && v.fail_rank < 0) {
+            v.fail_rank = r;
+            v.fail = all[r];
         }
-        if (rc != UP_OK) /* a stopped pool: UP_ESTOPPED only when no lane runs */
-            return *started || rc == UP_EOVERLOAD ? UP_OK : rc;
-        ++*started;
     }
+    if (mpi_rank >= 0) {
+        v.status = UP_EINVAL;
+        up__set_error("up_mpi_for: an MPI call of rank %d's farm failed; %llu of %llu indexes ran",
+                      mpi_rank, (unsigned long long)v.items_all, (unsigned long long)n);
+    } else if (v.fail_rank >= 0) {
+        v.status = UP_ECANCELED;
+        up__set_error("up_mpi_for: rank %d's body returned %d on [%llu, %llu)", v.fail_rank,
+                      (int)(int64_t)v.fail.body_code, (unsigned long long)v.fail.begin,
+                      (unsigned long long)v.fail.end);
+    } else if (timed_out) {
+        v.status = UP_ETIMEDOUT;
+        up__set_error("up_mpi_for: the farm's timeout passed with %llu of %llu indexes run",
+                      (unsigned long long)v.items_all, (unsigned long long)n);
+    } else if (v.items_all != n) {
+        /* Some rank ran no lanes and the others could not make up for it
+         * (a static split, or no rank with lanes). */
+        if (idle_rank < 0)
+            abort(); /* the counter lost or repeated indexes: a broken invariant */
+        v.status = (int)(int64_t)all[idle_rank].local_rc;
+        up__set_error("up_mpi_for: rank %d ran no lanes (%s): %llu of %llu indexes ran", idle_rank,
+                      up_strerror(v.status), (unsigned long long)v.items_all,
+                      (unsigned long long)n);
+    }
+    return v;
+}
+
+/* The reduction across ranks, once every rank knows the farm succeeded:
+ * the lanes' accumulators folded into the first, then MPI_Allreduce in
+ * place (a rank without accumulators contributes the identity, *result),
+ * and the total into *result only on success. */
+static int reduce_all(farm *f, MPI_Comm comm, up_mpi_combine combine, void *ctx, void *result)
+{
+    reduce_ctx rc_ctx = {combine, ctx, f->size};
+    void *buf = result;
+    if (f->accs) {
+        for (unsigned i = 1; i < f->lanes; i++)
+            combine(f->accs, f->accs + (size_t)i * f->size, ctx);
+        buf = f->accs;
+    }
+    MPI_Datatype type;
+    MPI_Op op;
+    MPI_Type_contiguous((int)f->size, MPI_BYTE, &type);
+    MPI_Type_commit(&type);
+    MPI_Op_create(mpi_combine, 1, &op);
+    current_reduce = &rc_ctx;
+    int rc = MPI_Allreduce(MPI_IN_PLACE, buf, 1, type, op, comm);
+    current_reduce = NULL;
+    MPI_Op_free(&op);
+    MPI_Type_free(&type);
+    if (rc != MPI_SUCCESS)
+        return up__mpi_error("up_mpi_reduce: MPI_Allreduce", rc);
+    if (buf != result)
+        memcpy(result, buf, f->size);
     return UP_OK;
 }
 
@@ -503,7 +623,17 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
     if (rc != MPI_SUCCESS)
         return up__mpi_error("up_mpi_for: MPI_Comm_dup", rc);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    if ((rc = agree(comm, n, &o, local)) != UP_OK) {
+    int ranks = 1;
+    MPI_Comm_size(comm, &ranks);
+    /* Everything whose lack would make this rank skip a collective is had
+     * before the agreement, so that its failure is agreed on too. */
+    record *all = local == UP_OK ? calloc((size_t)ranks, sizeof *all) : NULL;
+    if (local == UP_OK && !all) {
+        up__set_error("up_mpi_for: no memory for %d ranks' records", ranks);
+        local = UP_ENOMEM;
+    }
+    if ((rc = agree(comm, n, &o, rbody ? size : 0, &silence, local)) != UP_OK) {
+        free(all);
         MPI_Comm_free(&comm);
         return rc;
     }
@@ -521,15 +651,13 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
     f.lanes = o.lanes ? o.lanes : up_pool_cpus(pool);
     if (f.lanes == 0)
         f.lanes = 1;
-    int stopped = up__pool_stopped(pool);
-    if (rbody) {
+    int local_rc = up__pool_stopped(pool) ? UP_ESTOPPED : UP_OK;
+    if (rbody && local_rc == UP_OK) {
         f.accs = malloc((size_t)f.lanes * size);
-        if (!f.accs) {
-            f.lanes = 0;
-        } else {
-            for (unsigned i = 0; i < f.lanes; i++)
-                memcpy(f.accs + (size_t)i * size, result, size);
-        }
+        if (!f.accs)
+            local_rc = UP_ENOMEM;
+        for (unsigned i = 0; f.accs && i < f.lanes; i++)
+            memcpy(f.accs + (size_t)i * size, result, size);
     }
     pthread_mutex_init(&f.lock, NULL);
     pthread_cond_init(&f.wake, NULL);
@@ -537,6 +665,7 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
 
     up__ledger l;
     if ((rc = up__ledger_open(&l, comm, n, silence)) != UP_OK) {
+        free(all);
         free(f.accs);
         MPI_Comm_free(&comm);
         return rc;
@@ -557,9 +686,8 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
                            : c.deadline + l.silence_ns;
 
     /* Lanes (fewer when the queue is full or the pool stops meanwhile). */
-    int local_rc = stopped ? UP_ESTOPPED : (rbody && !f.accs) ? UP_ENOMEM : UP_OK;
-    unsigned started = 0;
     if (local_rc == UP_OK) {
+        unsigned started = 0;
         f.need = f.schedule != UP_MPI_STATIC;
         pthread_mutex_lock(&f.lock);
         f.lanes_live = f.lanes;
@@ -569,13 +697,13 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
         f.lanes_live -= f.lanes - started;
         pthread_mutex_unlock(&f.lock);
     }
-    int mpi_rc = coordinate(&c);
+    /* From here every rank goes through the same collectives whatever
+     * happened to it: an MPI error travels in its record. */
+    coordinate(&c);
     pthread_mutex_lock(&f.lock);
     publish_locked(&c, f.failed ? UP__LEDGER_FAILED : UP__LEDGER_DONE);
     pthread_mutex_unlock(&f.lock);
-    if (mpi_rc == UP_OK)
-        mpi_rc = wait_for_all(&c);
-
+    int status = wait_for_all(&c);
     record mine = {f.failed,
                    (uint64_t)(int64_t)f.body_code,
                    f.failed_chunk.begin,
@@ -583,93 +711,40 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
                    f.items,
                    c.chunks,
                    c.timed_out,
-                   local_rc};
-    record *all = calloc((size_t)l.size, sizeof *all);
-    int status = UP_OK;
-    uint64_t items_all = 0;
-    int fail_rank = -1;
-    record fail = {0};
-    if (!all) {
-        status = UP_ENOMEM;
-    } else if (mpi_rc == UP_OK &&
-               (rc = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
-                                   MPI_BYTE, comm)) != MPI_SUCCESS) {
-        status = up__mpi_error("up_mpi_for: MPI_Allgather", rc);
-    } else if (mpi_rc != UP_OK) {
-        status = mpi_rc;
-    } else {
-        bool timed_out = false;
-        int idle_rank = -1;
-        for (int r = 0; r < l.size; r++) {
-            if (all[r].local_rc && idle_rank < 0)
-                idle_rank = r;
-            items_all += all[r].items;
-            timed_out = timed_out || all[r].timed_out;
-            if (all[r].failed && fail_rank < 0) {
-                fail_rank = r;
-                fail = all[r];
-            }
+                   (uint64_t)(int64_t)local_rc,
+                   c.mpi_rc != UP_OK};
+    verdict v = {UP_OK, -1, {0}, 0};
+    if (status == UP_OK) {
+        rc = MPI_Allgather(&mine, (int)RECORD_WORDS, MPI_UINT64_T, all, (int)RECORD_WORDS,
+                           MPI_UINT64_T, comm);
+        if (rc != MPI_SUCCESS) {
+            status = up__mpi_error("up_mpi_for: MPI_Allgather", rc);
+        } else {
+            v = judge(all, l.size, n);
+            status = v.status;
         }
-        status = fail_rank >= 0 ? UP_ECANCELED : timed_out ? UP_ETIMEDOUT : UP_OK;
-        if (status == UP_OK && items_all != n) {
-            /* Some rank ran no lanes and the others could not make up for
-             * it (a static split, or every rank idle). */
-            if (idle_rank < 0)
-                abort(); /* the counter lost or repeated indexes: a broken invariant */
-            status = (int)all[idle_rank].local_rc;
-            up__set_error("up_mpi_for: rank %d ran no lanes (%s): %llu of %llu indexes ran",
-                          idle_rank, up_strerror(status), (unsigned long long)items_all,
-                          (unsigned long long)n);
-        } else if (status == UP_ECANCELED)
-            up__set_error("up_mpi_for: rank %d's body returned %d on [%llu, %llu)", fail_rank,
-                          (int)(int64_t)fail.body_code, (unsigned long long)fail.begin,
-                          (unsigned long long)fail.end);
-        else if (status == UP_ETIMEDOUT)
-            up__set_error("up_mpi_for: the farm's timeout passed with %llu of %llu indexes run",
-                          (unsigned long long)items_all, (unsigned long long)n);
     }
     free(all);
     up__ledger_close(&l);
-
-    if (status == UP_OK && rbody) {
-        /* Lanes' accumulators into the first, then across ranks. */
-        reduce_ctx rc_ctx = {combine, ctx, size};
-        for (unsigned i = 1; i < f.lanes; i++)
-            combine(f.accs, f.accs + (size_t)i * size, ctx);
-        MPI_Datatype type;
-        MPI_Op op;
-        MPI_Type_contiguous((int)size, MPI_BYTE, &type);
-        MPI_Type_commit(&type);
-        MPI_Op_create(mpi_combine, 1, &op);
-        current_reduce = &rc_ctx;
-        rc = MPI_Allreduce(f.accs, result, 1, type, op, comm);
-        current_reduce = NULL;
-        MPI_Op_free(&op);
-        MPI_Type_free(&type);
-        if (rc != MPI_SUCCESS)
-            status = up__mpi_error("up_mpi_reduce: MPI_Allreduce", rc);
-    }
+    if (status == UP_OK && rbody)
+        status = reduce_all(&f, comm, combine, ctx, result);
     if (o.report) {
         up_mpi_report *rep = o.report;
         memset(rep, 0, sizeof *rep);
         rep->status = status;
-        rep->rank = fail_rank;
-        rep->body_code = fail_rank >= 0 ? (int)(int64_t)fail.body_code : 0;
-        rep->begin = fail.begin;
-        rep->end = fail.end;
+        rep->rank = v.fail_rank;
+        rep->body_code = v.fail_rank >= 0 ? (int)(int64_t)v.fail.body_code : 0;
+        rep->begin = v.fail.begin;
+        rep->end = v.fail.end;
         rep->items = f.items;
         rep->chunks = c.chunks;
-        rep->items_all = items_all;
+        rep->items_all = v.items_all;
     }
     free(f.accs);
     pthread_cond_destroy(&f.have);
     pthread_cond_destroy(&f.wake);
     pthread_mutex_destroy(&f.lock);
     MPI_Comm_free(&comm);
-    if (status == UP_OK && local_rc != UP_OK) {
-        up__set_error("up_mpi_for: this rank ran no lanes: %s", up_strerror(local_rc));
-        return local_rc;
-    }
     return status;
 }
 

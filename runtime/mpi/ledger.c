@@ -4,7 +4,10 @@
  * job first. */
 #include "ledger.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,7 +47,10 @@ static struct {
     atomic_uint_fast64_t heard_ns, cur_begin, cur_end, n;
 } view;
 static struct sigaction previous_term;
-static atomic_int handler_users;
+static int handler_users; /* (handler_lock) */
+static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The handler reads 64-bit atomics: only lock-free ones are safe there. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "the SIGTERM report needs lock-free 64-bit atomics");
 
 /* Async-signal-safe decimal formatting for the handler. */
 static size_t put_u64(char *out, uint64_t v)
@@ -69,6 +75,7 @@ static size_t put_str(char *out, const char *s)
 
 static void on_term(int sig)
 {
+    int saved_errno = errno;
     char buf[256];
     size_t k = 0;
     if (atomic_load(&view.active)) {
@@ -97,23 +104,34 @@ static void on_term(int sig)
     /* Then what would have happened without us. */
     sigaction(SIGTERM, &previous_term, NULL);
     raise(sig);
+    errno = saved_errno;
 }
 
+/* Installed while any farm of the process runs (farms on different
+ * communicators may overlap; the report then describes the one opened
+ * last), under a lock so that an install racing the last remove never
+ * saves on_term itself as the previous handler. */
 static void handler_install(void)
 {
-    if (atomic_fetch_add(&handler_users, 1) == 0) {
+    pthread_mutex_lock(&handler_lock);
+    if (handler_users++ == 0) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_term;
         sigemptyset(&sa.sa_mask);
         sigaction(SIGTERM, &sa, &previous_term);
     }
+    pthread_mutex_unlock(&handler_lock);
 }
 
 static void handler_remove(void)
 {
-    if (atomic_fetch_sub(&handler_users, 1) == 1)
+    pthread_mutex_lock(&handler_lock);
+    if (--handler_users == 0) {
+        atomic_store(&view.active, 0);
         sigaction(SIGTERM, &previous_term, NULL);
+    }
+    pthread_mutex_unlock(&handler_lock);
 }
 
 static int put_word(up__ledger *l, int target, int word, uint64_t value)
@@ -145,6 +163,7 @@ int up__ledger_open(up__ledger *l, MPI_Comm comm, uint64_t n, uint64_t silence_n
     memset(l->base, 0, WORDS * sizeof(uint64_t));
     const char *what = "up_mpi_for: MPI_Win_lock_all";
     rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, l->win);
+    bool locked = rc == MPI_SUCCESS;
     if (rc == MPI_SUCCESS) {
         what = "up_mpi_for: MPI_Win_sync";
         rc = MPI_Win_sync(l->win);
@@ -155,6 +174,8 @@ int up__ledger_open(up__ledger *l, MPI_Comm comm, uint64_t n, uint64_t silence_n
     }
     if (rc != MPI_SUCCESS) {
         up__mpi_error(what, rc);
+        if (locked)
+            MPI_Win_unlock_all(l->win);
         MPI_Win_free(&l->win);
         return UP_EINVAL;
     }
@@ -175,7 +196,6 @@ int up__ledger_open(up__ledger *l, MPI_Comm comm, uint64_t n, uint64_t silence_n
 
 void up__ledger_close(up__ledger *l)
 {
-    atomic_store(&view.active, 0);
     handler_remove();
     MPI_Win_unlock_all(l->win);
     MPI_Win_free(&l->win);
@@ -204,8 +224,10 @@ static void note(up__ledger *l, uint64_t state, uint64_t cur_begin, uint64_t cur
     memcpy(l->noted, words, sizeof words);
 }
 
-/* The heartbeat and the noted state, one atomic write of this rank's
- * words BEAT .. NEXT_END, flushed. */
+/* The heartbeat and the noted state: one accumulate over this rank's
+ * words BEAT .. NEXT_END (atomic per word, not as a whole: a reader may
+ * see a chunk's begin and end from different writes, which only a report
+ * could show). */
 static int send_beat(up__ledger *l)
 {
     uint64_t words[WATCHED_WORDS];

@@ -20,13 +20,15 @@ int up_mpi_wait_timeout(MPI_Request *req, MPI_Status *status, uint64_t timeout_n
         up__set_error("up_mpi_wait: the request is NULL");
         return UP_EINVAL;
     }
-    int main_thread = 0;
+    /* A task may resume on another worker after a yield, so in a task
+     * only MPI_THREAD_MULTIPLE will do; elsewhere the main thread may
+     * call with FUNNELED. */
+    int in_task = up_current_pool() != NULL, main_thread = 0;
     MPI_Is_thread_main(&main_thread);
-    int rc = up_mpi_require(main_thread ? MPI_THREAD_FUNNELED : MPI_THREAD_MULTIPLE);
+    int rc = up_mpi_require(!in_task && main_thread ? MPI_THREAD_FUNNELED : MPI_THREAD_MULTIPLE);
     if (rc != UP_OK)
         return rc;
     uint64_t deadline = timeout_ns == UINT64_MAX ? UINT64_MAX : up__deadline_after(timeout_ns);
-    int in_task = up_current_pool() != NULL;
     uint64_t nap = 1000;
     for (unsigned round = 0;; round++) {
         int done = 0;

@@ -5,6 +5,7 @@
  * mismatched arguments fail on every rank without a hang; up_mpi_wait
  * completes requests from pool tasks. */
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -256,6 +257,59 @@ static void test_huge(void)
         printf("n = 2^62: chunks stay inside, timeout ends it; two chunks of 2^61 cover it\n");
 }
 
+/* A rank whose pool's queue stays full when the farm starts: it gives up
+ * on its lanes after a heartbeat timeout of trying, without running a lane
+ * on its own thread, and the others run its share (guided) or every rank
+ * reports UP_EOVERLOAD (static, its block undone). */
+static void block_on(void *arg)
+{
+    while (!atomic_load((atomic_int *)arg))
+        usleep(1000);
+}
+
+static void test_full_queue(void)
+{
+    up_config cfg;
+    up_config_init(&cfg);
+    cfg.shards = 1;
+    cfg.shard_min_workers = 1;
+    cfg.shard_max_workers = 1;
+    cfg.max_workers = 1;
+    cfg.queue_capacity = 2;
+    up_pool *full;
+    CHECK_EQ(up_pool_create(&full, &cfg), UP_OK);
+    static atomic_int gate;
+    atomic_store(&gate, 0);
+    bool victim = rank == size - 1;
+    if (victim) {
+        /* The one worker blocks and the queue fills behind it. */
+        CHECK_EQ(up_submit(full, block_on, &gate), UP_OK);
+        usleep(20000);
+        while (up_submit(full, block_on, &gate) == UP_OK)
+            ;
+    }
+    up_mpi_report rep;
+    up_mpi_opts o;
+    up_mpi_opts_init(&o);
+    o.report = &rep;
+    o.heartbeat_timeout_ns = 300000000u;
+    cover c = {calloc(5000, 1), 0, 0};
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, victim ? full : pool, 5000, &o, mark, &c),
+             size > 1 ? UP_OK : UP_EOVERLOAD);
+    if (victim)
+        CHECK_EQ(rep.items, 0);
+    CHECK_EQ(rep.items_all, size > 1 ? 5000 : 0);
+    o.schedule = UP_MPI_STATIC;
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, victim ? full : pool, 5000, &o, mark, &c), UP_EOVERLOAD);
+    free(c.hits);
+    atomic_store(&gate, 1);
+    up_pool_stop_and_wait(full);
+    up_pool_destroy(full);
+    if (rank == 0)
+        printf("a full queue on rank %d: its share ran elsewhere (guided), UP_EOVERLOAD (static)\n",
+               size - 1);
+}
+
 static void test_bad_args(void)
 {
     up_mpi_opts o;
@@ -268,11 +322,31 @@ static void test_bad_args(void)
     CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, rank == size - 1 ? NULL : mark, &c),
              UP_EINVAL);
     CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, rank == 0 ? NULL : pool, 16, &o, mark, &c), UP_EINVAL);
-    /* Disagreeing sizes. */
+    /* Disagreeing sizes and timeouts; heartbeat timeouts may differ (the
+     * longest serves everyone). */
     if (size > 1) {
         CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 8 + (uint64_t)rank, &o, mark, &c), UP_EINVAL);
-        CHECK(strstr(up_last_error(), "disagree") != NULL);
+        CHECK(strstr(up_last_error(), "disagree on n") != NULL);
+        o.timeout_ns = rank == 0 ? 0 : 5000000000u;
+        CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, mark, &c), UP_EINVAL);
+        CHECK(strstr(up_last_error(), "disagree on timeout_ns") != NULL);
+        o.timeout_ns = 0;
+        o.heartbeat_timeout_ns = rank == 0 ? 20000000u : 2000000000u;
+        for (int i = 0; i < 16; i++)
+            c.hits[i] = 0;
+        CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, slow, NULL), UP_OK);
+        o.heartbeat_timeout_ns = 0;
     }
+    /* A chunk far larger than the space: taken once, never wrapping. */
+    o.min_chunk = UINT64_C(1) << 63;
+    for (int i = 0; i < 16; i++)
+        c.hits[i] = 0;
+    up_mpi_report rep;
+    o.report = &rep;
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 100, &o, check_huge, NULL), UP_OK);
+    CHECK_EQ(rep.items_all, 100);
+    o.report = NULL;
+    o.min_chunk = 1;
     o.min_chunk = 0;
     CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, mark, &c), UP_EINVAL);
     o.min_chunk = 10;
@@ -443,6 +517,7 @@ int main(int argc, char **argv)
     test_failure(test_size("UP_TEST_MPI_FAIL_N", 20000));
     test_timeout();
     test_huge();
+    test_full_queue();
     test_bad_args();
     test_wait();
     test_wait_parks();
