@@ -63,13 +63,15 @@ UP_API const char *up_mpi_level_name(int level);
 /* How a farm hands out the index space. */
 typedef enum up_mpi_schedule {
     UP_MPI_GUIDED = 0,  /* chunks of what is left / (2 * ranks), at least min_chunk (default) */
-    UP_MPI_DYNAMIC = 1, /* chunks of min_chunk */
+    UP_MPI_DYNAMIC = 1, /* chunks of min_chunk (both: at most n / ranks + 1) */
     UP_MPI_STATIC = 2   /* rank r takes [r*n/P, (r+1)*n/P), each lane an equal part of it;
                            no counter, no balancing (the baseline to compare with) */
 } up_mpi_schedule;
 
-/* What stopped a farm, on every rank alike (filled when the call returns
- * UP_OK, UP_ECANCELED or UP_ETIMEDOUT). */
+/* How a farm ended, filled on every rank whenever the ranks got to
+ * compare notes (every return but the local UP_EINVAL of check failures
+ * that forbid talking to them: no MPI, a thread level too low, no
+ * communicator). */
 typedef struct up_mpi_report {
     int status;     /* the call's return code                              */
     int rank;       /* UP_ECANCELED: the failing rank; -1 otherwise        */
@@ -87,11 +89,13 @@ typedef struct up_mpi_opts {
     uint64_t max_chunk;            /* largest chunk a rank takes, 0: no bound        */
     unsigned lanes;                /* pool tasks per rank running bodies, 0 .. 4096;
                                       0: the pool's CPUs                           */
-    uint64_t timeout_ns;           /* whole farm; 0: none. Past it no chunk starts
-                                      and the call returns UP_ETIMEDOUT            */
+    uint64_t timeout_ns;           /* whole farm, the same on every rank; 0: none.
+                                      Past it no chunk starts on any rank and the
+                                      call returns UP_ETIMEDOUT                    */
     uint64_t heartbeat_timeout_ns; /* silence after which a rank counts as dead, 10 ms
                                       .. 1 h; 0: UP_MPI_HEARTBEAT_TIMEOUT (a duration
-                                      such as 2s, docs/env.md), else 1 s           */
+                                      such as 2s, docs/env.md), else 1 s. The
+                                      longest of any rank's serves them all        */
     int body_calls_mpi;            /* 1: bodies call MPI themselves, which needs
                                       MPI_THREAD_MULTIPLE (checked)                */
     up_mpi_report *report;         /* out, may be NULL                              */
@@ -104,14 +108,24 @@ UP_API int up_mpi_opts_init(up_mpi_opts *opts);
  * 0 on success, anything else fails the farm with that code. */
 typedef int (*up_mpi_body)(uint64_t begin, uint64_t end, void *ctx);
 
-/* Collective over comm: every rank calls it with the same n and schedule.
- * Runs body over [0, n) across the ranks on each rank's pool (a started
- * pool the calling thread is not a worker of). opts may be NULL
- * (defaults). Returns UP_OK, UP_ECANCELED (a body failed somewhere),
- * UP_ETIMEDOUT, UP_EINVAL (NULL comm/pool/body, n above 2^62, min_chunk 0
- * or above max_chunk, lanes above 4096, a thread level too low, a call
- * from a task of the same pool, ranks that disagree on n or the schedule), UP_ESTOPPED (the pool is
- * stopped), UP_ENOMEM. Calls on the same communicator must not overlap. */
+/* Collective over comm: every rank calls it with the same n, schedule and
+ * timeout. Runs body over [0, n) across the ranks on each rank's pool (a
+ * started pool the calling thread is not a worker of). opts may be NULL
+ * (defaults). The same return on every rank: UP_OK (every index ran),
+ * UP_ECANCELED (a body failed somewhere), UP_ETIMEDOUT, UP_EINVAL (on any
+ * rank: NULL pool or body, n above 2^62, min_chunk 0 or above max_chunk,
+ * lanes above 4096, a schedule out of range, a call from a task of the same
+ * pool, a malformed UP_MPI_HEARTBEAT_TIMEOUT, ranks that disagree on n,
+ * the schedule, the timeout or the reduction's size, a failed MPI call),
+ * UP_ENOMEM. A rank that can start no lane (its pool is stopped, its queue
+ * stays full for a heartbeat timeout, no memory for accumulators) runs
+ * nothing and the other ranks run its share; when they cannot (the static
+ * schedule, or no rank has lanes) every rank returns that rank's reason:
+ * UP_ESTOPPED, UP_EOVERLOAD or UP_ENOMEM. Without MPI, with a thread level
+ * below what the calling thread needs, or with MPI_COMM_NULL, the call
+ * returns UP_EINVAL at once, on that rank only. Lanes are started with
+ * up_submit, never a waiting submit, so the calling thread never runs a
+ * body. Calls on the same communicator must not overlap. */
 UP_API int up_mpi_for(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opts *opts,
                       up_mpi_body body, void *ctx);
 
@@ -134,8 +148,8 @@ UP_API int up_mpi_reduce(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_
  * request, and between tests yields (a task on a pooled stack parks and the
  * worker runs other tasks; elsewhere the thread yields, then sleeps in
  * steps of up to 100 us). Calling MPI from pool tasks needs
- * MPI_THREAD_MULTIPLE (checked: UP_EINVAL otherwise, except on the main
- * thread with FUNNELED or better). status may be MPI_STATUS_IGNORE.
+ * MPI_THREAD_MULTIPLE (checked: UP_EINVAL otherwise; outside pool tasks
+ * the main thread may call it with FUNNELED or better). status may be MPI_STATUS_IGNORE.
  * UP_OK; UP_EINVAL for a NULL request or an MPI error (its text in
  * up_last_error()). up_mpi_wait_timeout returns UP_ETIMEDOUT when the
  * request is still pending after timeout_ns (it stays active). */
