@@ -269,15 +269,7 @@ static void block_on(void *arg)
 
 static void test_full_queue(void)
 {
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 1;
-    cfg.shard_max_workers = 1;
-    cfg.max_workers = 1;
-    cfg.queue_capacity = 2;
-    up_pool *full;
-    CHECK_EQ(up_pool_create(&full, &cfg), UP_OK);
+    up_pool *full = test_one_worker_pool(2, NULL, NULL);
     static atomic_int gate;
     atomic_store(&gate, 0);
     bool victim = rank == size - 1;
