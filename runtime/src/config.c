@@ -27,11 +27,6 @@ extern char **environ;
 static char **process_environ(void) { return environ; }
 #endif
 
-#define KIB UINT64_C(1024)
-#define US  UINT64_C(1000)
-#define MS  UINT64_C(1000000)
-#define SEC UINT64_C(1000000000)
-
 static _Thread_local char errbuf[256];
 
 void up__set_error(const char *fmt, ...)
@@ -124,15 +119,16 @@ static const option options[] = {
     NUM("UP_MAX_WORKERS", max_workers, 'u', 1, 1u << 20, 0, 1),
     NUM("UP_QUEUE_CAPACITY", queue_capacity, 'u', 2, 1u << 24, 1, 0),
     NUM("UP_DEQUE_CAPACITY", deque_capacity, 'u', 2, 1u << 20, 1, 0),
-    NUM("UP_IDLE_TIMEOUT", idle_timeout_ns, 'd', US, 30 * 24 * 3600 * SEC, 0, 0),
-    NUM("UP_EXTRA_IDLE_TIMEOUT", extra_idle_timeout_ns, 'd', US, 30 * 24 * 3600 * SEC, 0, 0),
-    NUM("UP_SPAWN_DELAY", spawn_delay_ns, 'd', 10 * US, 10 * SEC, 0, 0),
+    NUM("UP_IDLE_TIMEOUT", idle_timeout_ns, 'd', UP__US, 30 * 24 * 3600 * UP__SEC, 0, 0),
+    NUM("UP_EXTRA_IDLE_TIMEOUT", extra_idle_timeout_ns, 'd', UP__US, 30 * 24 * 3600 * UP__SEC, 0,
+        0),
+    NUM("UP_SPAWN_DELAY", spawn_delay_ns, 'd', 10 * UP__US, 10 * UP__SEC, 0, 0),
     NUM("UP_SPIN", spin, 'u', 0, 10000000, 0, 1),
     NUM("UP_SUBMIT_HELP", submit_help, 'i', 0, 2, 0, 1),
     ENUM("UP_BIND", bind, bind_words, bind_cnames),
     NUM("UP_SHARD_MAX_CORES", shard_max_cores, 'u', 1, 4096, 0, 1),
     ENUM("UP_SHARD_CHOICE", shard_choice, choice_words, choice_cnames),
-    NUM("UP_STACK_SIZE", stack_size, 'z', 64 * KIB, 1024 * 1024 * KIB, 0, 1),
+    NUM("UP_STACK_SIZE", stack_size, 'z', 64 * UP__KIB, 1024 * 1024 * UP__KIB, 0, 1),
     NUM("UP_OMP_SHARE", omp_share, 'i', 0, 1, 0, 1),
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
@@ -152,9 +148,9 @@ static const char *const layer_vars[] = {"UP_NUM_THREADS", "UP_THREAD_LIMIT",
  * the library: the tools' and tests' own variables, and names a later
  * version reads. None of them draws the unknown-name warning. */
 static const char *const reserved_vars[] = {
-    "UP_BACKEND", /* the parallel layer's backend (pragmas/src/backend.c) */
-    "UP_FUZZ",    /* set by ctest for the configuration fuzzer */
-    "UP_MACHINE", /* the machine name scripts/bench-par records */
+    "UP_BACKEND",               /* the parallel layer's backend (pragmas/src/backend.c) */
+    "UP_FUZZ",                  /* set by ctest for the configuration fuzzer */
+    "UP_MACHINE",               /* the machine name scripts/bench-par records */
     "UP_MPI_HEARTBEAT_TIMEOUT", /* read by the MPI mode's farms (runtime/mpi/farm.c) */
 };
 static const char *const reserved_prefixes[] = {
@@ -223,93 +219,6 @@ static void set_field(up_config *cfg, const option *o, uint64_t v)
 
 /* ---- parsing ---------------------------------------------------------- */
 
-/* Parses a whole decimal number; returns the index after the digits, -1
- * when there is no digit, -2 when the number does not fit in 64 bits. */
-static int parse_digits(const char *s, uint64_t *out)
-{
-    int i = 0;
-    uint64_t v = 0;
-    if (s[0] < '0' || s[0] > '9')
-        return -1;
-    for (; s[i] >= '0' && s[i] <= '9'; i++) {
-        uint64_t d = (uint64_t)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -2;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return i;
-}
-
-static int mul_checked(uint64_t v, uint64_t m, uint64_t *out)
-{
-    if (m && v > UINT64_MAX / m)
-        return -2;
-    *out = v * m;
-    return 0;
-}
-
-/* "500ms", "2s", "100us", "750ns", "1m", "0"; a bare number other than 0
- * is refused because its unit would be a guess. */
-int up__parse_duration(const char *s, uint64_t *out)
-{
-    uint64_t v;
-    int n = parse_digits(s, &v);
-    if (n < 0)
-        return n;
-    const char *u = s + n;
-    uint64_t m;
-    if (*u == '\0')
-        m = v == 0 ? 1 : 0;
-    else if (!strcmp(u, "ns"))
-        m = 1;
-    else if (!strcmp(u, "us"))
-        m = US;
-    else if (!strcmp(u, "ms"))
-        m = MS;
-    else if (!strcmp(u, "s"))
-        m = SEC;
-    else if (!strcmp(u, "m") || !strcmp(u, "min"))
-        m = 60 * SEC;
-    else if (!strcmp(u, "h"))
-        m = 3600 * SEC;
-    else
-        m = 0;
-    if (m == 0)
-        return -1;
-    return mul_checked(v, m, out);
-}
-
-/* "65536", "256k", "8M", "1G" (binary multiples). */
-static int parse_size(const char *s, uint64_t *out)
-{
-    uint64_t v;
-    int n = parse_digits(s, &v);
-    if (n < 0)
-        return n;
-    const char *u = s + n;
-    uint64_t m = 0;
-    if (*u == '\0')
-        m = 1;
-    else if (!strcmp(u, "k") || !strcmp(u, "K") || !strcmp(u, "KiB"))
-        m = KIB;
-    else if (!strcmp(u, "M") || !strcmp(u, "MiB"))
-        m = KIB * KIB;
-    else if (!strcmp(u, "G") || !strcmp(u, "GiB"))
-        m = KIB * KIB * KIB;
-    if (m == 0)
-        return -1;
-    return mul_checked(v, m, out);
-}
-
-static int parse_number(const char *s, uint64_t *out)
-{
-    int n = parse_digits(s, out);
-    if (n < 0)
-        return n;
-    return s[n] == '\0' ? 0 : -1;
-}
-
 static int parse_word(const char *s, const char *const *words, uint64_t *out)
 {
     for (uint64_t i = 0; words[i]; i++)
@@ -317,24 +226,6 @@ static int parse_word(const char *s, const char *const *words, uint64_t *out)
             *out = i;
             return 0;
         }
-    return -1;
-}
-
-/* The one boolean parser: every boolean variable goes through it. */
-int up__parse_bool(const char *s, int *out)
-{
-    static const char *const yes[] = {"1", "true", "yes", "on", "y"};
-    static const char *const no[] = {"0", "false", "no", "off", "n"};
-    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
-        if (!strcasecmp(s, yes[i])) {
-            *out = 1;
-            return 0;
-        }
-        if (!strcasecmp(s, no[i])) {
-            *out = 0;
-            return 0;
-        }
-    }
     return -1;
 }
 
@@ -378,57 +269,25 @@ static int parse_value(const option *o, const char *s, uint64_t *out)
     case 'd':
         return up__parse_duration(s, out);
     case 'z':
-        return parse_size(s, out);
+        return up__parse_size(s, out);
     case 'e':
         return parse_word(s, o->words, out);
     default:
-        return parse_number(s, out);
+        return up__parse_number(s, out);
     }
 }
 
 /* ---- printing values -------------------------------------------------- */
-
-/* A duration in the largest unit that divides it exactly, in the form the
- * parser reads back: 1s, 250us, 90s, 720h. */
-static void format_duration(uint64_t ns, char *buf, size_t size)
-{
-    static const struct {
-        uint64_t mul;
-        const char *unit;
-    } units[] = {{3600 * SEC, "h"}, {60 * SEC, "m"}, {SEC, "s"}, {MS, "ms"}, {US, "us"}};
-    if (ns == 0) {
-        snprintf(buf, size, "0");
-        return;
-    }
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (ns % units[i].mul == 0) {
-            snprintf(buf, size, "%" PRIu64 "%s", ns / units[i].mul, units[i].unit);
-            return;
-        }
-    snprintf(buf, size, "%" PRIu64 "ns", ns);
-}
-
-static void format_size(uint64_t bytes, char *buf, size_t size)
-{
-    if (bytes && bytes % (KIB * KIB * KIB) == 0)
-        snprintf(buf, size, "%" PRIu64 "G", bytes / (KIB * KIB * KIB));
-    else if (bytes && bytes % (KIB * KIB) == 0)
-        snprintf(buf, size, "%" PRIu64 "M", bytes / (KIB * KIB));
-    else if (bytes && bytes % KIB == 0)
-        snprintf(buf, size, "%" PRIu64 "k", bytes / KIB);
-    else
-        snprintf(buf, size, "%" PRIu64, bytes);
-}
 
 /* A value as the variable would spell it. */
 static void format_value(const option *o, uint64_t v, char *buf, size_t size)
 {
     switch (o->kind) {
     case 'd':
-        format_duration(v, buf, size);
+        up__format_duration(v, buf, size);
         break;
     case 'z':
-        format_size(v, buf, size);
+        up__format_size(v, buf, size);
         break;
     case 'e':
         if (v <= o->hi)
@@ -545,9 +404,9 @@ static void defaults(up_config *cfg)
     cfg->max_workers = 0;
     cfg->queue_capacity = 1024;
     cfg->deque_capacity = 256;
-    cfg->idle_timeout_ns = 1 * SEC;
-    cfg->extra_idle_timeout_ns = 50 * MS;
-    cfg->spawn_delay_ns = 1 * MS;
+    cfg->idle_timeout_ns = 1 * UP__SEC;
+    cfg->extra_idle_timeout_ns = 50 * UP__MS;
+    cfg->spawn_delay_ns = 1 * UP__MS;
     cfg->spin = 256;
     cfg->submit_help = 2;
     cfg->bind = UP_BIND_NONE;

@@ -8,13 +8,26 @@
 
 #include <ultrapool/pool.h>
 
+/* Units of the configuration's values. */
+#define UP__KIB UINT64_C(1024)
+#define UP__US  UINT64_C(1000)
+#define UP__MS  UINT64_C(1000000)
+#define UP__SEC UINT64_C(1000000000)
+
 /* These return 0 on success, -1 on a malformed value and (the numeric
  * ones) -2 on a number too large for 64 bits. */
 int up__parse_duration(const char *s, uint64_t *out);
+int up__parse_size(const char *s, uint64_t *out);   /* 65536, 256k, 8M, 1G */
+int up__parse_number(const char *s, uint64_t *out); /* decimal digits only */
 int up__parse_bind(const char *s, up_bind *out);
 int up__parse_shard_choice(const char *s, up_shard_choice *out);
 /* The one boolean parser: 1 0 true false yes no on off y n, any case. */
 int up__parse_bool(const char *s, int *out);
+
+/* A duration or size as its variable would spell it (1s, 250us; 8M): the
+ * parsers above read it back. */
+void up__format_duration(uint64_t ns, char *buf, size_t size);
+void up__format_size(uint64_t bytes, char *buf, size_t size);
 
 /* 1 when the variable is set to a true boolean, else 0 (unset or
  * malformed; up_config_init reports a malformed one). */
