@@ -98,6 +98,22 @@ static int run_body(farm *f, unsigned lane, range r)
     return f->body(r.begin, r.end, f->ctx);
 }
 
+/* Under the lock, after a body ran r: counts it, or keeps the first
+ * failure. Returns whether it succeeded. */
+static bool ran_locked(farm *f, range r, int rc)
+{
+    if (rc == 0) {
+        f->items += r.end - r.begin;
+        return true;
+    }
+    if (!f->failed) {
+        f->failed = true;
+        f->body_code = rc;
+        f->failed_chunk = r;
+    }
+    return false;
+}
+
 static void lane_main(void *arg)
 {
     farm *f = arg;
@@ -116,13 +132,7 @@ static void lane_main(void *arg)
             pthread_mutex_unlock(&f->lock);
             int rc = run_body(f, lane, r);
             pthread_mutex_lock(&f->lock);
-            if (rc != 0 && !f->failed) {
-                f->failed = true;
-                f->body_code = rc;
-                f->failed_chunk = r;
-            }
-            if (rc == 0)
-                f->items += r.end - r.begin;
+            ran_locked(f, r, rc);
         }
     } else {
         for (;;) {
@@ -139,17 +149,11 @@ static void lane_main(void *arg)
             pthread_mutex_unlock(&f->lock);
             int rc = run_body(f, lane, r);
             pthread_mutex_lock(&f->lock);
-            if (rc != 0) {
-                if (!f->failed) {
-                    f->failed = true;
-                    f->body_code = rc;
-                    f->failed_chunk = r;
-                }
+            if (!ran_locked(f, r, rc)) {
                 f->stopping = true;
                 pthread_cond_broadcast(&f->have);
                 break;
             }
-            f->items += r.end - r.begin;
         }
     }
     if (--f->lanes_live == 0)
@@ -318,6 +322,15 @@ static int coordinate(coord *c)
     return c->mpi_rc;
 }
 
+static void beat_if_due(void *arg)
+{
+    up__ledger *l = arg;
+    uint64_t now = up__now_ns();
+    int stop = 0;
+    if (now >= l->next_tick_ns)
+        up__ledger_tick(l, now, &stop);
+}
+
 /* Waits for every rank to finish its lanes, beating and watching
  * meanwhile, so a rank that dies now is still reported. */
 static int wait_for_all(coord *c)
@@ -326,23 +339,8 @@ static int wait_for_all(coord *c)
     int rc = MPI_Ibarrier(c->l->comm, &req);
     if (rc != MPI_SUCCESS)
         return up__mpi_error("up_mpi_for: MPI_Ibarrier", rc);
-    uint64_t nap = 1000;
-    for (;;) {
-        int done = 0;
-        if ((rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-            return up__mpi_error("up_mpi_for: MPI_Test", rc);
-        if (done)
-            return UP_OK;
-        uint64_t now = up__now_ns();
-        if (now >= c->l->next_tick_ns) {
-            int stop = 0;
-            up__ledger_tick(c->l, now, &stop);
-        }
-        struct timespec ts = up__timespec_from_ns(nap);
-        nanosleep(&ts, NULL);
-        if (nap < 100000)
-            nap *= 2;
-    }
+    return up__mpi_test_until(&req, MPI_STATUS_IGNORE, UINT64_MAX, beat_if_due, c->l,
+                              "up_mpi_for: MPI_Test");
 }
 
 /* Thread-local context of the user operation inside MPI_Allreduce. */

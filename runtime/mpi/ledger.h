@@ -70,6 +70,13 @@ int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop);
 /* Lets MPI progress pending operations that target this rank. */
 void up__ledger_progress(up__ledger *l);
 
+/* Tests req until it completes (UP_OK) or the deadline passes
+ * (UP_ETIMEDOUT; UINT64_MAX: never), calling between(arg) after each
+ * failed test when given, and yielding, then sleeping in growing steps up
+ * to 100 us (wait.c). An MPI error: UP_EINVAL, its text after `who`. */
+int up__mpi_test_until(MPI_Request *req, MPI_Status *status, uint64_t deadline,
+                       void (*between)(void *), void *arg, const char *who);
+
 /* Text of an MPI error code into up_last_error(), prefixed by what. */
 int up__mpi_error(const char *what, int code);
 

@@ -1,8 +1,5 @@
 /* up_mpi_wait: completing a request from a task without holding its
  * worker in MPI_Wait. */
-#include <sched.h>
-#include <time.h>
-
 #include <ultrapool/mpi.h>
 #include <ultrapool/wait.h>
 
@@ -13,6 +10,34 @@
  * from a rank on the same node often comes within a few microseconds. */
 #define YIELDS_BEFORE_SLEEP 64
 #define MAX_NAP_NS          100000u
+
+/* The one test-and-yield loop of the MPI mode (ledger.h). up_yield and
+ * up_sleep_ns park a task on a pooled stack and block anything else, as
+ * sched_yield and nanosleep would. */
+int up__mpi_test_until(MPI_Request *req, MPI_Status *status, uint64_t deadline,
+                       void (*between)(void *), void *arg, const char *who)
+{
+    uint64_t nap = 1000;
+    for (unsigned round = 0;; round++) {
+        int done = 0;
+        int rc = MPI_Test(req, &done, status);
+        if (rc != MPI_SUCCESS)
+            return up__mpi_error(who, rc);
+        if (done)
+            return UP_OK;
+        if (up__remaining_ns(deadline) == 0)
+            return UP_ETIMEDOUT;
+        if (between)
+            between(arg);
+        if (round < YIELDS_BEFORE_SLEEP) {
+            up_yield();
+            continue;
+        }
+        up_sleep_ns(nap);
+        if (nap < MAX_NAP_NS)
+            nap *= 2;
+    }
+}
 
 int up_mpi_wait_timeout(MPI_Request *req, MPI_Status *status, uint64_t timeout_ns)
 {
@@ -29,33 +54,7 @@ int up_mpi_wait_timeout(MPI_Request *req, MPI_Status *status, uint64_t timeout_n
     if (rc != UP_OK)
         return rc;
     uint64_t deadline = timeout_ns == UINT64_MAX ? UINT64_MAX : up__deadline_after(timeout_ns);
-    uint64_t nap = 1000;
-    for (unsigned round = 0;; round++) {
-        int done = 0;
-        if ((rc = MPI_Test(req, &done, status)) != MPI_SUCCESS)
-            return up__mpi_error("up_mpi_wait: MPI_Test", rc);
-        if (done)
-            return UP_OK;
-        if (up__remaining_ns(deadline) == 0)
-            return UP_ETIMEDOUT;
-        if (round < YIELDS_BEFORE_SLEEP) {
-            if (in_task)
-                up_yield();
-            else
-                sched_yield();
-            continue;
-        }
-        /* up_sleep_ns parks a task on a pooled stack and blocks anything
-         * else, like nanosleep. */
-        if (in_task) {
-            up_sleep_ns(nap);
-        } else {
-            struct timespec ts = up__timespec_from_ns(nap);
-            nanosleep(&ts, NULL);
-        }
-        if (nap < MAX_NAP_NS)
-            nap *= 2;
-    }
+    return up__mpi_test_until(req, status, deadline, NULL, NULL, "up_mpi_wait: MPI_Test");
 }
 
 int up_mpi_wait(MPI_Request *req, MPI_Status *status)
