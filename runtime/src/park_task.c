@@ -34,6 +34,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock.h"
 #include "fiber.h"
@@ -178,6 +179,8 @@ static void publish(park_req *req)
     up__wrec *rec = req->rec, *rec2 = req->rec2;
     /* From here on req may be gone. */
     up__fetch_add_relaxed(&ws->tasks_parked, 1);
+    if (!up__load_relaxed(&ws->pool->parked_ever))
+        up__store_relaxed(&ws->pool->parked_ever, 1);
     switch (kind) {
     case REQ_SLEEP:
         up__timer_push(ws, rec, deadline);
@@ -239,6 +242,54 @@ void up__park_run_worker(up__worker *w)
         up__worker_loop(w, NULL);
     }
     w->thread_ctx = NULL;
+}
+
+/* Room for one more parked task. Every task that parks keeps the stack it
+ * ran on and needs a fresh one for its worker's loop, so the pool's stack
+ * budget (vm.max_map_count, stack_pool.h) bounds the tasks parked at once.
+ * A task that parks when no stack is left can only block its thread, and
+ * a pool whose workers block that way grows toward its caps (the monitor
+ * adds a worker for each blocked one) while every new worker blocks the
+ * same way. So a worker starts a new task only holding a spare stack in
+ * its cache, the one the task's park would take; when none can be had it
+ * leaves the queues to the submitters (who wait for room) and resumes
+ * parked tasks, whose ends give stacks back. Tasks parked on an event
+ * that only a queued task would set never give them back: once no parked
+ * task resumed for SHORT_WAIT_MAX_NS the worker starts new tasks anyway,
+ * and those that park block, as they would without this rule. A pool
+ * whose tasks never parked skips all of it (parked_ever). */
+#define SHORT_WAIT_MAX_NS  10000000u
+#define SHORT_WAIT_NAP_NS  100000u
+
+int up__park_room_slow(up__worker *w)
+{
+    up_pool *p = w->pool;
+    if (!up__load_relaxed(&p->parked_ever))
+        return 1;
+    up__stack_pool *sp = up__load_acquire(&p->stacks);
+    up__stack *s;
+    if (!sp || up__stack_acquire(sp, &s) == 0) {
+        if (sp)
+            up__stack_cache_put(&w->stacks, sp, s);
+        w->stack_short_since = 0;
+        return 1;
+    }
+    up__wait *ws = up__load_acquire(&p->wait);
+    uint64_t resumed = ws ? up__load_relaxed(&ws->tasks_resumed) : 0;
+    uint64_t now = up__now_ns();
+    if (w->stack_short_since == 0 || resumed != w->stack_short_resumed) {
+        w->stack_short_since = now;
+        w->stack_short_resumed = resumed;
+        return 0;
+    }
+    return now - w->stack_short_since > SHORT_WAIT_MAX_NS;
+}
+
+void up__park_room_wait(up__worker *w)
+{
+    (void)w;
+    struct timespec ts = up__timespec_from_ns(SHORT_WAIT_NAP_NS);
+    nanosleep(&ts, NULL); /* a signal only shortens the nap */
 }
 
 /* The task that just returned into the loop frames on me has been resumed

@@ -70,6 +70,12 @@ struct up__worker {
     struct up__tfiber *cur;  /* (owner) */
     up__fiber *thread_ctx;   /* (owner) */
     up__stack_cache stacks;  /* (owner) */
+    /* Since when this worker has left queued tasks for want of a stack
+     * (0: it does not), and the pool's resume count it saw then
+     * (up__park_room). */
+    uint64_t stack_short_since;   /* (owner) */
+    uint64_t stack_short_resumed; /* (owner) */
+    unsigned turns;               /* (owner) released tasks first on odd turns (find_work) */
     /* Statistics: written by the owner only (relaxed), summed by readers. */
     UP_ALIGNED_LINE _Atomic uint64_t executed;
     _Atomic uint64_t steals;
@@ -106,8 +112,9 @@ struct up__shard {
     up__worker *idle_top;     /* (lock idle_lock) parked workers, LIFO */
     _Atomic unsigned nparked; /* (written under idle_lock) length of that list */
     /* Submitters blocked on a full queue: one of them sets space_armed
-     * before sleeping, and the next consumer that sees it set clears it and
-     * wakes them all (one system call per episode, not one per task). */
+     * before sleeping, and the first consumer that sees it set with the
+     * queue drained to half clears it and wakes them all (one system call
+     * per episode, not one per task, and room for all it wakes). */
     UP_ALIGNED_LINE _Atomic int space_armed;
     up__event space;
     /* Tasks run by submitters while the queue was full (counted after
@@ -189,6 +196,7 @@ struct up_pool {
      * start allocates. */
     struct up__stack_pool *_Atomic stacks; /* (atomic) */
     _Atomic int stacks_state;              /* (atomic) */
+    _Atomic int parked_ever;               /* (atomic) a task of the pool has parked */
     up__stack_pool stacks_mem;             /* (once, then its own lock) */
 
     pthread_mutex_t mu;      /* protects live and the cv waits */
@@ -241,6 +249,17 @@ void up__park_run_worker(up__worker *w);
 _Noreturn void up__park_loop_stale(struct up_pool *p, up__tfiber *me);
 /* Destroy: frees the pool's task stacks (every worker has exited). */
 void up__park_free_pool(struct up_pool *p);
+/* Whether w may start a new task (a queued one; not one of its own
+ * deque's or a released one): 1 when a task that parks would find a
+ * stack, or the pool's tasks never park (park_task.c says why). */
+int up__park_room_slow(up__worker *w);
+static inline int up__park_room(up__worker *w)
+{
+    return w->stacks.n != 0 || up__park_room_slow(w);
+}
+/* w found no task it could start while up__park_room said no: a short
+ * sleep before it looks again. */
+void up__park_room_wait(up__worker *w);
 int up__take_from_shard(up_pool *p, up__shard *s, up__task *out);
 int up__help_once(up_pool *p);
 /* Whether the calling thread should help p now: a worker of p always (it

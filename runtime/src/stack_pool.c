@@ -3,6 +3,7 @@
 #include "stack_pool.h"
 
 #include "atomic.h"
+#include "clock.h"
 #include "fiber.h"
 
 #include <errno.h>
@@ -185,6 +186,43 @@ fail:
     return NULL;
 }
 
+/* How many free stacks keep their pages, and how many stay mapped: the
+ * configured bounds, or the recent peak of stacks in use when that is
+ * more. Giving pages back (madvise) and unmapping both cost a TLB
+ * shootdown across the process's CPUs, several microseconds each, and a
+ * pool whose parked tasks resume in bursts (a timer tick releases them
+ * together) swings from many stacks in use to few and back: with fixed
+ * bounds, or bounds that follow the use itself, it would pay one per task.
+ * The peak halves (down to what is in use) once per PEAK_DECAY_NS of
+ * releases, so free stacks cost at most what the peak use cost, and a
+ * pool that stays smaller gives the excess back as it goes. */
+#define PEAK_DECAY_NS 1000000000u
+
+static void note_use(up__stack_pool *p)
+{
+    if (p->in_use > p->use_peak)
+        p->use_peak = p->in_use;
+}
+
+static void decay_peak(up__stack_pool *p)
+{
+    uint64_t now = up__now_ns();
+    if (now - p->peak_at < PEAK_DECAY_NS)
+        return;
+    p->peak_at = now;
+    p->use_peak = p->use_peak / 2 > p->in_use ? p->use_peak / 2 : p->in_use;
+}
+
+static size_t hot_bound(const up__stack_pool *p)
+{
+    return p->use_peak > p->cfg.hot_max ? p->use_peak : p->cfg.hot_max;
+}
+
+static size_t free_bound(const up__stack_pool *p)
+{
+    return p->use_peak > p->cfg.free_max ? p->use_peak : p->cfg.free_max;
+}
+
 int up__stack_acquire(up__stack_pool *p, up__stack **out)
 {
     *out = NULL;
@@ -201,6 +239,7 @@ int up__stack_acquire(up__stack_pool *p, up__stack **out)
     if (s) {
         p->in_use++;
         p->reused++;
+        note_use(p);
         pthread_mutex_unlock(&p->lock);
         s->next = NULL;
         *out = s;
@@ -213,6 +252,7 @@ int up__stack_acquire(up__stack_pool *p, up__stack **out)
     /* Reserve the place, then map outside the lock (a system call). */
     p->mapped++;
     p->in_use++;
+    note_use(p);
     pthread_mutex_unlock(&p->lock);
     s = map_stack(p);
     pthread_mutex_lock(&p->lock);
@@ -227,31 +267,28 @@ int up__stack_acquire(up__stack_pool *p, up__stack **out)
     return s ? 0 : UP_ENOMEM;
 }
 
-void up__stack_release(up__stack_pool *p, up__stack *s)
+/* Under the lock: s leaves the hot list's accounting for the cold one.
+ * Returns 1 when the caller must give its pages back and then list it
+ * (cold_list), 0 when it must unmap it. Its place is reserved while
+ * unlocked: n_cold counts it before it is on the list. */
+static int to_cold(up__stack_pool *p)
 {
-    pthread_mutex_lock(&p->lock);
-    p->in_use--;
-    if (p->n_hot < p->cfg.hot_max) {
-        s->next = p->hot;
-        p->hot = s;
-        p->n_hot++;
-        pthread_mutex_unlock(&p->lock);
-        return;
-    }
-    /* Cold: give the pages back outside the lock, then keep the mapping
-     * if the pool has room for it. Its place is reserved while unlocked:
-     * n_cold counts it before it is on the list. */
-    int keep = p->n_hot + p->n_cold < p->cfg.free_max;
+    int keep = p->n_hot + p->n_cold < free_bound(p);
     if (keep)
         p->n_cold++;
     else
         p->mapped--;
-    pthread_mutex_unlock(&p->lock);
+    return keep;
+}
+
+/* Outside the lock: gives s's pages back (every page but the top one,
+ * which holds the descriptor) and lists it cold, or unmaps it. */
+static void cold_list(up__stack_pool *p, up__stack *s, int keep)
+{
     if (!keep) {
         unmap_stack(p, s);
         return;
     }
-    /* Every page but the top one, which holds the descriptor. */
     char *top_page = s->map + s->map_size - p->page;
     madvise(s->lo, (size_t)(top_page - s->lo), STACK_MADV_COLD);
     s->cold = 1;
@@ -259,6 +296,35 @@ void up__stack_release(up__stack_pool *p, up__stack *s)
     s->next = p->cold;
     p->cold = s;
     pthread_mutex_unlock(&p->lock);
+}
+
+void up__stack_release(up__stack_pool *p, up__stack *s)
+{
+    pthread_mutex_lock(&p->lock);
+    p->in_use--;
+    decay_peak(p);
+    if (p->n_hot < hot_bound(p)) {
+        s->next = p->hot;
+        p->hot = s;
+        p->n_hot++;
+        pthread_mutex_unlock(&p->lock);
+        return;
+    }
+    int keep = to_cold(p);
+    /* A hot list left long by a larger use shrinks by one more per
+     * release, so it follows the use down to hot_max. */
+    up__stack *extra = NULL;
+    int keep_extra = 0;
+    if (p->n_hot > hot_bound(p)) {
+        extra = p->hot;
+        p->hot = extra->next;
+        p->n_hot--;
+        keep_extra = to_cold(p);
+    }
+    pthread_mutex_unlock(&p->lock);
+    cold_list(p, s, keep);
+    if (extra)
+        cold_list(p, extra, keep_extra);
 }
 
 void up__stack_pool_read_stats(up__stack_pool *p, up__stack_pool_stats *out)

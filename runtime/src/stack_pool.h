@@ -7,9 +7,13 @@
  * committed by the kernel only when touched, so a parked fiber costs the
  * pages its frames reach (one or two for a shallow waiter), not the whole
  * stack. A released stack stays "hot" (pages kept, reuse costs nothing)
- * while the pool holds fewer than hot_max free stacks; beyond that it is
- * released to the OS (MADV_DONTNEED on Linux: every page but the top one,
- * which holds the descriptor), and beyond free_max it is unmapped.
+ * while the pool holds fewer than hot_max free stacks, or fewer than the
+ * recent peak of stacks in use; beyond that it is released to the OS
+ * (MADV_DONTNEED on Linux: every page but the top one, which holds the
+ * descriptor), and beyond free_max (or that peak, when more) it is
+ * unmapped. The bounds follow the peak, which halves every second, so
+ * that a pool whose parked tasks keep resuming and parking does not give
+ * pages back per task (stack_pool.c).
  *
  * The kernel's map count. A guarded stack is two kernel mappings (VMAs):
  * the guard and the stack cannot merge because their protections differ,
@@ -69,10 +73,11 @@ typedef struct up__stack_pool_stats {
 /* The pool. Invariant (under lock): hot and cold are singly linked free
  * lists, no stack is on both or on either while acquired; n_hot counts the
  * hot list, n_cold the cold list plus the stacks a release is making cold
- * outside the lock (they join the list next); n_hot <= hot_max, n_hot +
- * n_cold <= free_max, and mapped = in_use + n_hot + n_cold except while an
- * acquire maps a stack or a release unmaps one (counted before the
- * system call). A plain mutex: acquiring a stack is rare next
+ * outside the lock (they join the list next); a release lists a stack
+ * hot only while n_hot < max(hot_max, use_peak) and keeps it mapped only
+ * while n_hot + n_cold < max(free_max, use_peak), and mapped = in_use +
+ * n_hot + n_cold except while an acquire maps a stack or a release unmaps
+ * one (counted before the system call). A plain mutex: acquiring a stack is rare next
  * to running on it (a worker keeps its own few in an up__stack_cache), so
  * contention on it does not matter. */
 typedef struct up__stack_pool {
@@ -82,6 +87,8 @@ typedef struct up__stack_pool {
     up__stack *hot, *cold;     /* lock */
     size_t n_hot, n_cold;      /* lock */
     size_t mapped, in_use;     /* lock */
+    size_t use_peak;           /* lock: the recent peak of in_use (stack_pool.c) */
+    uint64_t peak_at;          /* lock: when use_peak last decayed */
     uint64_t created, reused;  /* lock */
 } up__stack_pool;
 

@@ -205,6 +205,13 @@ static void wait_for_space(up_pool *p, up__shard *s, uint64_t deadline)
     up__monitor_poke(p);
 }
 
+/* The home shard's tasks park (cede.c's mark). A helping submitter then
+ * runs none of them: a waiting call parks its task only on a worker, so a
+ * task run here that sleeps or waits would hold this thread, the one that
+ * keeps submitting, for its whole wait. The submit waits for room
+ * instead, which the workers make as fast as tasks park. */
+static int tasks_park(up_pool *p, unsigned home) { return up__load_relaxed(&p->shards[home].parking); }
+
 static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadline)
 {
     if (!p || !t->fn) {
@@ -240,6 +247,7 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
      * expect their worker's state (up_worker_local()). */
     int may_help =
         (mode & MODE_WAIT) && p->cfg.submit_help && !(w && w->pool == p) && !p->cfg.on_worker_start;
+
     /* A backlog at home: the workers do not keep up, so a submitter at
      * the default level runs its own task (cede.c). */
     if (may_help && p->cfg.submit_help == 2 &&
@@ -255,7 +263,7 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
          * shard is stuck until that thread runs again, and this CPU stays
          * busy meanwhile. */
         int rc = push_from(p, home, 0, t, mode);
-        if (rc == UP_EOVERLOAD && may_help && up__help_enter()) {
+        if (rc == UP_EOVERLOAD && may_help && !tasks_park(p, home) && up__help_enter()) {
             int ran = help_one(p, home, 0);
             if (p->cfg.submit_help == 1) {
                 up__help_leave();
@@ -297,7 +305,7 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
             up__run_counted(p, w, &p->shards[w->shard], t);
             return UP_OK;
         }
-        if (may_help && up__help_enter()) {
+        if (may_help && !tasks_park(p, home) && up__help_enter()) {
             int ran = help_one(p, home, 1);
             up__help_leave();
             if (ran)

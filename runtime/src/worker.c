@@ -22,8 +22,14 @@ int up__take_from_shard(up_pool *p, up__shard *s, up__task *out)
     if (up__mpmc_pop(&s->q, out) != UP__MPMC_OK)
         return 0;
     /* Pairs with the sequentially consistent store of space_armed in
-     * submit.c: a blocked submitter either sees the room or is notified. */
-    if (up__load_seqcst(&s->space_armed) && up__exchange_acq_rel(&s->space_armed, 0))
+     * submit.c: a blocked submitter either sees the room or is notified.
+     * They are notified once the queue has drained to half: woken at the
+     * first free slot, a hundred blocked submitters would all run for the
+     * one that gets it, and sleep again. (A sleeper's slice bounds its
+     * wait where the consumers stop before that, wait_for_space.) */
+    if (up__load_seqcst(&s->space_armed) &&
+        up__mpmc_accepted(&s->q) - up__mpmc_taken(&s->q) <= (s->q.mask + 1) / 2 &&
+        up__exchange_acq_rel(&s->space_armed, 0))
         up__event_notify_all(&s->space);
     return 1;
 }
@@ -95,10 +101,21 @@ static up__shard *probe_map(up_pool *p, unsigned home, up__worker *self, up__tas
 
 /* Own deque (newest first), then the near shards nearest first: each
  * shard's queue, then its workers' deques (oldest first); then, in a pool
- * with many shards, those the work map marks. */
+ * with many shards, those the work map marks. Returns 1 with *out filled,
+ * 0 when nothing was found, and FIND_SHORT when the worker may start no
+ * new task for want of a stack (up__park_room) and found no released one. */
+#define FIND_SHORT (-1)
 static int find_work(up__worker *w, up__task *out)
 {
     if (up__deque_pop(&w->dq, out) == UP__DEQUE_OK)
+        return 1;
+    if (__builtin_expect(!up__park_room(w), 0))
+        return up__wait_take(w, out) ? 1 : FIND_SHORT;
+    /* Released waiting tasks and queued ones take turns: a pool whose
+     * queues never empty (submitters keep them full) would otherwise
+     * resume no parked task, and those hold the stacks new tasks need.
+     * A turn of released ones is a batch (wait.c), run from the deque. */
+    if ((++w->turns & 1) && up__wait_take(w, out))
         return 1;
     up_pool *p = w->pool;
     const unsigned *order = &p->plan.order[w->shard * p->nshards];
@@ -143,7 +160,7 @@ int up__help_once(up_pool *p)
     if (up__load_relaxed(&p->lent) != 0)
         return 0; /* the CPUs are lent to OpenMP (up_omp_lend) */
     if (w && w->pool == p) {
-        if (!find_work(w, &t))
+        if (find_work(w, &t) <= 0)
             return 0;
         up__run_counted(p, w, &p->shards[w->shard], &t);
         return 1;
@@ -251,7 +268,8 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
     for (;;) {
         if (__builtin_expect(up__load_relaxed(&p->lent) != 0, 0))
             up__lend_wait(w);
-        if (find_work(w, &t)) {
+        int found = find_work(w, &t);
+        if (found > 0) {
             if (searching) {
                 searching = 0;
                 up__store_relaxed(&w->looking, 0);
@@ -302,6 +320,12 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
                 return;
             }
             sched_yield(); /* a producer is mid-publish */
+            continue;
+        }
+        if (found == FIND_SHORT) {
+            /* Parked tasks hold every stack: the queued tasks wait until
+             * one comes back (a resume ends, or a timer releases one). */
+            up__park_room_wait(w);
             continue;
         }
         if (spins < p->cfg.spin) {
