@@ -186,7 +186,7 @@ static void publish(park_req *req)
         up__timer_push(ws, rec, deadline);
         break;
     case REQ_YIELD:
-        up__wait_release(ws, rec, 0);
+        up__wait_release_yield(ws, rec);
         break;
     default:
         up__event_push(ev, rec, up__load_acquire(&ev->head));
@@ -255,10 +255,12 @@ void up__park_run_worker(up__worker *w)
  * leaves the queues to the submitters (who wait for room) and resumes
  * parked tasks, whose ends give stacks back. Tasks parked on an event
  * that only a queued task would set never give them back: once no parked
- * task resumed for SHORT_WAIT_MAX_NS the worker starts new tasks anyway,
+ * task resumed for SHORT_WAIT_MAX_NS (a quarter second: longer than the
+ * gap between the budget filling up and the first sleeper's end for
+ * sleeps of up to about that long) the worker starts new tasks anyway,
  * and those that park block, as they would without this rule. A pool
  * whose tasks never parked skips all of it (parked_ever). */
-#define SHORT_WAIT_MAX_NS  10000000u
+#define SHORT_WAIT_MAX_NS  250000000u
 #define SHORT_WAIT_NAP_NS  100000u
 
 int up__park_room_slow(up__worker *w)

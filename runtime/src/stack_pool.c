@@ -17,6 +17,8 @@
 
 #include <ultrapool/pool.h>
 
+#define PEAK_DECAY_NS 1000000000u /* stack_pool.h: peak_decay_ns */
+
 #if !defined(MAP_ANONYMOUS)
 #define MAP_ANONYMOUS MAP_ANON
 #endif
@@ -93,7 +95,8 @@ void up__stack_pool_config_init(up__stack_pool_config *cfg)
                                    .guard = 1,
                                    .hot_max = 16,
                                    .free_max = 1024,
-                                   .max_stacks = 0};
+                                   .max_stacks = 0,
+                                   .peak_decay_ns = PEAK_DECAY_NS};
 }
 
 int up__stack_pool_init(up__stack_pool *p, const up__stack_pool_config *cfg)
@@ -157,7 +160,8 @@ static up__stack *map_stack(up__stack_pool *p)
             if (!up__exchange_acq_rel(&budget_said, 1))
                 fprintf(stderr,
                         "ultrapool: %zu guarded task stacks reach what vm.max_map_count=%ld "
-                        "allows (two mappings each, %d left to the program); for N stacks set "
+                        "allows (two mappings each, %d left to the program): queued tasks wait "
+                        "for parked ones to end; for N parked tasks at once set "
                         "sysctl vm.max_map_count=2*N+%d or more\n",
                         guarded_budget, up__stack_max_map_count(), MAP_RESERVE, MAP_RESERVE);
             return NULL;
@@ -193,21 +197,21 @@ fail:
  * pool whose parked tasks resume in bursts (a timer tick releases them
  * together) swings from many stacks in use to few and back: with fixed
  * bounds, or bounds that follow the use itself, it would pay one per task.
- * The peak halves (down to what is in use) once per PEAK_DECAY_NS of
- * releases, so free stacks cost at most what the peak use cost, and a
+ * The peak halves (down to what is in use) once per peak_decay_ns (1 s
+ * by default) at a release, so free stacks cost at most what the peak use cost, and a
  * pool that stays smaller gives the excess back as it goes. */
-#define PEAK_DECAY_NS 1000000000u
-
 static void note_use(up__stack_pool *p)
 {
-    if (p->in_use > p->use_peak)
+    if (p->in_use > p->use_peak) {
         p->use_peak = p->in_use;
+        p->peak_at = up__now_ns(); /* a new peak lasts a full period */
+    }
 }
 
 static void decay_peak(up__stack_pool *p)
 {
     uint64_t now = up__now_ns();
-    if (now - p->peak_at < PEAK_DECAY_NS)
+    if (now - p->peak_at < p->cfg.peak_decay_ns)
         return;
     p->peak_at = now;
     p->use_peak = p->use_peak / 2 > p->in_use ? p->use_peak / 2 : p->in_use;

@@ -11,7 +11,7 @@
  * recent peak of stacks in use; beyond that it is released to the OS
  * (MADV_DONTNEED on Linux: every page but the top one, which holds the
  * descriptor), and beyond free_max (or that peak, when more) it is
- * unmapped. The bounds follow the peak, which halves every second, so
+ * unmapped. The bounds follow the peak, which halves every peak_decay_ns, so
  * that a pool whose parked tasks keep resuming and parking does not give
  * pages back per task (stack_pool.c).
  *
@@ -59,6 +59,8 @@ typedef struct up__stack_pool_config {
     size_t free_max;   /* free stacks kept mapped at all (default 1024, >= hot_max) */
     size_t max_stacks; /* stacks mapped at once by this pool, 0: no own limit
                           (the map-count budget still applies to guarded ones) */
+    uint64_t peak_decay_ns; /* the recent peak of stacks in use, which raises both
+                               bounds above, halves once per this long (default 1 s) */
 } up__stack_pool_config;
 
 typedef struct up__stack_pool_stats {

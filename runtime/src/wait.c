@@ -123,22 +123,29 @@ int up__wait_run_now(up_pool *p, up__wait *ws, up_fn fn, void *arg, const char *
     return UP_OK;
 }
 
+/* A chain's head word: the next chain, and these flags in its low bits. */
+#define CHAIN_CANCELLED UINT64_C(1)
+#define CHAIN_YIELD     UINT64_C(2) /* one parked up_yield (nyield counts them) */
+#define CHAIN_FLAGS     (CHAIN_CANCELLED | CHAIN_YIELD)
+
 /* Under rel_mu: chain c becomes the list's last. */
-static void link_chain(up__wait *ws, up__wrec *c, uint64_t cancelled)
+static void link_chain(up__wait *ws, up__wrec *c, uint64_t flags)
 {
-    c->word = cancelled;
+    c->word = flags;
+    if (flags & CHAIN_YIELD)
+        up__store_relaxed(&ws->nyield, up__load_relaxed(&ws->nyield) + 1);
     if (ws->rel_last)
-        ws->rel_last->word = (uint64_t)(uintptr_t)c | (ws->rel_last->word & 1);
+        ws->rel_last->word = (uint64_t)(uintptr_t)c | (ws->rel_last->word & CHAIN_FLAGS);
     else
         ws->rel_first = c;
     ws->rel_last = c;
     up__store_seqcst(&ws->nchains, up__load_relaxed(&ws->nchains) + 1);
 }
 
-static void put_chain(up__wait *ws, up__wrec *c, uint64_t cancelled)
+static void put_chain(up__wait *ws, up__wrec *c, uint64_t flags)
 {
     pthread_mutex_lock(&ws->rel_mu);
-    link_chain(ws, c, cancelled);
+    link_chain(ws, c, flags);
     pthread_mutex_unlock(&ws->rel_mu);
     up_pool *p = ws->pool;
     up__publish_wake(p, up__home_shard(p));
@@ -149,7 +156,13 @@ static void put_chain(up__wait *ws, up__wrec *c, uint64_t cancelled)
 void up__wait_release(up__wait *ws, up__wrec *chain, int cancelled)
 {
     if (chain)
-        put_chain(ws, chain, cancelled ? 1 : 0);
+        put_chain(ws, chain, cancelled ? CHAIN_CANCELLED : 0);
+}
+
+void up__wait_release_yield(up__wait *ws, up__wrec *r)
+{
+    r->next = NULL;
+    put_chain(ws, r, CHAIN_YIELD);
 }
 
 /* Takes the first chain; NULL when there is none. */
@@ -160,14 +173,16 @@ static up__wrec *pop_chain(up__wait *ws, int *cancelled)
     pthread_mutex_lock(&ws->rel_mu);
     up__wrec *c = ws->rel_first;
     if (c) {
-        ws->rel_first = (up__wrec *)(uintptr_t)(c->word & ~(uint64_t)1);
+        ws->rel_first = (up__wrec *)(uintptr_t)(c->word & ~CHAIN_FLAGS);
         if (!ws->rel_first)
             ws->rel_last = NULL;
+        if (c->word & CHAIN_YIELD)
+            up__store_relaxed(&ws->nyield, up__load_relaxed(&ws->nyield) - 1);
         up__store_seqcst(&ws->nchains, up__load_relaxed(&ws->nchains) - 1);
     }
     pthread_mutex_unlock(&ws->rel_mu);
     if (c)
-        *cancelled = (int)(c->word & 1);
+        *cancelled = (int)(c->word & CHAIN_CANCELLED);
     return c;
 }
 
@@ -239,10 +254,18 @@ int up__wait_take(up__worker *w, up__task *out)
      * robin, BATCH records at a time, so a short chain (a ticker's run)
      * released behind a chain of 1e8 waits for one batch, not for all. */
     if (r)
-        put_chain(ws, r, (uint64_t)cancelled);
+        put_chain(ws, r, cancelled ? CHAIN_CANCELLED : 0);
     else if (n > 1)
         up__publish_wake(p, w->shard);
     return 1;
+}
+
+int up__wait_take_early(up__worker *w, up__task *out)
+{
+    up__wait *ws = up__load_acquire(&w->pool->wait);
+    if (!ws || up__load_relaxed(&ws->nchains) == 0 || up__load_relaxed(&ws->nyield) != 0)
+        return 0;
+    return up__wait_take(w, out);
 }
 
 int up__wait_released_any(up_pool *p)

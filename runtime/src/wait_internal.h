@@ -34,7 +34,8 @@ struct up__worker;
 /* One waiting task. next links the record into an event's list, a wheel
  * slot or a released chain; word is the expiry tick while on the wheel,
  * and on the release list the head record of a chain keeps there the link
- * to the next chain (bit 0: the chain was cancelled by a destroy). */
+ * to the next chain (bit 0: the chain was cancelled by a destroy; bit 1:
+ * the chain is one parked up_yield). */
 typedef struct up__wrec {
     struct up__wrec *next;
     up_fn fn;
@@ -43,7 +44,7 @@ typedef struct up__wrec {
 } up__wrec;
 
 _Static_assert(sizeof(up__wrec) <= 64, "a waiting task costs at most 64 bytes");
-_Static_assert(_Alignof(up__wrec) >= 2, "bit 0 of a record pointer is free");
+_Static_assert(_Alignof(up__wrec) >= 4, "bits 0 and 1 of a record pointer are free");
 
 /* The slabs of one pool (waiter_slab.c). */
 typedef struct up__slab {
@@ -84,6 +85,7 @@ struct up__wait {
     UP_ALIGNED_LINE pthread_mutex_t rel_mu;
     up__wrec *rel_first, *rel_last; /* (lock rel_mu) */
     _Atomic uint64_t nchains;       /* (atomic, written under rel_mu) */
+    _Atomic uint64_t nyield;        /* (atomic, written under rel_mu) of them, parked up_yields */
     /* Counters (see the top of this file). */
     UP_ALIGNED_LINE _Atomic uint64_t accepted;
     UP_ALIGNED_LINE _Atomic uint64_t taken;
@@ -123,12 +125,21 @@ int up__wait_run_now(struct up_pool *p, up__wait *ws, up_fn fn, void *arg, const
  * destroy (each runs with up_cancelled() true). */
 void up__wait_release(up__wait *ws, up__wrec *chain, int cancelled);
 
+/* Releases r, the record of a task parked in up_yield: it resumes after
+ * the tasks queued or released before it (see up__wait_take_early). */
+void up__wait_release_yield(up__wait *ws, up__wrec *r);
+
 /* Hooks of the pool. */
 /* find_work, when the deque and the queues are empty: takes a batch of
  * released records, returns one as *out and pushes the rest into w's
  * deque, each counted in w's pushed before it is visible. 1 when *out was
  * filled. */
 int up__wait_take(struct up__worker *w, up__task *out);
+/* find_work's turn for released tasks ahead of the queues (worker.c): as
+ * up__wait_take, but 0 while a parked up_yield is on the list, which must
+ * resume after the tasks queued before it, as it does when the list is
+ * taken after the queues. */
+int up__wait_take_early(struct up__worker *w, up__task *out);
 /* Released chains are waiting (seq_cst load: the idle protocol's last
  * look and the stop's check). */
 int up__wait_released_any(struct up_pool *p);

@@ -115,7 +115,7 @@ static int find_work(up__worker *w, up__task *out)
      * queues never empty (submitters keep them full) would otherwise
      * resume no parked task, and those hold the stacks new tasks need.
      * A turn of released ones is a batch (wait.c), run from the deque. */
-    if ((++w->turns & 1) && up__wait_take(w, out))
+    if ((++w->turns & 1) && up__wait_take_early(w, out))
         return 1;
     up_pool *p = w->pool;
     const unsigned *order = &p->plan.order[w->shard * p->nshards];

@@ -415,12 +415,16 @@ static void test_pool(void)
     CHECK_EQ(up__stack_pool_init(&p, &c), UP_EINVAL);
     CHECK_EQ(up__stack_pool_init(NULL, NULL), UP_EINVAL);
 
-    /* One hot, one cold, the rest unmapped; at most 3 mapped at once. */
+    /* One hot, one cold, the rest unmapped; at most 3 mapped at once. The
+     * peak of stacks in use, which raises both bounds, decays at every
+     * release here (peak_decay_ns 0): the bounds are hot_max and free_max
+     * once nothing is in use. */
     up__stack_pool_config_init(&c);
     c.stack_size = 20000; /* rounded up to pages */
     c.hot_max = 1;
     c.free_max = 2;
     c.max_stacks = 3;
+    c.peak_decay_ns = 0;
     CHECK_EQ(up__stack_pool_init(&p, &c), 0);
     up__stack *s[4];
     for (int i = 0; i < 3; i++) {
@@ -454,6 +458,30 @@ static void test_pool(void)
     CHECK(st.reused == 2 && st.created == 3);
     up__stack_release(&p, r1);
     up__stack_release(&p, r0);
+    up__stack_pool_destroy(&p);
+
+    /* With the default decay (a second) the recent peak of stacks in use
+     * bounds the free ones instead: all four released stay hot, their
+     * pages kept, however small hot_max and free_max are. */
+    up__stack_pool_config_init(&c);
+    c.hot_max = 1;
+    c.free_max = 1;
+    CHECK_EQ(up__stack_pool_init(&p, &c), 0);
+    for (int i = 0; i < 4; i++) {
+        CHECK_EQ(up__stack_acquire(&p, &s[i]), 0);
+        s[i]->lo[100] = (char)(0x10 + i);
+    }
+    for (int i = 0; i < 4; i++)
+        up__stack_release(&p, s[i]);
+    up__stack_pool_read_stats(&p, &st);
+    CHECK(st.mapped == 4 && st.in_use == 0 && st.free_hot == 4 && st.free_cold == 0);
+    for (int i = 3; i >= 0; i--) {
+        CHECK_EQ(up__stack_acquire(&p, &r0), 0);
+        CHECK(r0 == s[i]); /* most recently released first */
+        CHECK_EQ((unsigned char)r0->lo[100], 0x10 + i);
+    }
+    for (int i = 0; i < 4; i++)
+        up__stack_release(&p, s[i]);
     up__stack_pool_destroy(&p);
 
     /* A worker's cache: what is put comes back first, without the pool;

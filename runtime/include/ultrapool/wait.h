@@ -109,11 +109,20 @@ UP_API uint64_t up_timer_skipped(const up_timer *t);
  *     up_submit_wait facing a full queue ...) of another task;
  *   - for up_event_wait, the event belongs to that same pool;
  *   - the pool is not stopped (a stopped pool accepts no new waits);
- *   - a stack for the worker's next loop can be had: guarded stacks count
+ *   - a stack for the worker's next loop can be had. Guarded stacks count
  *     against the kernel's map count (two mappings each; see
- *     vm.max_map_count: beyond (max_map_count - 4096) / 2 stacks in the
- *     process, about 30,700 at the default of 65,530, calls block instead;
- *     raise it to 2 * N + 4096 for N parked tasks), and memory;
+ *     vm.max_map_count): the process maps at most (max_map_count - 4096)
+ *     / 2 of them, about 30,700 at the default of 65,530 (raise it to
+ *     2 * N + 4096 for N parked tasks; the first time the limit is met,
+ *     one line on stderr says so). Once a pool's tasks have parked, a
+ *     worker starts a queued task only when it holds a spare stack for
+ *     it; while parked tasks hold every stack, workers resume parked
+ *     tasks (whose ends give stacks back) and leave the queued ones
+ *     waiting, so submits wait for room rather than tasks blocking.
+ *     Only when no parked task of the pool has resumed for 250 ms (they
+ *     wait for an event that a queued task would set, say) do workers
+ *     start queued tasks anyway, and those calls then block; memory
+ *     running out does the same;
  *   - the task is not using the parallel layer (<ultrapool/parallel.h>)
  *     on this thread: it is not a region member (nor inside an
  *     up_parallel it called) and not a task of the layer (up_task and
@@ -124,14 +133,17 @@ UP_API uint64_t up_timer_skipped(const up_timer *t);
  * submitter or a group waiter, the conditions above) the call blocks the
  * calling thread, as the corresponding system call would; no call
  * deadlocks by itself, but a pool task that blocks holds its worker (the
- * monitor adds workers for blocked ones). A thread that submits waiting
- * tasks with up_submit_wait and later sets their event should use
- * submit_help 0 (UP_SUBMIT_HELP=0): with helping on, a full queue makes
- * it run one of those tasks itself, whose wait then blocks the very
- * thread that would set the event. (A submit facing a backlog of short
- * tasks also runs its own task, but never while the shard's tasks call
- * these waits: a worker that runs such a call marks the shard until 32
- * tasks in a row have returned without one.)
+ * monitor adds workers for blocked ones). Submitters that help (a
+ * waiting submit facing a full queue runs queued tasks itself, and one
+ * facing a backlog of short tasks runs its own, UP_SUBMIT_HELP) run none
+ * while the shard's tasks call these waits: a worker that runs such a
+ * call marks the shard until 32 tasks in a row have returned without
+ * one, and a submit then waits for room instead. Before the first such
+ * call on a shard, a helping submitter may still run a task that waits
+ * and be blocked by it: a thread that submits waiting tasks with
+ * up_submit_wait and later sets their event itself should use
+ * submit_help 0 (UP_SUBMIT_HELP=0), or up_submit_on, which never runs
+ * a task on the caller.
  *
  * A parked task may resume on another thread: code around these calls
  * must not keep a thread-local variable's address (or a value such as

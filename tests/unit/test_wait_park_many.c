@@ -1,0 +1,140 @@
+/* Parked tasks in bulk, submitted with up_submit_wait as a program would:
+ *
+ * 1. A submitter that faces a full queue runs none of the shard's tasks
+ *    once they are known to park: each of them would block the submitter
+ *    for its whole sleep. Every task runs once, on a worker.
+ * 2. More sleeping tasks than the process may map guarded stacks for
+ *    (vm.max_map_count): every one parks (none blocks its thread), runs
+ *    once, and the pool stays at one worker per CPU plus one, where it
+ *    used to grow to its cap of threads blocked in clock_nanosleep. Skipped
+ *    (77) where the limit cannot be read or is raised so far that the run
+ *    would take minutes. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <ultrapool/wait.h>
+
+#include "check.h"
+
+#define MS UINT64_C(1000000)
+
+static pthread_t submitter;
+static _Atomic unsigned on_submitter, done;
+static _Atomic unsigned char *runs;
+
+static void sleep_then_count(void *arg)
+{
+    uintptr_t id = (uintptr_t)arg;
+    if (pthread_equal(pthread_self(), submitter))
+        atomic_fetch_add(&on_submitter, 1);
+    CHECK_EQ(up_sleep_ns(5 * MS), UP_OK);
+    atomic_fetch_add(&runs[id], 1);
+    atomic_fetch_add(&done, 1);
+}
+
+static void check_each_once(unsigned n)
+{
+    unsigned bad = 0;
+    for (unsigned i = 0; i < n; i++)
+        bad += atomic_load(&runs[i]) != 1;
+    CHECK_EQ(bad, 0u);
+}
+
+static void test_helpers_skip_parking_tasks(void)
+{
+    const unsigned n = (unsigned)test_size("UP_TEST_PARK_HELP_TASKS", 3000);
+    runs = calloc(n + 1, 1);
+    CHECK(runs != NULL);
+    up_config cfg;
+    up_config_init(&cfg);
+    cfg.shards = 1;
+    cfg.queue_capacity = 16;
+    cfg.submit_help = 2;
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    submitter = pthread_self();
+    /* One task that parks marks the shard; it is submitted without
+     * helping, and the flood starts once it has run. */
+    atomic_store(&done, 0);
+    CHECK_EQ(up_submit(p, sleep_then_count, (void *)(uintptr_t)n), UP_OK);
+    WAIT_UNTIL(atomic_load(&done) == 1, 10000);
+    CHECK_EQ(atomic_load(&done), 1u);
+    for (unsigned i = 0; i < n; i++)
+        CHECK_EQ(up_submit_wait(p, sleep_then_count, (void *)(uintptr_t)i), UP_OK);
+    /* Done before the stop: a stopped pool parks no new wait (wait.h). */
+    WAIT_UNTIL(atomic_load(&done) == n + 1, 60000);
+    up_pool_stop_and_wait(p);
+    up_stats st;
+    up_pool_stats(p, &st);
+    printf("help: %u sleeping tasks through a 16-slot queue: %u ran on the submitter, "
+           "%llu resumed, workers peak %u\n",
+           n, atomic_load(&on_submitter), (unsigned long long)st.tasks_resumed, st.workers_peak);
+    CHECK_EQ(atomic_load(&on_submitter), 0u);
+    CHECK_EQ(atomic_load(&done), n + 1);
+    check_each_once(n);
+    CHECK_EQ(st.tasks_resumed, (uint64_t)n + 1);
+    up_pool_destroy(p);
+    free((void *)runs);
+}
+
+static long max_map_count(void)
+{
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (!f)
+        return -1;
+    long v = -1;
+    if (fscanf(f, "%ld", &v) != 1)
+        v = -1;
+    fclose(f);
+    return v;
+}
+
+static _Atomic unsigned long slept_long;
+static void sleep_long(void *arg)
+{
+    CHECK_EQ(up_sleep_ns(100 * MS), UP_OK);
+    atomic_fetch_add(&runs[(uintptr_t)arg], 1);
+    atomic_fetch_add(&slept_long, 1);
+}
+
+static int test_beyond_the_stack_budget(void)
+{
+    long maps = max_map_count();
+    if (maps < 0 || maps > 300000) {
+        printf("budget: vm.max_map_count %ld: not readable, or too high to reach here\n", maps);
+        return TEST_SKIP;
+    }
+    unsigned budget = maps > 4096 ? (unsigned)((maps - 4096) / 2) : 0;
+    unsigned n = budget + budget / 4 + 1000;
+    runs = calloc(n, 1);
+    CHECK(runs != NULL);
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, NULL), UP_OK);
+    unsigned cpus = up_pool_cpus(p);
+    uint64_t t0 = test_now_ns();
+    for (unsigned i = 0; i < n; i++)
+        CHECK_EQ(up_submit_wait(p, sleep_long, (void *)(uintptr_t)i), UP_OK);
+    WAIT_UNTIL(atomic_load(&slept_long) == n, 120000);
+    up_pool_stop_and_wait(p);
+    double s = (double)(test_now_ns() - t0) / 1e9;
+    up_stats st;
+    up_pool_stats(p, &st);
+    printf("budget: %u tasks sleeping 100 ms, %u guarded stacks allowed: %.2f s, %llu resumed, "
+           "workers peak %u (CPUs %u)\n",
+           n, budget, s, (unsigned long long)st.tasks_resumed, st.workers_peak, cpus);
+    CHECK_EQ(atomic_load(&slept_long), (unsigned long)n);
+    check_each_once(n);
+    CHECK_EQ(st.tasks_resumed, (uint64_t)n); /* every one parked, none blocked */
+    CHECK(st.workers_peak <= cpus + 1);
+    up_pool_destroy(p);
+    free((void *)runs);
+    return 0;
+}
+
+int main(void)
+{
+    test_helpers_skip_parking_tasks();
+    return test_beyond_the_stack_budget();
+}
