@@ -255,7 +255,7 @@ void up__park_free_pool(struct up_pool *p);
 int up__park_room_slow(up__worker *w);
 static inline int up__park_room(up__worker *w)
 {
-    return w->stacks.n != 0 || up__park_room_slow(w);
+    return w->stacks.n != 0 || !up__load_relaxed(&w->pool->parked_ever) || up__park_room_slow(w);
 }
 /* w found no task it could start while up__park_room said no: a short
  * sleep before it looks again. */

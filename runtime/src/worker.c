@@ -109,15 +109,16 @@ static int find_work(up__worker *w, up__task *out)
 {
     if (up__deque_pop(&w->dq, out) == UP__DEQUE_OK)
         return 1;
+    up_pool *p = w->pool;
     if (__builtin_expect(!up__park_room(w), 0))
         return up__wait_take(w, out) ? 1 : FIND_SHORT;
     /* Released waiting tasks and queued ones take turns: a pool whose
      * queues never empty (submitters keep them full) would otherwise
      * resume no parked task, and those hold the stacks new tasks need.
      * A turn of released ones is a batch (wait.c), run from the deque. */
-    if ((++w->turns & 1) && up__wait_take_early(w, out))
+    if (__builtin_expect(up__load_relaxed(&p->wait) != NULL, 0) && (++w->turns & 1) &&
+        up__wait_take_early(w, out))
         return 1;
-    up_pool *p = w->pool;
     const unsigned *order = &p->plan.order[w->shard * p->nshards];
     unsigned near = near_shards(p);
     for (unsigned k = 0; k < near; k++) {
