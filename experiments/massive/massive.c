@@ -81,6 +81,18 @@ static const char *secs_str(char *buf, double s)
 
 double massive_elapsed(const massive_run *run) { return (bench_now_ns() - run->t0) / 1e9; }
 
+long long massive_read_number(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    long long v = -1;
+    if (f) {
+        if (fscanf(f, "%lld", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
 /* Lines from several threads (main, status, ticker) must not interleave. */
 static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
 

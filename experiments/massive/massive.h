@@ -75,6 +75,10 @@ void massive_tick(massive_run *run);
  * few thousand launches. */
 int massive_memory_low(const massive_run *run, char *why, size_t why_size);
 
+/* The first number in a file such as /proc/sys/vm/max_map_count; -1 when
+ * it cannot be read. */
+long long massive_read_number(const char *path);
+
 /* Seconds since the start of the run, for the lines a mode prints. */
 double massive_elapsed(const massive_run *run);
 

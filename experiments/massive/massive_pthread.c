@@ -85,18 +85,6 @@ static int setup(massive_run *run, char *why, size_t why_size)
     return 0;
 }
 
-static long long read_number(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    long long v = -1;
-    if (f) {
-        if (fscanf(f, "%lld", &v) != 1)
-            v = -1;
-        fclose(f);
-    }
-    return v;
-}
-
 static long count_lines(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -128,8 +116,8 @@ static long system_threads(void)
 /* The smallest of the limits every thread counts against, its name. */
 static long long thread_limit(const char **name)
 {
-    long long pid_max = read_number("/proc/sys/kernel/pid_max");
-    long long tmax = read_number("/proc/sys/kernel/threads-max"), best = -1;
+    long long pid_max = massive_read_number("/proc/sys/kernel/pid_max");
+    long long tmax = massive_read_number("/proc/sys/kernel/threads-max"), best = -1;
     struct rlimit nproc;
     *name = "none known";
     if (pid_max > 0) {
@@ -180,9 +168,9 @@ static void explain_failure(int rc, uint64_t made, char *why, size_t why_size)
     char cap[32] = "unlimited";
     if (getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY)
         snprintf(cap, sizeof cap, "%llu", (unsigned long long)nproc.rlim_cur);
-    long long pid_max = read_number("/proc/sys/kernel/pid_max");
-    long long tmax = read_number("/proc/sys/kernel/threads-max");
-    long long maps_max = read_number("/proc/sys/vm/max_map_count");
+    long long pid_max = massive_read_number("/proc/sys/kernel/pid_max");
+    long long tmax = massive_read_number("/proc/sys/kernel/threads-max");
+    long long maps_max = massive_read_number("/proc/sys/vm/max_map_count");
     long threads = system_threads(), maps = count_lines("/proc/self/maps");
     /* Which limit was met: the one the counts have reached. */
     const char *hit = "no limit in reach: memory or another cause";

@@ -74,13 +74,51 @@ long up__stack_max_map_count(void)
     return end == buf || v <= 0 ? -1 : v;
 }
 
+/* How a stack's guard page is made. Linux 6.13 and later install a
+ * lightweight guard region (MADV_GUARD_INSTALL): the page faults like a
+ * PROT_NONE one but stays part of the stack's mapping, so a guarded stack
+ * is one kernel mapping, not two, and neighbouring stacks may even merge;
+ * installing it takes the address-space lock for reading only, where
+ * mprotect takes it for writing and splits the mapping. Elsewhere (older
+ * kernels, other systems) the guard is a PROT_NONE page. Probed once, on
+ * a scratch mapping. */
+#if defined(__linux__)
+#if !defined(MADV_GUARD_INSTALL)
+#define MADV_GUARD_INSTALL 102
+#endif
+#define HAVE_GUARD_REGIONS 1
+#endif
+static int guard_regions; /* 1: MADV_GUARD_INSTALL works here (set once, budget_once) */
+
+static int probe_guard_regions(void)
+{
+#if defined(HAVE_GUARD_REGIONS)
+    long page = sysconf(_SC_PAGESIZE);
+    size_t pg = page > 0 ? (size_t)page : 4096;
+    char *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return 0;
+    int ok = madvise(m, pg, MADV_GUARD_INSTALL) == 0;
+    munmap(m, 2 * pg);
+    return ok;
+#else
+    return 0;
+#endif
+}
+
+/* Kernel mappings one guarded stack may take: one with guard regions (at
+ * most one however the stacks merge and split), two with a PROT_NONE
+ * guard. */
+static size_t maps_per_stack(void) { return guard_regions ? 1 : 2; }
+
 static void budget_read(void)
 {
+    guard_regions = probe_guard_regions();
     long max = up__stack_max_map_count();
     if (max < 0)
         guarded_budget = SIZE_MAX;
     else
-        guarded_budget = max > MAP_RESERVE ? (size_t)(max - MAP_RESERVE) / 2 : 0;
+        guarded_budget = max > MAP_RESERVE ? (size_t)(max - MAP_RESERVE) / maps_per_stack() : 0;
 }
 
 size_t up__stack_guarded_budget(void)
@@ -160,10 +198,12 @@ static up__stack *map_stack(up__stack_pool *p)
             if (!up__exchange_acq_rel(&budget_said, 1))
                 fprintf(stderr,
                         "ultrapool: %zu guarded task stacks reach what vm.max_map_count=%ld "
-                        "allows (two mappings each, %d left to the program): queued tasks wait "
+                        "allows (%s each, %d left to the program): queued tasks wait "
                         "for parked ones to end; for N parked tasks at once set "
-                        "sysctl vm.max_map_count=2*N+%d or more\n",
-                        guarded_budget, up__stack_max_map_count(), MAP_RESERVE, MAP_RESERVE);
+                        "sysctl vm.max_map_count=%sN+%d or more\n",
+                        guarded_budget, up__stack_max_map_count(),
+                        guard_regions ? "one mapping" : "two mappings", MAP_RESERVE,
+                        guard_regions ? "" : "2*", MAP_RESERVE);
             return NULL;
         }
     }
@@ -172,9 +212,17 @@ static up__stack *map_stack(up__stack_pool *p)
                      MAP_PRIVATE | MAP_ANONYMOUS | STACK_MAP_NORESERVE | STACK_MAP_STACK, -1, 0);
     if (map == MAP_FAILED)
         goto fail;
-    if (guard && mprotect(map, guard, PROT_NONE) != 0) {
-        munmap(map, map_size);
-        goto fail;
+    if (guard) {
+#if defined(HAVE_GUARD_REGIONS)
+        int rc = guard_regions ? madvise(map, guard, MADV_GUARD_INSTALL)
+                               : mprotect(map, guard, PROT_NONE);
+#else
+        int rc = mprotect(map, guard, PROT_NONE);
+#endif
+        if (rc != 0) {
+            munmap(map, map_size);
+            goto fail;
+        }
     }
     up__stack *s = (up__stack *)(map + map_size - DESC_SIZE);
     s->map = map;

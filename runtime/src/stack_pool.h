@@ -15,20 +15,23 @@
  * that a pool whose parked tasks keep resuming and parking does not give
  * pages back per task (stack_pool.c).
  *
- * The kernel's map count. A guarded stack is two kernel mappings (VMAs):
- * the guard and the stack cannot merge because their protections differ,
- * and neighbouring stacks cannot merge with each other for the same
- * reason. Linux caps a process's mappings at vm.max_map_count, 65,530 by
- * default; mmap and mprotect fail beyond it, and so would the malloc of
- * the rest of the program. The pools therefore stop mapping guarded stacks
- * at (max_map_count - 4096) / 2 of them, process-wide: 30,717 at the
+ * The kernel's map count. Linux caps a process's mappings (VMAs) at
+ * vm.max_map_count, 65,530 by default; mmap and mprotect fail beyond it,
+ * and so would the malloc of the rest of the program. Where the kernel
+ * has lightweight guard regions (MADV_GUARD_INSTALL, Linux 6.13 and
+ * later; probed once) the guard page is installed inside the stack's own
+ * mapping, and a guarded stack takes at most one mapping (neighbours
+ * often merge). Elsewhere the guard is a PROT_NONE page, a mapping of its
+ * own that cannot merge with the stack or its neighbours: two per stack.
+ * The pools stop mapping guarded stacks at (max_map_count - 4096) / M of
+ * them, process-wide, M being 1 or 2 as above: 61,434 or 30,717 at the
  * default, leaving 4,096 mappings to the rest of the program. For more
- * parked stackful tasks, raise the limit to at least 2 * N + 4096, e.g.
- * for a million: sysctl -w vm.max_map_count=2004096 (as root; put
- * vm.max_map_count=2004096 in /etc/sysctl.d/ to keep it). Unguarded pools
- * (guard = 0) have no such limit (their stacks need one mapping each and
- * neighbours merge), but an overflow then corrupts memory silently: they
- * are for measurements and tests only. */
+ * parked stackful tasks, raise the limit to at least M * N + 4096, e.g.
+ * for a million with PROT_NONE guards: sysctl -w vm.max_map_count=2004096
+ * (as root; put vm.max_map_count=2004096 in /etc/sysctl.d/ to keep it).
+ * Unguarded pools (guard = 0) have no such limit (their stacks need one
+ * mapping each and neighbours merge), but an overflow then corrupts
+ * memory silently: they are for measurements and tests only. */
 #ifndef UP_STACK_POOL_H
 #define UP_STACK_POOL_H
 
@@ -162,7 +165,7 @@ static inline void up__stack_cache_flush(up__stack_cache *c, up__stack_pool *p)
 long up__stack_max_map_count(void);
 
 /* How many guarded stacks all pools of the process may map together:
- * (max_map_count - 4096) / 2, read once; SIZE_MAX where there is no such
+ * (max_map_count - 4096) / M (M: see the top of this file), read once; SIZE_MAX where there is no such
  * limit to read. */
 size_t up__stack_guarded_budget(void);
 

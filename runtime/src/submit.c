@@ -209,7 +209,8 @@ static void wait_for_space(up_pool *p, up__shard *s, uint64_t deadline)
  * runs none of them: a waiting call parks its task only on a worker, so a
  * task run here that sleeps or waits would hold this thread, the one that
  * keeps submitting, for its whole wait. The submit waits for room
- * instead, which the workers make as fast as tasks park. */
+ * instead, which the workers make as fast as tasks park. (Before a
+ * worker has run the first of them the mark is not there yet: wait.h.) */
 static int tasks_park(up_pool *p, unsigned home) { return up__load_relaxed(&p->shards[home].parking); }
 
 static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadline)

@@ -110,11 +110,13 @@ UP_API uint64_t up_timer_skipped(const up_timer *t);
  *   - for up_event_wait, the event belongs to that same pool;
  *   - the pool is not stopped (a stopped pool accepts no new waits);
  *   - a stack for the worker's next loop can be had. Guarded stacks count
- *     against the kernel's map count (two mappings each; see
- *     vm.max_map_count): the process maps at most (max_map_count - 4096)
- *     / 2 of them, about 30,700 at the default of 65,530 (raise it to
- *     2 * N + 4096 for N parked tasks; the first time the limit is met,
- *     one line on stderr says so). Once a pool's tasks have parked, a
+ *     against the kernel's map count (see vm.max_map_count): one mapping
+ *     each on Linux 6.13 and later (lightweight guard regions), two
+ *     elsewhere (a PROT_NONE guard page), so the process maps at most
+ *     (max_map_count - 4096) / 1 or / 2 of them: about 61,400 or 30,700
+ *     at the default of 65,530 (raise it to N + 4096 or 2 * N + 4096 for
+ *     N parked tasks; the first time the limit is met, one line on stderr
+ *     says so and which). Once a pool's tasks have parked, a
  *     worker starts a queued task only when it holds a spare stack for
  *     it; while parked tasks hold every stack, workers resume parked
  *     tasks (whose ends give stacks back) and leave the queued ones
