@@ -9,6 +9,7 @@
  *
  * The ticker is a periodic timer of the same pool (up_timer_start), so
  * its lateness says how long a due task waits behind the others. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -98,7 +99,12 @@ static int guard_regions(void)
     char *m = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)
         return 0;
-    int ok = madvise(m, page, 102 /* MADV_GUARD_INSTALL */) == 0;
+    int ok = madvise(m, page, 102 /* MADV_GUARD_INSTALL */) == 0, fds[2];
+    if (ok && pipe(fds) == 0) { /* the page must refuse a copy from it */
+        ok = write(fds[1], m, 1) < 0 && errno == EFAULT;
+        close(fds[0]);
+        close(fds[1]);
+    }
     munmap(m, 2 * page);
     return ok;
 #else

@@ -99,6 +99,18 @@ static int probe_guard_regions(void)
     if (m == MAP_FAILED)
         return 0;
     int ok = madvise(m, pg, MADV_GUARD_INSTALL) == 0;
+    if (ok) {
+        /* Trusted only if the page now refuses access: the kernel's copy
+         * from it must fail. (An emulator may accept the advice and
+         * ignore it, as qemu-user does with advice it does not know.) */
+        int fds[2];
+        ok = 0;
+        if (pipe(fds) == 0) {
+            ok = write(fds[1], m, 1) < 0 && errno == EFAULT;
+            close(fds[0]);
+            close(fds[1]);
+        }
+    }
     munmap(m, 2 * pg);
     return ok;
 #else
