@@ -166,6 +166,10 @@ int up__stack_pool_init(up__stack_pool *p, const up__stack_pool_config *cfg)
     p->cfg = c;
     if (pthread_mutex_init(&p->lock, NULL) != 0)
         return UP_ENOMEM;
+    if (pthread_mutex_init(&p->chunk_mu, NULL) != 0) {
+        pthread_mutex_destroy(&p->lock);
+        return UP_ENOMEM;
+    }
     if (c.guard)
         up__stack_guarded_budget();
     return 0;
@@ -196,7 +200,50 @@ void up__stack_pool_destroy(up__stack_pool *p)
             unmap_stack(p, s);
         }
     }
+    if (p->chunk_left)
+        munmap(p->chunk_next, p->chunk_left * (p->cfg.stack_size + up__stack_guard_size(p)));
+    p->chunk_left = 0;
+    pthread_mutex_destroy(&p->chunk_mu);
     pthread_mutex_destroy(&p->lock);
+}
+
+/* Address space for one stack (guard included), cut from the pool's
+ * current chunk. Stacks are mapped up to CHUNK_MAX at a time (the first
+ * chunks smaller, so that a pool that needs few stacks reserves little
+ * address space): mmap takes the process's address-space lock for
+ * writing, which stalls every page fault of every thread meanwhile, and a
+ * pool whose parked tasks need thousands of stacks would take it once per
+ * stack. A stack cut from a chunk is unmapped on its own like any (munmap
+ * of part of a mapping), and the rest of the current chunk at destroy.
+ * NULL when the OS refuses even a single stack. */
+#define CHUNK_MIN 4
+#define CHUNK_MAX 64
+
+static char *carve(up__stack_pool *p, size_t map_size)
+{
+    pthread_mutex_lock(&p->chunk_mu);
+    if (p->chunk_left == 0) {
+        size_t k = p->chunk_stacks < CHUNK_MIN ? CHUNK_MIN : p->chunk_stacks;
+        char *m = MAP_FAILED;
+        for (; m == MAP_FAILED; k /= 2) {
+            m = mmap(NULL, k * map_size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | STACK_MAP_NORESERVE | STACK_MAP_STACK, -1, 0);
+            if (m != MAP_FAILED || k == 1)
+                break;
+        }
+        if (m == MAP_FAILED) {
+            pthread_mutex_unlock(&p->chunk_mu);
+            return NULL;
+        }
+        p->chunk_next = m;
+        p->chunk_left = k;
+        p->chunk_stacks = k * 2 > CHUNK_MAX ? CHUNK_MAX : k * 2;
+    }
+    char *r = p->chunk_next;
+    p->chunk_next += map_size;
+    p->chunk_left--;
+    pthread_mutex_unlock(&p->chunk_mu);
+    return r;
 }
 
 /* Maps a new stack; NULL when the budget or the OS refuses. */
@@ -220,9 +267,8 @@ static up__stack *map_stack(up__stack_pool *p)
         }
     }
     size_t map_size = p->cfg.stack_size + guard;
-    char *map = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | STACK_MAP_NORESERVE | STACK_MAP_STACK, -1, 0);
-    if (map == MAP_FAILED)
+    char *map = carve(p, map_size);
+    if (!map)
         goto fail;
     if (guard) {
 #if defined(HAVE_GUARD_REGIONS)

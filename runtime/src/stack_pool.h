@@ -93,6 +93,10 @@ typedef struct up__stack_pool {
     size_t n_hot, n_cold;      /* lock */
     size_t mapped, in_use;     /* lock */
     size_t use_peak;           /* lock: the recent peak of in_use (stack_pool.c) */
+    pthread_mutex_t chunk_mu;  /* the chunk new stacks are cut from (stack_pool.c) */
+    char *chunk_next;          /* chunk_mu: where the next stack starts */
+    size_t chunk_left;         /* chunk_mu: stacks left in the chunk */
+    size_t chunk_stacks;       /* chunk_mu: stacks in the next chunk */
     uint64_t peak_at;          /* lock: when use_peak last decayed */
     uint64_t created, reused;  /* lock */
 } up__stack_pool;
