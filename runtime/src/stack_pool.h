@@ -2,8 +2,10 @@
  * recycled through a free list, and the handler that turns an overflow
  * into that guard page into a clear crash.
  *
- * Memory. A stack is one anonymous mapping: a guard page (PROT_NONE) and
- * the stack above it, whose top 64 bytes hold its descriptor. Pages are
+ * Memory. A stack is a slot of an anonymous mapping that holds up to 64
+ * of them (stack_pool.c maps them in chunks): a guard page (a guard
+ * region or PROT_NONE, below) and the stack above it, whose top 64 bytes
+ * hold its descriptor. Pages are
  * committed by the kernel only when touched, so a parked fiber costs the
  * pages its frames reach (one or two for a shallow waiter), not the whole
  * stack. A released stack stays "hot" (pages kept, reuse costs nothing)
