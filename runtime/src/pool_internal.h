@@ -113,9 +113,11 @@ struct up__shard {
     _Atomic unsigned nparked; /* (written under idle_lock) length of that list */
     /* Submitters blocked on a full queue: one of them sets space_armed
      * before sleeping, and the first consumer that sees it set with the
-     * queue drained to half clears it and wakes them all (one system call
-     * per episode, not one per task, and room for all it wakes). */
+     * queue drained to half clears it and wakes one of them; a woken one
+     * that queued its task wakes the next while room remains (submit.c).
+     * space_sleepers counts the submitters asleep on space. */
     UP_ALIGNED_LINE _Atomic int space_armed;
+    _Atomic unsigned space_sleepers;
     up__event space;
     /* Tasks run by submitters while the queue was full (counted after
      * each returns). */

@@ -154,7 +154,7 @@ static int help_one(up_pool *p, unsigned home, int any)
     if (n == 0)
         return 0;
     if (up__load_seqcst(&s->space_armed) && up__exchange_acq_rel(&s->space_armed, 0))
-        up__event_notify_all(&s->space);
+        up__event_notify_one(&s->space);
     uint64_t t0 = up__now_ns();
     for (unsigned i = 0; i < n; i++)
         up__run_task(p, &batch[i]);
@@ -188,7 +188,10 @@ static int queue_full(up__mpmc *q)
  * bounded slice (so the monitor keeps being poked). Arming and then
  * re-reading the positions pairs with the consumer's CAS on head followed
  * by its load of space_armed (worker.c): either this thread sees the room
- * or that consumer sees the flag and wakes every sleeper. */
+ * or that consumer sees the flag and wakes a sleeper. Each sleeper woken
+ * so, once its task is queued, wakes the next (space_chain), so a wake-up
+ * reaches every sleeper there is room for, one at a time; the others
+ * sleep on to their slice, or to the next arming. */
 static void wait_for_space(up_pool *p, up__shard *s, uint64_t deadline)
 {
     uint32_t key = up__event_key(&s->space);
@@ -201,8 +204,21 @@ static void wait_for_space(up_pool *p, up__shard *s, uint64_t deadline)
     uint64_t slice = up__remaining_ns(deadline);
     if (slice > p->cfg.spawn_delay_ns)
         slice = p->cfg.spawn_delay_ns;
+    up__fetch_add_relaxed(&s->space_sleepers, 1);
     up__event_wait(&s->space, key, slice);
+    up__fetch_sub_relaxed(&s->space_sleepers, 1);
     up__monitor_poke(p);
+}
+
+/* A submitter that slept for room has queued its task: the next sleeper
+ * goes while at least a quarter of the queue is still free. */
+static void space_chain(up__shard *s)
+{
+    if (up__load_relaxed(&s->space_sleepers) == 0)
+        return;
+    uint64_t queued = up__mpmc_accepted(&s->q) - up__mpmc_taken(&s->q);
+    if (queued <= (s->q.mask + 1) / 4 * 3)
+        up__event_notify_one(&s->space);
 }
 
 /* The home shard's tasks park (cede.c's mark). A helping submitter then
@@ -254,6 +270,7 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
     if (may_help && p->cfg.submit_help == 2 &&
         up__inline_try(p, &p->shards[home], thread_hash() >> 16, t))
         return UP_OK;
+    int slept = 0;
     for (;;) {
         /* Home first. A helping submitter that finds it full runs a batch
          * of its queued tasks (oldest first), everything on this CPU's
@@ -282,8 +299,11 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
         }
         if (rc == UP_EOVERLOAD && p->nshards > 1)
             rc = push_from(p, home, 1, t, mode);
-        if (rc == UP_OK)
+        if (rc == UP_OK) {
+            if (slept)
+                space_chain(&p->shards[home]);
             return UP_OK;
+        }
         if (rc == UP_ESTOPPED) {
             up__set_error("submit: the pool is stopped");
             return UP_ESTOPPED;
@@ -313,6 +333,7 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
                 continue;
         }
         wait_for_space(p, &p->shards[home], deadline);
+        slept = 1;
     }
 }
 
