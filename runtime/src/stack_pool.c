@@ -183,6 +183,32 @@ static void unmap_stack(up__stack_pool *p, up__stack *s)
         up__fetch_sub_relaxed(&guarded_mapped, 1);
 }
 
+typedef struct addr_range {
+    char *lo;
+    size_t size;
+} addr_range;
+
+static int by_address(const void *a, const void *b)
+{
+    const addr_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Unmaps the n ranges of r (sorted here), each run of touching ones with
+ * one call. */
+static void unmap_ranges(addr_range *r, size_t n)
+{
+    qsort(r, n, sizeof *r, by_address);
+    for (size_t i = 0; i < n;) {
+        char *lo = r[i].lo, *hi = r[i].lo + r[i].size;
+        size_t j = i + 1;
+        for (; j < n && r[j].lo == hi; j++)
+            hi += r[j].size;
+        munmap(lo, (size_t)(hi - lo));
+        i = j;
+    }
+}
+
 void up__stack_pool_destroy(up__stack_pool *p)
 {
     pthread_mutex_lock(&p->lock);
@@ -191,18 +217,38 @@ void up__stack_pool_destroy(up__stack_pool *p)
         abort();
     }
     up__stack *lists[2] = {p->hot, p->cold};
+    size_t n = p->n_hot + p->n_cold;
     p->hot = p->cold = NULL;
     p->n_hot = p->n_cold = p->mapped = 0;
     pthread_mutex_unlock(&p->lock);
+    /* Neighbours (stacks cut from one chunk, and the chunk's uncut rest)
+     * go in one munmap each run: one per stack would split the chunk's
+     * mapping at every call, thousands of times for a pool that parked
+     * thousands of tasks. Per stack only when the list cannot be had. */
+    size_t slot = p->cfg.stack_size + up__stack_guard_size(p);
+    addr_range *r = malloc((n + 1) * sizeof *r);
+    size_t k = 0;
     for (int i = 0; i < 2; i++) {
         for (up__stack *s = lists[i], *next; s; s = next) {
             next = s->next;
-            unmap_stack(p, s);
+            if (r)
+                r[k++] = (addr_range){s->map, s->map_size};
+            else
+                unmap_stack(p, s);
         }
     }
-    if (p->chunk_left)
-        munmap(p->chunk_next, p->chunk_left * (p->cfg.stack_size + up__stack_guard_size(p)));
+    if (r && p->chunk_left)
+        r[k++] = (addr_range){p->chunk_next, p->chunk_left * slot};
+    else if (p->chunk_left)
+        munmap(p->chunk_next, p->chunk_left * slot);
     p->chunk_left = 0;
+    if (r) {
+        size_t guarded = p->cfg.guard ? n : 0;
+        unmap_ranges(r, k);
+        free(r);
+        if (guarded)
+            up__fetch_sub_relaxed(&guarded_mapped, guarded);
+    }
     pthread_mutex_destroy(&p->chunk_mu);
     pthread_mutex_destroy(&p->lock);
 }
