@@ -273,15 +273,30 @@ int up_event_wait_timeout(up_event *ev, uint64_t timeout_ns)
 
 int up_event_wait(up_event *ev) { return up_event_wait_timeout(ev, UINT64_MAX); }
 
+/* Sleeps shorter than this park in naps until their time has passed: the
+ * timer wheel's tick is about a millisecond (timer.c), twenty times
+ * longer, while a nap is released at once and resumes when a worker takes
+ * its turn with the released tasks, a few microseconds later on a busy
+ * pool. A lone short sleeper keeps its worker cycling until its time, at
+ * most this long. */
+#define NAP_SLEEP_NS 50000u
+
 int up_sleep_ns(uint64_t ns)
 {
     if (ns == 0)
         return UP_OK;
     note_wait();
     int prc;
-    if (up__park_sleep(up__deadline_after(ns), &prc))
+    uint64_t deadline = up__deadline_after(ns);
+    if (ns < NAP_SLEEP_NS) {
+        while (up__park_nap(&prc)) {
+            if (prc != UP_OK || up__now_ns() >= deadline)
+                return UP_OK; /* its time, or a destroy ended it */
+        }
+    } else if (up__park_sleep(deadline, &prc)) {
         return UP_OK;
-    struct timespec ts = up__timespec_from_ns(up__deadline_after(ns));
+    }
+    struct timespec ts = up__timespec_from_ns(deadline);
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
         ;
     return UP_OK;

@@ -47,7 +47,9 @@
 /* A task fiber (pool_internal.h) sits at the top of its stack's usable
  * area. */
 
-enum { REQ_SLEEP, REQ_EVENT, REQ_YIELD };
+/* REQ_NAP: a short sleep's turn (event.c), released at once like a task
+ * whose timer fired, not behind the queued tasks as a yield is. */
+enum { REQ_SLEEP, REQ_EVENT, REQ_YIELD, REQ_NAP };
 
 /* A timed event wait has two records, one on the event and one on the
  * wheel; the first to run resumes the task, the other does nothing. The
@@ -187,6 +189,9 @@ static void publish(park_req *req)
         break;
     case REQ_YIELD:
         up__wait_release_yield(ws, rec);
+        break;
+    case REQ_NAP:
+        up__wait_release(ws, rec, 0);
         break;
     default:
         up__event_push(ev, rec, up__load_acquire(&ev->head));
@@ -467,3 +472,5 @@ int up__park_event(up_event *ev, uint64_t deadline, int *rc)
 }
 
 int up__park_yield(int *rc) { return try_park(REQ_YIELD, NULL, 0, rc); }
+
+int up__park_nap(int *rc) { return try_park(REQ_NAP, NULL, 0, rc); }

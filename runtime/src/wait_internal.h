@@ -196,6 +196,9 @@ int up__wait_pinned(void);
 int up__park_sleep(uint64_t deadline, int *rc);
 int up__park_event(struct up_event *ev, uint64_t deadline, int *rc);
 int up__park_yield(int *rc);
+/* As up__park_yield, but the task is released at once, taking its turn
+ * with the other released tasks (a short sleep, event.c). */
+int up__park_nap(int *rc);
 /* timer.c */
 /* Starts the wheel if needed: after UP_OK, up__timer_push cannot fail. */
 int up__timer_ensure(up__wait *ws);

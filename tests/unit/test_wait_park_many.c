@@ -4,11 +4,13 @@
  *    once they are known to park: each of them would block the submitter
  *    for its whole sleep. Every task runs once, on a worker.
  * 2. More sleeping tasks than the process may map guarded stacks for
- *    (vm.max_map_count, one or two mappings a stack): every one parks (none blocks its thread), runs
- *    once, and the pool stays at one worker per CPU plus one, where it
+ *    (vm.max_map_count, one or two mappings a stack): every one parks
+ *    (none blocks its thread), runs once, and the pool stays at one
+ *    worker per CPU plus one, where it
  *    used to grow to its cap of threads blocked in clock_nanosleep. Skipped
  *    (77) where the limit cannot be read or is raised so far that the run
- *    would take minutes. */
+ *    would take minutes.
+ * 3. Sleeps shorter than the timer's tick park too and never end early. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -142,8 +144,46 @@ static int test_beyond_the_stack_budget(void)
     return 0;
 }
 
+/* 3. Sleeps shorter than the timer's tick park too (as naps, event.c) and
+ *    never end early. */
+static _Atomic unsigned short_done, short_early;
+static void sleep_short(void *arg)
+{
+    uint64_t ns = (uint64_t)(uintptr_t)arg, t0 = test_now_ns();
+    CHECK_EQ(up_sleep_ns(ns), UP_OK);
+    if (test_now_ns() - t0 < ns)
+        atomic_fetch_add(&short_early, 1);
+    atomic_fetch_add(&short_done, 1);
+}
+
+static void test_short_sleeps(void)
+{
+    up_config cfg;
+    up_config_init(&cfg);
+    cfg.shards = 1;
+    cfg.shard_min_workers = 1;
+    cfg.shard_max_workers = 1;
+    cfg.max_workers = 1;
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    const unsigned n = 400;
+    for (unsigned i = 0; i < n; i++)
+        CHECK_EQ(up_submit(p, sleep_short, (void *)(uintptr_t)(1000 + (i % 8) * 6000)), UP_OK);
+    WAIT_UNTIL(atomic_load(&short_done) == n, 30000);
+    up_stats st;
+    up_pool_stats(p, &st);
+    printf("short: %u sleeps of 1-43 us on one worker: %u early, %llu resumes\n", n,
+           atomic_load(&short_early), (unsigned long long)st.tasks_resumed);
+    CHECK_EQ(atomic_load(&short_done), n);
+    CHECK_EQ(atomic_load(&short_early), 0u);
+    CHECK(st.tasks_resumed >= n); /* each parked at least once: none held the worker */
+    up_pool_stop_and_wait(p);
+    up_pool_destroy(p);
+}
+
 int main(void)
 {
     test_helpers_skip_parking_tasks();
+    test_short_sleeps();
     return test_beyond_the_stack_budget();
 }

@@ -157,7 +157,12 @@ UP_API uint64_t up_timer_skipped(const up_timer *t);
  * up_cancelled() true: up_event_wait returns UP_ECANCELED, up_sleep_ns
  * returns early. */
 /* Sleeps at least ns (CLOCK_MONOTONIC); 0 returns at once. UP_OK (also
- * when a destroy ends a parked sleep early). */
+ * when a destroy ends a parked sleep early). A parked sleep of 50 us or
+ * more waits on the pool's timer wheel, whose tick is about 1 ms, so it
+ * ends up to a tick late; a shorter one parks in naps instead (released
+ * at once, resumed in its turn among the released tasks, again until its
+ * time has passed), so it ends microseconds late on a busy pool, and a
+ * lone short sleeper keeps its worker cycling that long. */
 UP_API int up_sleep_ns(uint64_t ns);
 /* Waits until ev is set: returns at once when it is, and also when it was
  * set and reset again while this call waited. UP_OK, UP_EINVAL for NULL,
