@@ -245,6 +245,10 @@ void up__park_run_worker(up__worker *w)
         up__stack_guard_thread_fini();
     } else {
         up__worker_loop(w, NULL);
+        /* Its loop may still have taken spare stacks (up__park_room). */
+        up__stack_pool *sp = up__load_acquire(&w->pool->stacks);
+        if (sp)
+            up__stack_cache_flush(&w->stacks, sp);
     }
     w->thread_ctx = NULL;
 }
@@ -258,13 +262,14 @@ void up__park_run_worker(up__worker *w)
  * same way. So a worker starts a new task only holding a spare stack in
  * its cache, the one the task's park would take; when none can be had it
  * leaves the queues to the submitters (who wait for room) and resumes
- * parked tasks, whose ends give stacks back. Tasks parked on an event
- * that only a queued task would set never give them back: once no parked
- * task resumed for SHORT_WAIT_MAX_NS (a quarter second: longer than the
- * gap between the budget filling up and the first sleeper's end for
- * sleeps of up to about that long) the worker starts new tasks anyway,
- * and those that park block, as they would without this rule. A pool
- * whose tasks never parked skips all of it (parked_ever). */
+ * parked tasks, whose ends give stacks back (worker.c: released tasks,
+ * and tasks in the deques). Tasks parked on an event that only a queued
+ * task would set never give them back, and tasks that poll (a sleep or a
+ * yield in a loop) resume without giving one back: after SHORT_WAIT_MAX_NS
+ * without a stack to be had, however many resumes happened meanwhile, the
+ * worker starts queued tasks anyway, and those that park block, as they
+ * would without this rule. A pool whose tasks never parked skips all of
+ * it (parked_ever). */
 #define SHORT_WAIT_MAX_NS  250000000u
 #define SHORT_WAIT_NAP_NS  100000u
 
@@ -281,12 +286,13 @@ int up__park_room_slow(up__worker *w)
         w->stack_short_since = 0;
         return 1;
     }
-    up__wait *ws = up__load_acquire(&p->wait);
-    uint64_t resumed = ws ? up__load_relaxed(&ws->tasks_resumed) : 0;
     uint64_t now = up__now_ns();
-    if (w->stack_short_since == 0 || resumed != w->stack_short_resumed) {
+    if (w->stack_short_since == 0) {
         w->stack_short_since = now;
-        w->stack_short_resumed = resumed;
+        /* Idle workers may hold spare stacks in their caches, and this one,
+         * napping, counts as searching, so submits wake none of them. */
+        if (up__load_relaxed(&p->shards[w->shard].nparked) != 0)
+            up__wake_one(p, w->shard);
         return 0;
     }
     return now - w->stack_short_since > SHORT_WAIT_MAX_NS;

@@ -71,10 +71,8 @@ struct up__worker {
     up__fiber *thread_ctx;   /* (owner) */
     up__stack_cache stacks;  /* (owner) */
     /* Since when this worker has left queued tasks for want of a stack
-     * (0: it does not), and the pool's resume count it saw then
-     * (up__park_room). */
+     * (0: it does not; up__park_room). */
     uint64_t stack_short_since;   /* (owner) */
-    uint64_t stack_short_resumed; /* (owner) */
     unsigned turns;               /* (owner) released tasks first on odd turns (find_work) */
     /* Statistics: written by the owner only (relaxed), summed by readers. */
     UP_ALIGNED_LINE _Atomic uint64_t executed;

@@ -350,8 +350,11 @@ fail:
  * together) swings from many stacks in use to few and back: with fixed
  * bounds, or bounds that follow the use itself, it would pay one per task.
  * The peak halves (down to what is in use) once per peak_decay_ns (1 s
- * by default) at a release, so free stacks cost at most what the peak use cost, and a
- * pool that stays smaller gives the excess back as it goes. */
+ * by default) at an acquire or a release, so free stacks cost at most
+ * what the peak use cost, and a pool that stays smaller gives the excess
+ * back as it goes. A pool that stops using stacks altogether keeps its
+ * free ones (their pages, and their share of the process's map budget)
+ * until its next use or its destroy. */
 static void note_use(up__stack_pool *p)
 {
     if (p->in_use > p->use_peak) {
@@ -396,6 +399,7 @@ int up__stack_acquire(up__stack_pool *p, up__stack **out)
         p->in_use++;
         p->reused++;
         note_use(p);
+        decay_peak(p);
         pthread_mutex_unlock(&p->lock);
         s->next = NULL;
         *out = s;

@@ -100,25 +100,48 @@ static up__shard *probe_map(up_pool *p, unsigned home, up__worker *self, up__tas
     return NULL;
 }
 
+/* With no spare stack (up__park_room): released tasks, whose resumes end
+ * parked tasks and so give stacks back, then the deques of the near
+ * shards' workers, where a released batch may wait behind a blocked
+ * owner (wait.c). */
+static int find_work_short(up__worker *w, up__task *out)
+{
+    if (up__wait_take(w, out))
+        return 1;
+    up_pool *p = w->pool;
+    const unsigned *order = &p->plan.order[w->shard * p->nshards];
+    unsigned near = near_shards(p);
+    for (unsigned k = 0; k < near; k++) {
+        if (steal_from_deques(&p->shards[order[k]], w, out)) {
+            up__count_owner(&w->steals);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Own deque (newest first), then the near shards nearest first: each
  * shard's queue, then its workers' deques (oldest first); then, in a pool
  * with many shards, those the work map marks. Returns 1 with *out filled,
  * 0 when nothing was found, and FIND_SHORT when the worker may start no
- * new task for want of a stack (up__park_room) and found no released one. */
+ * new task for want of a stack (up__park_room) and found no released one.
+ * helping: the worker waits inside a task (up__help_once), where nothing
+ * it runs may park (park_task.c: may_park), so it needs no spare stack and
+ * looks at released tasks last, as an idle search does. */
 #define FIND_SHORT (-1)
-static int find_work(up__worker *w, up__task *out)
+static int find_work(up__worker *w, up__task *out, int helping)
 {
     if (up__deque_pop(&w->dq, out) == UP__DEQUE_OK)
         return 1;
     up_pool *p = w->pool;
-    if (__builtin_expect(!up__park_room(w), 0))
-        return up__wait_take(w, out) ? 1 : FIND_SHORT;
+    if (__builtin_expect(!helping && !up__park_room(w), 0))
+        return find_work_short(w, out) ? 1 : FIND_SHORT;
     /* Released waiting tasks and queued ones take turns: a pool whose
      * queues never empty (submitters keep them full) would otherwise
      * resume no parked task, and those hold the stacks new tasks need.
      * A turn of released ones is a batch (wait.c), run from the deque. */
-    if (__builtin_expect(up__load_relaxed(&p->wait) != NULL, 0) && (++w->turns & 1) &&
-        up__wait_take_early(w, out))
+    if (__builtin_expect(up__load_relaxed(&p->wait) != NULL, 0) && !helping &&
+        (++w->turns & 1) && up__wait_take_early(w, out))
         return 1;
     const unsigned *order = &p->plan.order[w->shard * p->nshards];
     unsigned near = near_shards(p);
@@ -162,7 +185,7 @@ int up__help_once(up_pool *p)
     if (up__load_relaxed(&p->lent) != 0)
         return 0; /* the CPUs are lent to OpenMP (up_omp_lend) */
     if (w && w->pool == p) {
-        if (find_work(w, &t) <= 0)
+        if (find_work(w, &t, 1) <= 0)
             return 0;
         up__run_counted(p, w, &p->shards[w->shard], &t);
         return 1;
@@ -270,7 +293,7 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
     for (;;) {
         if (__builtin_expect(up__load_relaxed(&p->lent) != 0, 0))
             up__lend_wait(w);
-        int found = find_work(w, &t);
+        int found = find_work(w, &t, 0);
         if (found > 0) {
             if (searching) {
                 searching = 0;

@@ -121,7 +121,7 @@ UP_API uint64_t up_timer_skipped(const up_timer *t);
  *     it; while parked tasks hold every stack, workers resume parked
  *     tasks (whose ends give stacks back) and leave the queued ones
  *     waiting, so submits wait for room rather than tasks blocking.
- *     Only when no parked task of the pool has resumed for 250 ms (they
+ *     Only when no stack has come back for 250 ms (the parked tasks
  *     wait for an event that a queued task would set, say) do workers
  *     start queued tasks anyway, and those calls then block; memory
  *     running out does the same;
@@ -140,12 +140,14 @@ UP_API uint64_t up_timer_skipped(const up_timer *t);
  * facing a backlog of short tasks runs its own, UP_SUBMIT_HELP) run none
  * while the shard's tasks call these waits: a worker that runs such a
  * call marks the shard until 32 tasks in a row have returned without
- * one, and a submit then waits for room instead. Before the first such
- * call on a shard, a helping submitter may still run a task that waits
- * and be blocked by it: a thread that submits waiting tasks with
- * up_submit_wait and later sets their event itself should use
- * submit_help 0 (UP_SUBMIT_HELP=0), or up_submit_on, which never runs
- * a task on the caller.
+ * one, and a submit then waits for room instead. The mark is a hint, not
+ * a promise: before the first such call on a shard, when tasks that wait
+ * are mixed among many that do not, or when a task of the submitter's
+ * shard waits on another shard's worker, a helping submitter may still
+ * run a task that waits and be blocked by it. A thread that submits
+ * waiting tasks with up_submit_wait and later sets their event itself
+ * should use submit_help 0 (UP_SUBMIT_HELP=0), or up_submit_on, which
+ * never runs a task on the caller.
  *
  * A parked task may resume on another thread: code around these calls
  * must not keep a thread-local variable's address (or a value such as
@@ -173,8 +175,9 @@ UP_API int up_event_wait(up_event *ev);
  * otherwise (UINT64_MAX: no limit). */
 UP_API int up_event_wait_timeout(up_event *ev, uint64_t timeout_ns);
 /* Lets other tasks run: a parked caller resumes after the tasks already
- * queued or released on its pool; a blocking caller lets other threads
- * run (sched_yield). UP_OK. */
+ * queued or released on its pool (except while parked tasks hold every
+ * task stack, when workers run released tasks only, this one included);
+ * a blocking caller lets other threads run (sched_yield). UP_OK. */
 UP_API int up_yield(void);
 
 /* 1 inside a task that a destroy released (up_event_destroy, or
