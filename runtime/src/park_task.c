@@ -270,8 +270,8 @@ void up__park_run_worker(up__worker *w)
  * worker starts queued tasks anyway, and those that park block, as they
  * would without this rule. A pool whose tasks never parked skips all of
  * it (parked_ever). */
-#define SHORT_WAIT_MAX_NS  250000000u
-#define SHORT_WAIT_NAP_NS  100000u
+#define SHORT_WAIT_MAX_NS 250000000u
+#define SHORT_WAIT_NAP_NS 100000u
 
 int up__park_room_slow(up__worker *w)
 {
@@ -298,9 +298,8 @@ int up__park_room_slow(up__worker *w)
     return now - w->stack_short_since > SHORT_WAIT_MAX_NS;
 }
 
-void up__park_room_wait(up__worker *w)
+void up__park_room_wait(void)
 {
-    (void)w;
     struct timespec ts = up__timespec_from_ns(SHORT_WAIT_NAP_NS);
     nanosleep(&ts, NULL); /* a signal only shortens the nap */
 }

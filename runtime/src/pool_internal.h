@@ -72,8 +72,8 @@ struct up__worker {
     up__stack_cache stacks;  /* (owner) */
     /* Since when this worker has left queued tasks for want of a stack
      * (0: it does not; up__park_room). */
-    uint64_t stack_short_since;   /* (owner) */
-    unsigned turns;               /* (owner) released tasks first on odd turns (find_work) */
+    uint64_t stack_short_since; /* (owner) */
+    unsigned turns;             /* (owner) released tasks first on odd turns (find_work) */
     /* Statistics: written by the owner only (relaxed), summed by readers. */
     UP_ALIGNED_LINE _Atomic uint64_t executed;
     _Atomic uint64_t steals;
@@ -257,9 +257,9 @@ static inline int up__park_room(up__worker *w)
 {
     return w->stacks.n != 0 || !up__load_relaxed(&w->pool->parked_ever) || up__park_room_slow(w);
 }
-/* w found no task it could start while up__park_room said no: a short
+/* A worker found no task it could start while up__park_room said no: a short
  * sleep before it looks again. */
-void up__park_room_wait(up__worker *w);
+void up__park_room_wait(void);
 int up__take_from_shard(up_pool *p, up__shard *s, up__task *out);
 int up__help_once(up_pool *p);
 /* Whether the calling thread should help p now: a worker of p always (it

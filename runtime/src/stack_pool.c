@@ -270,8 +270,8 @@ static char *carve(up__stack_pool *p, size_t map_size)
     pthread_mutex_lock(&p->chunk_mu);
     if (p->chunk_left == 0) {
         size_t k = p->chunk_stacks < CHUNK_MIN ? CHUNK_MIN : p->chunk_stacks;
-        char *m = MAP_FAILED;
-        for (; m == MAP_FAILED; k /= 2) {
+        char *m;
+        for (;; k /= 2) { /* smaller chunks while the OS refuses */
             m = mmap(NULL, k * map_size, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | STACK_MAP_NORESERVE | STACK_MAP_STACK, -1, 0);
             if (m != MAP_FAILED || k == 1)

@@ -57,13 +57,13 @@ typedef struct up__stack {
 } up__stack;
 
 typedef struct up__stack_pool_config {
-    size_t stack_size; /* bytes per stack, descriptor included, rounded up to
-                          pages; UP__STACK_MIN_SIZE..UP__STACK_MAX_SIZE, default 64 KiB */
-    unsigned guard;    /* 1 (default): a guard page below each stack; 0: none */
-    size_t hot_max;    /* free stacks kept with their pages (default 16) */
-    size_t free_max;   /* free stacks kept mapped at all (default 1024, >= hot_max) */
-    size_t max_stacks; /* stacks mapped at once by this pool, 0: no own limit
-                          (the map-count budget still applies to guarded ones) */
+    size_t stack_size;      /* bytes per stack, descriptor included, rounded up to
+                               pages; UP__STACK_MIN_SIZE..UP__STACK_MAX_SIZE, default 64 KiB */
+    unsigned guard;         /* 1 (default): a guard page below each stack; 0: none */
+    size_t hot_max;         /* free stacks kept with their pages (default 16) */
+    size_t free_max;        /* free stacks kept mapped at all (default 1024, >= hot_max) */
+    size_t max_stacks;      /* stacks mapped at once by this pool, 0: no own limit
+                               (the map-count budget still applies to guarded ones) */
     uint64_t peak_decay_ns; /* the recent peak of stacks in use, which raises both
                                bounds above, halves once per this long (default 1 s) */
 } up__stack_pool_config;
@@ -171,8 +171,8 @@ static inline void up__stack_cache_flush(up__stack_cache *c, up__stack_pool *p)
 long up__stack_max_map_count(void);
 
 /* How many guarded stacks all pools of the process may map together:
- * (max_map_count - 4096) / M (M: see the top of this file), read once; SIZE_MAX where there is no such
- * limit to read. */
+ * (max_map_count - 4096) / M (M: see the top of this file), read once; SIZE_MAX where there is no
+ * such limit to read. */
 size_t up__stack_guarded_budget(void);
 
 /* Makes the calling thread report an overflow into a guard page: installs

@@ -227,7 +227,10 @@ static void space_chain(up__shard *s)
  * keeps submitting, for its whole wait. The submit waits for room
  * instead, which the workers make as fast as tasks park. (Before a
  * worker has run the first of them the mark is not there yet: wait.h.) */
-static int tasks_park(up_pool *p, unsigned home) { return up__load_relaxed(&p->shards[home].parking); }
+static int tasks_park(up_pool *p, unsigned home)
+{
+    return up__load_relaxed(&p->shards[home].parking);
+}
 
 static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadline)
 {

@@ -140,8 +140,8 @@ static int find_work(up__worker *w, up__task *out, int helping)
      * queues never empty (submitters keep them full) would otherwise
      * resume no parked task, and those hold the stacks new tasks need.
      * A turn of released ones is a batch (wait.c), run from the deque. */
-    if (__builtin_expect(up__load_relaxed(&p->wait) != NULL, 0) && !helping &&
-        (++w->turns & 1) && up__wait_take_early(w, out))
+    if (__builtin_expect(up__load_relaxed(&p->wait) != NULL, 0) && !helping && (++w->turns & 1) &&
+        up__wait_take_early(w, out))
         return 1;
     const unsigned *order = &p->plan.order[w->shard * p->nshards];
     unsigned near = near_shards(p);
@@ -350,7 +350,7 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
         if (found == FIND_SHORT) {
             /* Parked tasks hold every stack: the queued tasks wait until
              * one comes back (a resume ends, or a timer releases one). */
-            up__park_room_wait(w);
+            up__park_room_wait();
             continue;
         }
         if (spins < p->cfg.spin) {

@@ -19,6 +19,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 
 #define MS UINT64_C(1000000)
 
@@ -158,14 +159,7 @@ static void sleep_short(void *arg)
 
 static void test_short_sleeps(void)
 {
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 1;
-    cfg.shard_max_workers = 1;
-    cfg.max_workers = 1;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    up_pool *p = test_one_worker_pool(0, NULL, NULL);
     const unsigned n = 400;
     for (unsigned i = 0; i < n; i++)
         CHECK_EQ(up_submit(p, sleep_short, (void *)(uintptr_t)(1000 + (i % 8) * 6000)), UP_OK);

@@ -104,8 +104,7 @@ static void run(int with_poller)
     printf("%s: the setter ran after %.0f ms, %d of 12 waiters done, %d polls, "
            "%llu resumes\n",
            with_poller ? "with a poller" : "no poller", (double)(test_now_ns() - t0) / 1e6,
-           atomic_load(&holders_done), atomic_load(&polls),
-           (unsigned long long)st.tasks_resumed);
+           atomic_load(&holders_done), atomic_load(&polls), (unsigned long long)st.tasks_resumed);
     CHECK_EQ(atomic_load(&setter_ran), 1);
     CHECK_EQ(atomic_load(&holders_done), 12);
     /* Some waiters parked (the stacks ran short, which is the case here). */
