@@ -283,6 +283,27 @@ static const peer p_loop = {.name = "loop",
                             .fini = loop_fini,
                             .version = no_version};
 
+/* ---- inline: each submitter runs its own share, no runtime at all ------- */
+
+/* With S no larger than the CPUs this is the most any scheduler can get
+ * from S producing threads: the machine's own parallel limit (two vCPUs
+ * that share a core or a host deliver less than twice the loop). */
+static int inline_init(unsigned submitters, unsigned cores)
+{
+    (void)submitters;
+    (void)cores;
+    return 0;
+}
+
+static void inline_submit(harness_fn fn, void *arg) { fn(arg); }
+
+static const peer p_inline = {.name = "inline",
+                              .about = "each submitter runs its own tasks in a loop (the S-thread limit)",
+                              .init = inline_init,
+                              .submit = inline_submit,
+                              .fini = loop_fini,
+                              .version = no_version};
+
 int main(int argc, char **argv)
 {
     static const peer *const peers[] = {
@@ -293,7 +314,8 @@ int main(int argc, char **argv)
         &p_thread,
         &p_thread_sem,
         &p_textbook,
-        &p_loop
+        &p_loop,
+        &p_inline
     };
     return harness_main(argc, argv, "bench_c", peers, sizeof peers / sizeof peers[0]);
 }

@@ -25,7 +25,10 @@ import bench_meta  # noqa: E402
 # The columns of the tables, in this order when present.
 PEER_ORDER = ["ultrapool", "go-ultrapool", "omp-gomp-single", "omp-gomp-team", "omp-llvm-single",
               "omp-llvm-team", "tbb", "glib", "textbook", "thread", "thread-sem", "goroutines",
-              "loop"]
+              "inline", "loop"]
+# The limits, not contenders: the loop (one thread) and inline (each
+# submitter running its own tasks: what S threads can do with no runtime).
+REFERENCES = ("inline", "loop")
 TITLES = {"sleep-1us": "Sleep 1µs", "sleep-50ms": "Sleep 50ms",
           "sleep-1us-wait": "Sleep 1µs (wait)", "sleep-50ms-wait": "Sleep 50ms (wait)",
           "sha256-1k": "SHA256 1 kB",
@@ -35,7 +38,8 @@ TITLES = {"sleep-1us": "Sleep 1µs", "sleep-50ms": "Sleep 50ms",
 COLORS = {"ultrapool": "#d62728", "go-ultrapool": "#ff9896", "omp-gomp-single": "#1f77b4",
           "omp-gomp-team": "#aec7e8", "omp-llvm-single": "#2ca02c", "omp-llvm-team": "#98df8a",
           "tbb": "#9467bd", "glib": "#8c564b", "textbook": "#e377c2", "thread": "#bcbd22",
-          "thread-sem": "#dbdb8d", "goroutines": "#17becf", "loop": "#404040"}
+          "thread-sem": "#dbdb8d", "goroutines": "#17becf", "inline": "#7f7f7f",
+          "loop": "#404040"}
 HW = ["PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L1_DCM", "PAPI_L2_DCM", "PAPI_L3_TCM", "PAPI_BR_MSP"]
 SDE = ["tasks_submitted", "tasks_executed", "tasks_helped", "tasks_inlined", "steals",
        "workers_spawned", "parks", "wakes", "overloads", "workers_peak"]
@@ -145,14 +149,16 @@ def sleep_mark(workload, c):
 def table_for(stats, s, workloads, peers, meta):
     """The Go README's table for S submitters, with a footnote for every
     sleep mark used."""
-    cols = [p for p in peers if p != "loop"]
+    cols = [p for p in peers if p not in REFERENCES]
+    refs = [p for p in REFERENCES if p in peers]
+    ref_titles = {"inline": "inline (S threads)", "loop": "loop (1 thread)"}
     used = set()
-    lines = ["| Workload | " + " | ".join(cols) + " | loop (1 thread) |",
-             "|---|" + "---|" * (len(cols) + 1)]
+    lines = ["| Workload | " + " | ".join(cols + [ref_titles[r] for r in refs]) + " |",
+             "|---|" + "---|" * (len(cols) + len(refs))]
     for w in workloads:
         row = {p: stats.get((w, p, 1 if stat_s_indep(stats, w, p) else s)) for p in peers}
         meds = {p: c["median"] for p, c in row.items() if c and c["median"] is not None}
-        contenders = {p: v for p, v in meds.items() if p != "loop"}
+        contenders = {p: v for p, v in meds.items() if p not in REFERENCES}
         best = min(contenders, key=contenders.get) if contenders else None
         up = meds.get("ultrapool")
         cells = []
@@ -171,10 +177,11 @@ def table_for(stats, s, workloads, peers, meta):
                 text += " " + mark
                 used.add(mark)
             cells.append(text)
-        mark = sleep_mark(w, row.get("loop"))
-        if mark:
-            used.add(mark)
-        cells.append(fmt_ns(meds.get("loop")) + (" " + mark if mark else ""))
+        for r in refs:
+            mark = sleep_mark(w, row.get(r))
+            if mark:
+                used.add(mark)
+            cells.append(fmt_ns(meds.get(r)) + (" " + mark if mark else ""))
         lines.append("| %s | %s |" % (TITLES.get(w, w), " | ".join(cells)))
     notes = ["%s %s." % (m, why) for m, why in SLEEP_MARKS.values() if m in used]
     if notes:
@@ -188,13 +195,14 @@ def stat_s_indep(stats, w, p):
 
 
 def versus_best(stats, s, workloads, peers):
-    """Rows of (workload, ultrapool ns, best other peer, its ns, ratio)."""
+    """Rows of (workload, ultrapool ns, best other peer, its ns, ratio,
+    inline's ns or None)."""
     rows = []
     for w in workloads:
         up = stats.get((w, "ultrapool", s))
         others = []
         for p in peers:
-            if p in ("ultrapool", "loop"):
+            if p == "ultrapool" or p in REFERENCES:
                 continue
             c = stats.get((w, p, 1 if stat_s_indep(stats, w, p) else s))
             if c and c["median"] is not None:
@@ -202,7 +210,9 @@ def versus_best(stats, s, workloads, peers):
         if not up or up["median"] is None or not others:
             continue
         best_ns, best = min(others)
-        rows.append((w, up["median"], best, best_ns, up["median"] / best_ns))
+        lim = stats.get((w, "inline", s))
+        lim_ns = lim["median"] if lim and lim["median"] else None
+        rows.append((w, up["median"], best, best_ns, up["median"] / best_ns, lim_ns))
     return rows
 
 
@@ -334,20 +344,23 @@ def report(out):
     md += ["", "Hardware counters: %s." % ("; ".join(sorted(notes)) if notes else "read"), ""]
     for s in meta["submitters"]:
         md += ["## S = %d submitter threads" % s, "",
-               "ns/op (lower is better); 🟢 fastest in row (the loop is the limit, not a contender); "
+               "ns/op (lower is better); 🟢 fastest in row (inline and the loop are limits, not "
+               "contenders: inline is each submitter running its own tasks, no runtime); "
                "(±x%) is the peer's throughput relative to ultrapool, as in the Go tables. "
                "One-producer peers and the loop do not depend on S.", "",
                table_for(stats, s, workloads, peers, meta), ""]
         rows = versus_best(stats, s, workloads, peers)
         if rows:
             md += ["ultrapool against the best other peer (ratio < 1: ultrapool is faster):", "",
-                   "| workload | ultrapool | best other peer | its ns/op | ultrapool / best |",
-                   "|---|---:|---|---:|---:|"]
+                   "| workload | ultrapool | best other peer | its ns/op | ultrapool / best | "
+                   "inline (S threads) | ultrapool / inline |",
+                   "|---|---:|---|---:|---:|---:|---:|"]
             mark = lambda w, p: sleep_mark(w, stats.get((w, p, 1 if stat_s_indep(stats, w, p) else s)))
-            md += ["| %s | %s | %s | %s | %.2f%s |" % (
+            md += ["| %s | %s | %s | %s | %.2f%s | %s | %s |" % (
                 TITLES.get(w, w), (fmt_ns(u) + " " + mark(w, "ultrapool")).strip(),
-                (b + " " + mark(w, b)).strip(), fmt_ns(bn), r, "" if r <= 1 else " (not fastest)")
-                for w, u, b, bn, r in rows]
+                (b + " " + mark(w, b)).strip(), fmt_ns(bn), r, "" if r <= 1 else " (not fastest)",
+                fmt_ns(ln), "%.2f" % (u / ln) if ln else "–")
+                for w, u, b, bn, r, ln in rows]
             md.append("")
         md += ["<details><summary>Every cell at S=%d</summary>" % s, "",
                "eff. = (loop ns / %d cores) / ns; workers: the peak of worker threads (* sampled from "

@@ -40,7 +40,7 @@ RUNNERS = ["bench_c", "bench_omp_gcc", "bench_omp_clang", "bench_tbb", "bench_go
            "bench_go_ultrapool"]
 # The runner that offers each peer (the left-out messages name the peer).
 PEER_RUNNER = {"ultrapool": "bench_c", "glib": "bench_c", "textbook": "bench_c",
-               "thread": "bench_c", "thread-sem": "bench_c", "loop": "bench_c",
+               "thread": "bench_c", "thread-sem": "bench_c", "loop": "bench_c", "inline": "bench_c",
                "omp-gomp-single": "bench_omp_gcc", "omp-gomp-team": "bench_omp_gcc",
                "omp-llvm-single": "bench_omp_clang", "omp-llvm-team": "bench_omp_clang",
                "tbb": "bench_tbb", "goroutines": "bench_go", "go-ultrapool": "go-ultrapool"}
@@ -62,7 +62,7 @@ def parse_args(argv):
                     help="comma list of workloads (default: %s; known: %s)"
                     % (",".join(DEFAULT_WORKLOADS), ",".join(WORKLOADS)))
     ap.add_argument("--peers", default="",
-                    help="comma list of peers (default: every peer built; loop always runs)")
+                    help="comma list of peers (default: every peer built; inline and loop always run)")
     ap.add_argument("--seed", type=int, default=None, help="seed of the run order")
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "bench"),
                     help="the CMake build folder with experiments/ (default build/bench)")
@@ -313,7 +313,7 @@ def main(argv):
             left[p] = cmake_left.get(p) or missing.get(PEER_RUNNER.get(p, ""), "not built")
     missing = left
     if args.peers:
-        peers = {n: p for n, p in peers.items() if n in args.peers or n == "loop"}
+        peers = {n: p for n, p in peers.items() if n in args.peers or n in bench_report.REFERENCES}
     meta = metadata(args, runners, peers, missing, command)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = args.out or os.path.join(ROOT, "experiments", "results", machine_name(meta), stamp)
