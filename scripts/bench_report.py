@@ -340,6 +340,9 @@ def report(out):
                            for p in peers if p in meta["peers"]]
     for what, why in sorted(meta.get("left_out", {}).items()):
         md.append("- left out: `%s`, %s" % (what, why))
+    if meta.get("hog"):
+        md += ["Load: %d busy process%s (`--hog`) ran beside the whole run, so the peers "
+               "shared the CPUs with them." % (meta["hog"], "" if meta["hog"] == 1 else "es"), ""]
     notes = {c["papi_note"] for c in stats.values() if c["papi_note"]}
     md += ["", "Hardware counters: %s." % ("; ".join(sorted(notes)) if notes else "read"), ""]
     for s in meta["submitters"]:

@@ -72,6 +72,9 @@ def parse_args(argv):
                     help="the full run: S=1,2,100, 5 rounds of 1 s")
     ap.add_argument("--timeout", type=float, default=120,
                     help="seconds before a run is killed (default 120)")
+    ap.add_argument("--hog", type=int, nargs="?", const=-1, default=0, metavar="N",
+                    help="N busy processes beside the whole run (no N: one per usable CPU), "
+                         "to see what the peers do on a loaded node (default none)")
     ap.add_argument("--check-args", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.full:
@@ -81,6 +84,8 @@ def parse_args(argv):
     unknown = [w for w in a.workloads if w not in WORKLOADS]
     if unknown:
         ap.error("unknown workloads %s (known: %s)" % (",".join(unknown), ",".join(WORKLOADS)))
+    if a.hog < -1 or a.hog > 1024:
+        ap.error("--hog must be 0 to 1024 busy processes, or given without a number")
     if not a.submitters or min(a.submitters) < 1 or a.rounds < 1 or a.time <= 0 or a.timeout <= 0:
         ap.error("submitters, rounds, time and timeout must be positive")
     a.peers = [p for p in a.peers.split(",") if p]
@@ -175,7 +180,7 @@ def metadata(args, runners, peers, missing, command):
         "submitters": args.submitters, "workloads": args.workloads,
         "peers": {n: {"runner": p["runner"], "about": p["about"], "version": p["version"],
                       "s_independent": p["s_independent"]} for n, p in peers.items()},
-        "left_out": missing,
+        "left_out": missing, "hog": args.hog,
         "papi": any_runner.get("papi"), "openssl": any_runner.get("openssl"),
         "zlib": any_runner.get("zlib"), "likwid_built": any_runner.get("likwid"),
     }
@@ -285,6 +290,48 @@ def one_run(peer, workload, s, extra, log, timeout):
     return {"exit": rc, "check": "no result line (%s)" % (err.strip().splitlines() or ["crashed"])[-1]}
 
 
+def start_hogs(n):
+    """n processes that keep a CPU busy each, beside the run (--hog)."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def stop_hogs(hogs):
+    for h in hogs:
+        h.kill()
+    for h in hogs:
+        h.wait()
+
+
+def run_cells(args, cells, peers, rng, progress, log):
+    """The calibration round, then the measured rounds: each cell's task
+    count, and every run's record."""
+    tasks, runs = {}, []
+    order = cells[:]
+    rng.shuffle(order)
+    for c in order:
+        w, name, s = c
+        progress.show("calibrate  %-11s %-16s S=%-3d" % (w, name, s))
+        rec = one_run(peers[name], w, s, ["--calibrate", str(args.time)], log, args.timeout)
+        tasks[c] = rec.get("tasks") or 0
+        progress.done += 1
+    for r in range(args.rounds):
+        order = cells[:]
+        rng.shuffle(order)
+        for k, c in enumerate(order):
+            w, name, s = c
+            progress.show("round %d/%d  %-11s %-16s S=%-3d" % (r + 1, args.rounds, w, name, s))
+            if tasks[c]:
+                rec = one_run(peers[name], w, s, ["--tasks", str(tasks[c])], log, args.timeout)
+            else:
+                rec = {"exit": -1, "check": "calibration failed"}
+            rec.update({"round": r, "position": k, "peer": name, "workload": w, "submitters": s,
+                        "s_independent": peers[name]["s_independent"]})
+            rec.setdefault("tasks", tasks[c])
+            runs.append(rec)
+            progress.done += 1
+    return tasks, runs
+
+
 def main(argv):
     args = parse_args(argv)
     # scripts/bench adds --build; the command a user types is the rest.
@@ -334,30 +381,13 @@ def main(argv):
     print("bench: %d cells, %d rounds of about %.2f s runs, seed %d -> %s" % (
         len(cells), args.rounds, args.time, args.seed, os.path.relpath(out, ROOT)), file=sys.stderr)
 
-    tasks, runs = {}, []
-    order = cells[:]
-    rng.shuffle(order)
-    for c in order:
-        w, name, s = c
-        progress.show("calibrate  %-11s %-16s S=%-3d" % (w, name, s))
-        rec = one_run(peers[name], w, s, ["--calibrate", str(args.time)], log, args.timeout)
-        tasks[c] = rec.get("tasks") or 0
-        progress.done += 1
-    for r in range(args.rounds):
-        order = cells[:]
-        rng.shuffle(order)
-        for k, c in enumerate(order):
-            w, name, s = c
-            progress.show("round %d/%d  %-11s %-16s S=%-3d" % (r + 1, args.rounds, w, name, s))
-            if tasks[c]:
-                rec = one_run(peers[name], w, s, ["--tasks", str(tasks[c])], log, args.timeout)
-            else:
-                rec = {"exit": -1, "check": "calibration failed"}
-            rec.update({"round": r, "position": k, "peer": name, "workload": w, "submitters": s,
-                        "s_independent": peers[name]["s_independent"]})
-            rec.setdefault("tasks", tasks[c])
-            runs.append(rec)
-            progress.done += 1
+    if args.hog < 0:
+        args.hog = meta["hog"] = meta["run"]["hog"] = meta["cores_usable"] or 1
+    hogs = start_hogs(args.hog)
+    try:
+        tasks, runs = run_cells(args, cells, peers, rng, progress, log)
+    finally:
+        stop_hogs(hogs)
     progress.end()
     log.close()
 
