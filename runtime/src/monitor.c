@@ -18,6 +18,17 @@
  * runnable come less and less often (up to one in MAX_BACKOFF), which
  * keeps the probes' cost negligible under a CPU-bound backlog.
  *
+ * A worker blocked on something the process itself holds (a futex: a
+ * lock, a condition variable; the address-space lock, which malloc's
+ * trimming and page faults wait for) counts as blocked only when the
+ * shard finished no task since the last look and none of its measured
+ * workers is runnable. While tasks finish or a worker runs, the holder is
+ * most likely running, if late (preempted by other load, say), and
+ * another thread would only queue behind the same lock; once nothing
+ * moves, the waiters may be waiting for a task still queued, and get
+ * workers as any blocked ones do. (Linux tells these waits apart; elsewhere every
+ * blocked worker counts.)
+ *
  * Where the OS says nothing, the process's CPU time stands in: busy
  * workers count as blocked when the process left at least half a CPU
  * unused over the last CPU_WINDOW_NS (shorter windows are noise: the OS
@@ -115,12 +126,18 @@ enum { MEASURE_UNKNOWN = -1, MEASURE_PENDING = -2 };
  * (the first one, one that spans a park of w or a turn it stood aside for
  * a submitter (cede.c), whose idle time would look blocked, or a new
  * thread) the answer waits for the next look. Where the
- * OS keeps no times, the state alone answers. Returns 0 or MEASURE_*. */
-static int measure(up__worker *w, uint64_t now, double *run, double *blocked)
+ * OS keeps no times, the state alone answers. *now says what w does at
+ * this moment: NOW_RUNNABLE, NOW_BLOCKED, or NOW_OWN_LOCK, blocked on the
+ * process's own locks (see the top of the file). Returns 0 or MEASURE_*. */
+enum { NOW_RUNNABLE, NOW_BLOCKED, NOW_OWN_LOCK };
+static int measure(up__worker *w, uint64_t now, double *run, double *blocked, int *now_doing)
 {
     int state = up__os_thread_blocked(&w->os_thread);
     if (state < 0)
         return MEASURE_UNKNOWN;
+    *now_doing = !state                                       ? NOW_RUNNABLE
+                 : up__os_thread_contended(&w->os_thread) ? NOW_OWN_LOCK
+                                                              : NOW_BLOCKED;
     *run = state ? 0 : 1;
     *blocked = state ? 1 : 0;
     uint64_t r, q;
@@ -152,7 +169,7 @@ static int measure(up__worker *w, uint64_t now, double *run, double *blocked)
  * turn; stops measuring once the measured ones want `enough` CPUs
  * (running or waiting for one). A worker inside a blocking region is
  * blocked, without asking. */
-static void count_busy(up__shard *s, double enough, busy_census *c)
+static void count_each(up__shard *s, double enough, busy_census *c, double *own, int *holder)
 {
     memset(c, 0, sizeof *c);
     unsigned used = up__load_acquire(&s->slots_used), probes = 0;
@@ -175,28 +192,50 @@ static void count_busy(up__shard *s, double enough, busy_census *c)
         probes++;
         s->mon_probe_next = (start + k + 1) % used;
         double run, blocked;
-        int rc = measure(w, now, &run, &blocked);
+        int doing = NOW_BLOCKED;
+        int rc = measure(w, now, &run, &blocked, &doing);
         if (rc == 0) {
             c->asked++;
             c->run += run;
-            c->blocked += blocked;
+            if (doing == NOW_OWN_LOCK)
+                *own += blocked;
+            else
+                c->blocked += blocked;
+            if (doing == NOW_RUNNABLE)
+                *holder = 1;
         } else if (rc == MEASURE_PENDING) {
             c->pending++;
         }
     }
 }
 
+static void count_busy(up__shard *s, double enough, int moving, busy_census *c)
+{
+    double own = 0; /* the blocked share of those waiting on the process's own locks */
+    int holder = 0; /* a measured worker runnable now */
+    count_each(s, enough, c, &own, &holder);
+    /* Waits on the process's own locks are taken to be for a thread that
+     * runs (one of these workers, or a submitter) when the shard finished
+     * tasks since the last look or one of them is runnable; otherwise
+     * they may be waiting for a task still queued. */
+    if (moving || holder)
+        c->run += own;
+    else
+        c->blocked += own;
+}
+
 /* How many workers to add to shard s, whose backlog of `queued` tasks
  * persisted, per the rule above the file. unused: the CPUs the process
  * left unused over the last window (negative: not known yet). Sets
  * *runnable when the workers were found wanting every CPU. */
-static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused, int *runnable)
+static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused, int moving,
+                               int *runnable)
 {
     unsigned ncpus = up__shard_cpus(s);
     busy_census c;
     /* Without a window, a worker runnable now counts as wanting a CPU,
      * and once they want them all there is nothing more to learn. */
-    count_busy(s, unused < 0 ? ncpus - 0.5 : (double)UINT_MAX, &c);
+    count_busy(s, unused < 0 ? ncpus - 0.5 : (double)UINT_MAX, moving, &c);
     *runnable = 0;
     if (c.busy == 0)
         return 0; /* workers between a task and the search: look again */
@@ -256,6 +295,10 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
      * their owners are busy with something else. */
     int dq_stalled = dq_waiting && dq_taken == s->mon_deque_taken;
     int persisted = backlog && head < s->mon_tail;
+    /* Tasks finished by anyone (workers, submitters running their own). */
+    uint64_t executed = up__shard_executed(s);
+    int moving = executed != s->mon_executed;
+    s->mon_executed = executed;
     /* A queue that is never empty when we look also means busy workers,
      * even when each queued task is taken before the next look (1 ms
      * sleeps under a group's limit). */
@@ -295,7 +338,7 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
         return 1;
     }
     int runnable;
-    uint64_t want = workers_wanted(s, tail - head + dq_waiting, unused, &runnable);
+    uint64_t want = workers_wanted(s, tail - head + dq_waiting, unused, moving, &runnable);
     if (runnable) {
         s->mon_backoff = s->mon_backoff ? s->mon_backoff * 2 : 1;
         if (s->mon_backoff > MAX_BACKOFF)

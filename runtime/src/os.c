@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -157,6 +158,50 @@ int up__os_thread_blocked(const up__os_thread *t)
 #else
     (void)t;
     return -1;
+#endif
+}
+
+#if defined(__linux__)
+/* The system calls whose wait is for this process's own threads: the
+ * futex, and those that take the address-space lock for writing. */
+static int contended_syscall(long nr)
+{
+    switch (nr) {
+    case SYS_futex:
+#if defined(SYS_futex_waitv)
+    case SYS_futex_waitv:
+#endif
+#if defined(SYS_mmap)
+    case SYS_mmap:
+#endif
+    case SYS_munmap:
+    case SYS_mprotect:
+    case SYS_madvise:
+    case SYS_brk:
+    case SYS_mremap:
+        return 1;
+    default:
+        return 0;
+    }
+}
+#endif
+
+int up__os_thread_contended(const up__os_thread *t)
+{
+#if defined(__linux__)
+    char buf[128];
+    if (read_task_file(t, "syscall", buf, sizeof buf) < 0)
+        return 0;
+    /* "running", "-1 sp pc" (blocked outside a system call: a page fault
+     * waiting for the address-space lock), or "nr args... sp pc". */
+    if (buf[0] == '-')
+        return buf[1] == '1' && buf[2] == ' ';
+    if (buf[0] < '0' || buf[0] > '9')
+        return 0;
+    return contended_syscall(strtol(buf, NULL, 10));
+#else
+    (void)t;
+    return 0;
 #endif
 }
 

@@ -55,6 +55,15 @@ void up__os_name_self(const char *name);
  * microseconds; macOS asks thread_info for the thread's run state. */
 int up__os_thread_blocked(const up__os_thread *t);
 
+/* Whether thread t, blocked now, waits on something this process holds
+ * rather than on the outside world: 1 when it sleeps in a futex (a
+ * mutex, a condition variable, a semaphore) or waits for the address-space
+ * lock (in a page fault, or in mmap, munmap, mprotect, madvise, brk or
+ * mremap, as malloc does when it trims); 0 for any other wait (I/O, a
+ * sleep, poll) and where the OS does not say. Linux reads
+ * /proc/self/task/TID/syscall, a few microseconds; elsewhere 0. */
+int up__os_thread_contended(const up__os_thread *t);
+
 /* What thread t has done since it started: nanoseconds on a CPU (*run)
  * and runnable but waiting for one (*wait). Over an interval, the time in
  * neither was time blocked. 0, or -1 where the OS does not say (Linux

@@ -1,0 +1,124 @@
+/* The OS layer's reading of what a blocked thread waits for (os.h), which
+ * the monitor uses to tell waits on the process's own locks from waits on
+ * the outside world: a thread blocked in pthread_mutex_lock or in a
+ * condition variable reads as contended, one blocked in read() on a pipe
+ * or in nanosleep does not, and a running thread is runnable and not
+ * contended. Where the OS says nothing of thread states (not Linux, /proc
+ * missing) it exits 77. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "os.h"
+
+typedef struct probe {
+    up__os_thread os;
+    atomic_int ready;
+    int kind;
+} probe;
+
+enum { IN_MUTEX, IN_COND, IN_PIPE, IN_SLEEP, SPINNING };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int cond_done;
+static int pipe_fd[2];
+static atomic_int stop_spin;
+
+static void *blocker(void *arg)
+{
+    probe *pr = arg;
+    up__os_thread_self(&pr->os);
+    atomic_store(&pr->ready, 1);
+    switch (pr->kind) {
+    case IN_MUTEX:
+        pthread_mutex_lock(&lock);
+        pthread_mutex_unlock(&lock);
+        break;
+    case IN_COND:
+        pthread_mutex_lock(&cond_lock);
+        while (!cond_done)
+            pthread_cond_wait(&cond, &cond_lock);
+        pthread_mutex_unlock(&cond_lock);
+        break;
+    case IN_PIPE: {
+        char c;
+        CHECK_EQ(read(pipe_fd[0], &c, 1), 1);
+        break;
+    }
+    case IN_SLEEP: {
+        struct timespec ts = {2, 0};
+        nanosleep(&ts, NULL);
+        break;
+    }
+    default:
+        while (!atomic_load(&stop_spin))
+            test_spin(1000);
+    }
+    return NULL;
+}
+
+/* Starts a probe of this kind and waits until the OS shows it blocked
+ * (or, for SPINNING, running); returns what up__os_thread_contended says. */
+static int contended_while(int kind, pthread_t *th, probe *pr)
+{
+    pr->kind = kind;
+    atomic_store(&pr->ready, 0);
+    CHECK_EQ(pthread_create(th, NULL, blocker, pr), 0);
+    while (!atomic_load(&pr->ready))
+        sched_yield();
+    int want = kind == SPINNING ? 0 : 1;
+    WAIT_UNTIL(up__os_thread_blocked(&pr->os) == want, 5000);
+    return up__os_thread_contended(&pr->os);
+}
+
+int main(void)
+{
+    up__os_thread self;
+    up__os_thread_self(&self);
+    if (up__os_thread_blocked(&self) != 0) {
+        printf("thread states are not visible here: skipped\n");
+        return TEST_SKIP;
+    }
+#if !defined(__linux__)
+    printf("only Linux tells the waits apart: skipped\n");
+    return TEST_SKIP;
+#else
+    pthread_t th;
+    probe pr;
+
+    pthread_mutex_lock(&lock);
+    CHECK_EQ(contended_while(IN_MUTEX, &th, &pr), 1);
+    pthread_mutex_unlock(&lock);
+    pthread_join(th, NULL);
+
+    CHECK_EQ(contended_while(IN_COND, &th, &pr), 1);
+    pthread_mutex_lock(&cond_lock);
+    cond_done = 1;
+    pthread_cond_signal(&cond);
+    pthread_mutex_unlock(&cond_lock);
+    pthread_join(th, NULL);
+
+    CHECK_EQ(pipe(pipe_fd), 0);
+    CHECK_EQ(contended_while(IN_PIPE, &th, &pr), 0);
+    CHECK_EQ(write(pipe_fd[1], "x", 1), 1);
+    pthread_join(th, NULL);
+
+    CHECK_EQ(contended_while(IN_SLEEP, &th, &pr), 0);
+    pthread_join(th, NULL);
+
+    CHECK_EQ(contended_while(SPINNING, &th, &pr), 0);
+    atomic_store(&stop_spin, 1);
+    pthread_join(th, NULL);
+
+    printf("mutex and condition variable waits read as the process's own; pipe, sleep and a "
+           "running thread do not\n");
+    return 0;
+#endif
+}
