@@ -297,12 +297,13 @@ static int inline_init(unsigned submitters, unsigned cores)
 
 static void inline_submit(harness_fn fn, void *arg) { fn(arg); }
 
-static const peer p_inline = {.name = "inline",
-                              .about = "each submitter runs its own tasks in a loop (the S-thread limit)",
-                              .init = inline_init,
-                              .submit = inline_submit,
-                              .fini = loop_fini,
-                              .version = no_version};
+static const peer p_inline = {
+    .name = "inline",
+    .about = "each submitter runs its own tasks in a loop (the S-thread limit)",
+    .init = inline_init,
+    .submit = inline_submit,
+    .fini = loop_fini,
+    .version = no_version};
 
 int main(int argc, char **argv)
 {

@@ -135,9 +135,9 @@ static int measure(up__worker *w, uint64_t now, double *run, double *blocked, in
     int state = up__os_thread_blocked(&w->os_thread);
     if (state < 0)
         return MEASURE_UNKNOWN;
-    *now_doing = !state                                       ? NOW_RUNNABLE
+    *now_doing = !state                                   ? NOW_RUNNABLE
                  : up__os_thread_contended(&w->os_thread) ? NOW_OWN_LOCK
-                                                              : NOW_BLOCKED;
+                                                          : NOW_BLOCKED;
     *run = state ? 0 : 1;
     *blocked = state ? 1 : 0;
     uint64_t r, q;
