@@ -21,10 +21,10 @@
  * A worker blocked on something the process itself holds (a futex: a
  * lock, a condition variable; the address-space lock, which malloc's
  * trimming and page faults wait for) counts as blocked only when the
- * shard finished no task since the last look and none of its measured
- * workers is runnable. While tasks finish or a worker runs, the holder is
- * most likely running, if late (preempted by other load, say), and
- * another thread would only queue behind the same lock; once nothing
+ * shard finished no task for OWN_LOCK_PATIENCE_NS and none of its
+ * measured workers is runnable. While tasks finish or a worker runs, the
+ * holder is most likely running, if late (preempted by other load, say),
+ * and another thread would only queue behind the same lock; once nothing
  * moves, the waiters may be waiting for a task still queued, and get
  * workers as any blocked ones do. (Linux tells these waits apart; elsewhere every
  * blocked worker counts.)
@@ -58,6 +58,10 @@
 /* The windows over which the process's CPU time says anything. */
 #define CPU_WINDOW_NS     16000000ull
 #define CPU_WINDOW_MIN_NS 4000000ull
+/* Waits on the process's own locks count as blocked once no task has
+ * finished for this long (see above): a few of the scheduler's time
+ * slices, so that a holder preempted by other load gets to run again. */
+#define OWN_LOCK_PATIENCE_NS 20000000ull
 /* No progress at all for this long: one more worker (see above). */
 #define STALL_NS 100000000ull
 
@@ -135,9 +139,15 @@ static int measure(up__worker *w, uint64_t now, double *run, double *blocked, in
     int state = up__os_thread_blocked(&w->os_thread);
     if (state < 0)
         return MEASURE_UNKNOWN;
-    *now_doing = !state                                   ? NOW_RUNNABLE
-                 : up__os_thread_contended(&w->os_thread) ? NOW_OWN_LOCK
-                                                          : NOW_BLOCKED;
+    *now_doing = NOW_RUNNABLE;
+    if (state) {
+        /* Read after the state: a thread that woke in between is runnable. */
+        int own = up__os_thread_contended(&w->os_thread);
+        if (own < 0)
+            state = 0;
+        else
+            *now_doing = own ? NOW_OWN_LOCK : NOW_BLOCKED;
+    }
     *run = state ? 0 : 1;
     *blocked = state ? 1 : 0;
     uint64_t r, q;
@@ -216,8 +226,8 @@ static void count_busy(up__shard *s, double enough, int moving, busy_census *c)
     count_each(s, enough, c, &own, &holder);
     /* Waits on the process's own locks are taken to be for a thread that
      * runs (one of these workers, or a submitter) when the shard finished
-     * tasks since the last look or one of them is runnable; otherwise
-     * they may be waiting for a task still queued. */
+     * tasks lately or one of them is runnable; otherwise they may be
+     * waiting for a task still queued. */
     if (moving || holder)
         c->run += own;
     else
@@ -297,8 +307,10 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
     int persisted = backlog && head < s->mon_tail;
     /* Tasks finished by anyone (workers, submitters running their own). */
     uint64_t executed = up__shard_executed(s);
-    int moving = executed != s->mon_executed;
+    if (executed != s->mon_executed || s->mon_finished_at == 0)
+        s->mon_finished_at = now;
     s->mon_executed = executed;
+    int moving = now - s->mon_finished_at < OWN_LOCK_PATIENCE_NS;
     /* A queue that is never empty when we look also means busy workers,
      * even when each queued task is taken before the next look (1 ms
      * sleeps under a group's limit). */

@@ -194,6 +194,8 @@ int up__os_thread_contended(const up__os_thread *t)
         return 0;
     /* "running", "-1 sp pc" (blocked outside a system call: a page fault
      * waiting for the address-space lock), or "nr args... sp pc". */
+    if (strncmp(buf, "running", 7) == 0)
+        return -1;
     if (buf[0] == '-')
         return buf[1] == '1' && buf[2] == ' ';
     if (buf[0] < '0' || buf[0] > '9')

@@ -60,7 +60,8 @@ int up__os_thread_blocked(const up__os_thread *t);
  * mutex, a condition variable, a semaphore) or waits for the address-space
  * lock (in a page fault, or in mmap, munmap, mprotect, madvise, brk or
  * mremap, as malloc does when it trims); 0 for any other wait (I/O, a
- * sleep, poll) and where the OS does not say. Linux reads
+ * sleep, poll) and where the OS does not say; -1 when it is not blocked
+ * after all (it woke since its state was read). Linux reads
  * /proc/self/task/TID/syscall, a few microseconds; elsewhere 0. */
 int up__os_thread_contended(const up__os_thread *t);
 

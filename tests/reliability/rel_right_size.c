@@ -3,7 +3,8 @@
  *
  *  1. CPU-bound tasks from two submitters, on a quiet machine and then with
  *     one busy process per CPU beside the pool: the pool never grows past
- *     CPUs + 1 workers.
+ *     CPUs + 1 workers. The same with every task holding one mutex, whose
+ *     waiters sleep in the kernel while its holder runs.
  *  2. Tasks blocked in read() on a pipe: the pool grows until every one of
  *     them has started (nothing is written before), then all finish, and
  *     the workers beyond one per CPU retire after extra_idle_timeout_ns
@@ -87,20 +88,33 @@ static void cpu_task(void *arg)
     atomic_fetch_add(&cpu_ran, 1);
 }
 
+/* The same, all of it holding one mutex: beside other load the holder is
+ * often preempted and the others sleep in the futex, which is no reason
+ * for another worker (monitor.c: waits on the process's own locks). */
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void locked_task(void *arg)
+{
+    pthread_mutex_lock(&shared_lock);
+    cpu_task(arg);
+    pthread_mutex_unlock(&shared_lock);
+}
+
 typedef struct submitter {
     up_pool *pool;
     uint64_t n;
+    up_fn fn;
 } submitter;
 
 static void *submit_cpu(void *arg)
 {
     submitter *s = arg;
     for (uint64_t i = 0; i < s->n; i++)
-        CHECK_EQ(up_submit_wait(s->pool, cpu_task, NULL), UP_OK);
+        CHECK_EQ(up_submit_wait(s->pool, s->fn, NULL), UP_OK);
     return NULL;
 }
 
-static void cpu_bound(const char *what, unsigned ncpus)
+static void cpu_bound(const char *what, up_fn fn, unsigned ncpus)
 {
     up_config cfg;
     up_config_init(&cfg);
@@ -109,7 +123,7 @@ static void cpu_bound(const char *what, unsigned ncpus)
     CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
     uint64_t n = test_size("UP_TEST_CPU_TASKS", 3000);
     atomic_store(&cpu_ran, 0);
-    submitter s = {p, n / 2};
+    submitter s = {p, n / 2, fn};
     pthread_t th[2];
     uint64_t t0 = test_now_ns();
     for (int i = 0; i < 2; i++)
@@ -360,9 +374,11 @@ int main(void)
         return TEST_SKIP;
     }
     unsigned ncpus = allowed_cpus();
-    cpu_bound("quiet", ncpus);
+    cpu_bound("quiet", cpu_task, ncpus);
+    cpu_bound("quiet, one lock", locked_task, ncpus);
     start_hogs(ncpus);
-    cpu_bound("beside one busy process per CPU", ncpus);
+    cpu_bound("beside one busy process per CPU", cpu_task, ncpus);
+    cpu_bound("beside one busy process per CPU, one lock", locked_task, ncpus);
     stop_hogs();
 
     blocked_readers("read() on a pipe", reader, 1000000ull, 0, ncpus);
