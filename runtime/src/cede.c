@@ -224,7 +224,7 @@ int up__inline_try(up_pool *p, up__shard *s, unsigned slot, const up__task *t)
         up__help_leave();
         return 0; /* the caller's push finds the queues closed */
     }
-    up__run_task(p, t);
+    up__run_shared(p, NULL, s, t); /* counted on the slot's own line */
     up__fetch_add_acq_rel(&c->executed, 1);
     if (up__load_relaxed(&p->stopping))
         up__notify_stopper(p);

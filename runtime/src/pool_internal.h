@@ -415,15 +415,21 @@ static inline void up__count_executed(up_pool *p, up__worker *w, up__shard *s, u
         up__notify_stopper(p);
 }
 
-/* The one path that runs a queued task of p and counts it (see above).
- * In a process with OpenMP, the task's OpenMP team size is set first
- * (omp_share.c). */
-static inline void up__run_counted(up_pool *p, up__worker *w, up__shard *s, const up__task *t)
+/* Runs a task of p taken from shard s, or accepted there, on this thread
+ * (w: its worker, or NULL). In a process with OpenMP, the task's OpenMP
+ * team size is set first (omp_share.c). */
+static inline void up__run_shared(up_pool *p, up__worker *w, up__shard *s, const up__task *t)
 {
     if (__builtin_expect(p->omp_set != NULL, 0))
         up__omp_run_shared(p, w, s, t);
     else
         up__run_task(p, t);
+}
+
+/* The one path that runs a queued task of p and counts it (see above). */
+static inline void up__run_counted(up_pool *p, up__worker *w, up__shard *s, const up__task *t)
+{
+    up__run_shared(p, w, s, t);
     up__count_executed(p, w, s, 1);
 }
 

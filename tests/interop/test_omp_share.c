@@ -23,6 +23,11 @@
  *     and waits for them; every task runs exactly once. The runnable
  *     threads are printed.
  *
+ *  4. Tasks a submitter runs itself (built with OpenMP only): with every
+ *     worker busy and the queue full, the queued tasks a waiting submit
+ *     runs on its own thread see a team of one, and the submitter's own
+ *     setting is back after them.
+ *
  * ctest runs the OpenMP build with OMP_WAIT_POLICY=passive: by default
  * OpenMP's idle threads poll for a while after each region, runnable
  * without work, which is a question of phases (docs/interop.md).
@@ -123,6 +128,66 @@ static int regions_peak(int omp_share, runnable_sampler *rs, int *single)
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     return peak;
+}
+
+/* ---- 4. Tasks a submitter runs itself ---------------------------------- */
+
+/* With every worker busy and a full queue, a waiting submit runs queued
+ * tasks on the submitter's thread: those get the share too (here one
+ * thread, as no CPU is free), and the submitter's own setting comes back
+ * after each. */
+static _Atomic int workers_hold = 1;
+static _Atomic unsigned holding;
+static pthread_t submitter_thread;
+static _Atomic int on_submitter, largest_on_submitter;
+
+static void hold_worker(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&holding, 1);
+    while (atomic_load(&workers_hold))
+        spin_ns(100000);
+}
+
+static void team_probe(void *arg)
+{
+    (void)arg;
+    if (!pthread_equal(pthread_self(), submitter_thread))
+        return;
+    atomic_fetch_add(&on_submitter, 1);
+    int n = omp_get_max_threads();
+    int l = atomic_load(&largest_on_submitter);
+    while (n > l && !atomic_compare_exchange_weak(&largest_on_submitter, &l, n))
+        ;
+}
+
+static void submitter_runs(void)
+{
+    up_config cfg;
+    CHECK_EQ(up_config_init(&cfg), UP_OK);
+    cfg.shards = 1;
+    cfg.shard_min_workers = ncpus;
+    cfg.shard_max_workers = ncpus; /* busy workers stay the only ones */
+    cfg.queue_capacity = 2;
+    cfg.submit_help = 1; /* a full queue: run queued tasks here, then queue */
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    submitter_thread = pthread_self();
+    int mine = omp_get_max_threads();
+    for (unsigned i = 0; i < ncpus; i++)
+        CHECK_EQ(up_submit_wait(p, hold_worker, NULL), UP_OK);
+    /* Every worker holds one; what follows queues behind them. */
+    WAIT_UNTIL(atomic_load(&holding) == ncpus, 5000);
+    for (int i = 0; i < 200; i++)
+        CHECK_EQ(up_submit_wait(p, team_probe, NULL), UP_OK);
+    atomic_store(&workers_hold, 0);
+    CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+    printf("tasks run by the submitter: %d, largest team they saw %d (OpenMP's default %d)\n",
+           atomic_load(&on_submitter), atomic_load(&largest_on_submitter), mine);
+    CHECK(atomic_load(&on_submitter) > 0);
+    CHECK_EQ(atomic_load(&largest_on_submitter), 1);
+    CHECK_EQ(omp_get_max_threads(), mine); /* the submitter's own setting is back */
 }
 
 /* ---- 3. The pool inside OpenMP ---------------------------------------- */
@@ -282,6 +347,7 @@ int main(void)
     CHECK_EQ(naive_team, omp_get_max_threads()); /* the naive mix: OpenMP's default */
     CHECK(small < omp_get_max_threads());
     pool_inside_openmp(&rs);
+    submitter_runs();
 #endif
     lend(&rs);
     runnable_stop(&rs);
