@@ -73,13 +73,16 @@ static void fib_task(void *p)
     f->r = x.r + y.r;
 }
 
+/* As the pragma variant: the root is a task, and the region's end (which
+ * waits for every task of the team, parallel.h) is where the other
+ * members join in. A taskwait here would, on libgomp, keep the single
+ * member out of the work: an OpenMP taskwait runs only the waiting
+ * task's own children, and the root runs elsewhere. */
 static void fib_region(void *ctx)
 {
     par_up_note_team();
-    if (up_single()) {
+    if (up_single())
         up_task(fib_task, ctx, NULL);
-        up_taskwait();
-    }
 }
 
 uint64_t par_fib(int n)
