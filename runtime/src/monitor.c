@@ -20,14 +20,14 @@
  *
  * A worker blocked on something the process itself holds (a futex: a
  * lock, a condition variable; the address-space lock, which malloc's
- * trimming and page faults wait for) counts as blocked only when the
- * shard finished no task for OWN_LOCK_PATIENCE_NS and none of its
- * measured workers is runnable. While tasks finish or a worker runs, the
- * holder is most likely running, if late (preempted by other load, say),
- * and another thread would only queue behind the same lock; once nothing
- * moves, the waiters may be waiting for a task still queued, and get
- * workers as any blocked ones do. (Linux tells these waits apart; elsewhere every
- * blocked worker counts.)
+ * trimming waits for) counts as blocked only once no task has been taken
+ * from the shard's backlog (its queue, its workers' deques) for
+ * OWN_LOCK_PATIENCE_NS. While the backlog moves, the holder is most
+ * likely running, if late (preempted by other load, say), another thread
+ * would only queue behind the same lock, and whatever task the waiter
+ * waits for is being reached; once it stops, the waiters may be waiting
+ * for a task no one will take, and get workers as any blocked ones do. (Linux tells these waits
+ * apart; elsewhere every blocked worker counts.)
  *
  * Where the OS says nothing, the process's CPU time stands in: busy
  * workers count as blocked when the process left at least half a CPU
@@ -58,9 +58,10 @@
 /* The windows over which the process's CPU time says anything. */
 #define CPU_WINDOW_NS     16000000ull
 #define CPU_WINDOW_MIN_NS 4000000ull
-/* Waits on the process's own locks count as blocked once no task has
- * finished for this long (see above): a few of the scheduler's time
- * slices, so that a holder preempted by other load gets to run again. */
+/* Waits on the process's own locks count as blocked once the shard's
+ * backlog has not moved for this long (see above): a few of the
+ * scheduler's time slices, so that a holder preempted by other load gets
+ * to run again. */
 #define OWN_LOCK_PATIENCE_NS 20000000ull
 /* No progress at all for this long: one more worker (see above). */
 #define STALL_NS 100000000ull
@@ -130,48 +131,58 @@ enum { MEASURE_UNKNOWN = -1, MEASURE_PENDING = -2 };
  * (the first one, one that spans a park of w or a turn it stood aside for
  * a submitter (cede.c), whose idle time would look blocked, or a new
  * thread) the answer waits for the next look. Where the
- * OS keeps no times, the state alone answers. *now says what w does at
- * this moment: NOW_RUNNABLE, NOW_BLOCKED, or NOW_OWN_LOCK, blocked on the
- * process's own locks (see the top of the file). Returns 0 or MEASURE_*. */
+ * OS keeps no times, the state alone answers. *now_doing says what w
+ * does at this moment: NOW_RUNNABLE, NOW_BLOCKED, or NOW_OWN_LOCK, blocked
+ * on the process's own locks (see the top of the file); that is asked of
+ * the OS only where the answer counts, a worker found mostly blocked.
+ * Returns 0 or MEASURE_*. */
 enum { NOW_RUNNABLE, NOW_BLOCKED, NOW_OWN_LOCK };
 static int measure(up__worker *w, uint64_t now, double *run, double *blocked, int *now_doing)
 {
     int state = up__os_thread_blocked(&w->os_thread);
     if (state < 0)
         return MEASURE_UNKNOWN;
-    *now_doing = NOW_RUNNABLE;
-    if (state) {
-        /* Read after the state: a thread that woke in between is runnable. */
-        int own = up__os_thread_contended(&w->os_thread);
-        if (own < 0)
-            state = 0;
-        else
-            *now_doing = own ? NOW_OWN_LOCK : NOW_BLOCKED;
-    }
+    *now_doing = state ? NOW_BLOCKED : NOW_RUNNABLE;
     *run = state ? 0 : 1;
     *blocked = state ? 1 : 0;
     uint64_t r, q;
-    if (!state || up__os_thread_times(&w->os_thread, &r, &q) != 0)
+    if (!state)
         return 0;
-    uint32_t id = up__load_acquire(&w->os_thread.id);
-    uint64_t parks = up__load_relaxed(&w->parks), cedes = up__load_acquire(&w->cedes);
-    int valid = w->mon_id == id && w->mon_parks == parks && w->mon_cedes == cedes &&
+    int valid = 0;
+    if (up__os_thread_times(&w->os_thread, &r, &q) == 0) {
+        uint32_t id = up__load_acquire(&w->os_thread.id);
+        uint64_t parks = up__load_relaxed(&w->parks), cedes = up__load_acquire(&w->cedes);
+        valid = w->mon_id == id && w->mon_parks == parks && w->mon_cedes == cedes &&
                 now > w->mon_at && r >= w->mon_run && q >= w->mon_wait;
-    if (valid) {
-        double dt = (double)(now - w->mon_at);
-        double ran = (double)(r - w->mon_run) / dt, waited = (double)(q - w->mon_wait) / dt;
-        *run = ran > 1 ? 1 : ran;
-        *blocked = ran + waited < 1 ? 1 - ran - waited : 0;
-        if (*blocked < MOSTLY_BLOCKED)
-            *blocked = 0;
+        if (valid) {
+            double dt = (double)(now - w->mon_at);
+            double ran = (double)(r - w->mon_run) / dt, waited = (double)(q - w->mon_wait) / dt;
+            *run = ran > 1 ? 1 : ran;
+            *blocked = ran + waited < 1 ? 1 - ran - waited : 0;
+            if (*blocked < MOSTLY_BLOCKED)
+                *blocked = 0;
+        }
+        w->mon_id = id;
+        w->mon_at = now;
+        w->mon_run = r;
+        w->mon_wait = q;
+        w->mon_parks = parks;
+        w->mon_cedes = cedes;
+        if (!valid)
+            return MEASURE_PENDING;
     }
-    w->mon_id = id;
-    w->mon_at = now;
-    w->mon_run = r;
-    w->mon_wait = q;
-    w->mon_parks = parks;
-    w->mon_cedes = cedes;
-    return valid ? 0 : MEASURE_PENDING;
+    if (*blocked > 0) {
+        /* Read after the state: a thread that woke in between is runnable. */
+        int own = up__os_thread_contended(&w->os_thread);
+        if (own < 0) {
+            *now_doing = NOW_RUNNABLE;
+            *run = 1;
+            *blocked = 0;
+        } else if (own) {
+            *now_doing = NOW_OWN_LOCK;
+        }
+    }
+    return 0;
 }
 
 /* Counts s's busy workers and measures up to MAX_PROBES of them, from a
@@ -179,7 +190,7 @@ static int measure(up__worker *w, uint64_t now, double *run, double *blocked, in
  * turn; stops measuring once the measured ones want `enough` CPUs
  * (running or waiting for one). A worker inside a blocking region is
  * blocked, without asking. */
-static void count_each(up__shard *s, double enough, busy_census *c, double *own, int *holder)
+static void count_each(up__shard *s, double enough, busy_census *c, double *own)
 {
     memset(c, 0, sizeof *c);
     unsigned used = up__load_acquire(&s->slots_used), probes = 0;
@@ -211,8 +222,6 @@ static void count_each(up__shard *s, double enough, busy_census *c, double *own,
                 *own += blocked;
             else
                 c->blocked += blocked;
-            if (doing == NOW_RUNNABLE)
-                *holder = 1;
         } else if (rc == MEASURE_PENDING) {
             c->pending++;
         }
@@ -222,13 +231,12 @@ static void count_each(up__shard *s, double enough, busy_census *c, double *own,
 static void count_busy(up__shard *s, double enough, int moving, busy_census *c)
 {
     double own = 0; /* the blocked share of those waiting on the process's own locks */
-    int holder = 0; /* a measured worker runnable now */
-    count_each(s, enough, c, &own, &holder);
+    count_each(s, enough, c, &own);
     /* Waits on the process's own locks are taken to be for a thread that
-     * runs (one of these workers, or a submitter) when the shard finished
-     * tasks lately or one of them is runnable; otherwise they may be
+     * runs (one of these workers, or a submitter) while the shard's
+     * backlog moves; once it has not for OWN_LOCK_PATIENCE_NS they may be
      * waiting for a task still queued. */
-    if (moving || holder)
+    if (moving)
         c->run += own;
     else
         c->blocked += own;
@@ -305,12 +313,6 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
      * their owners are busy with something else. */
     int dq_stalled = dq_waiting && dq_taken == s->mon_deque_taken;
     int persisted = backlog && head < s->mon_tail;
-    /* Tasks finished by anyone (workers, submitters running their own). */
-    uint64_t executed = up__shard_executed(s);
-    if (executed != s->mon_executed || s->mon_finished_at == 0)
-        s->mon_finished_at = now;
-    s->mon_executed = executed;
-    int moving = now - s->mon_finished_at < OWN_LOCK_PATIENCE_NS;
     /* A queue that is never empty when we look also means busy workers,
      * even when each queued task is taken before the next look (1 ms
      * sleeps under a group's limit). */
@@ -320,6 +322,9 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
     s->mon_tail = tail;
     if (!backlog || progress)
         s->mon_moved_at = now;
+    /* Tasks taken from the backlog lately: whatever an own-lock waiter
+     * waits for is being reached (the rule above the file). */
+    int moving = now - s->mon_moved_at < OWN_LOCK_PATIENCE_NS;
     if (!backlog) {
         s->mon_backoff = s->mon_skip = 0;
         return 0;

@@ -5,7 +5,7 @@
  * that worker's tasks open. Before each task a worker sets it to the CPUs
  * of its shard that the other busy workers leave free, when that changed
  * since it last set it. A thread that is not a worker but runs a task
- * (up__run_counted: a waiting submitter, a group waiter) gets the CPUs the
+ * (up__run_shared: a waiting submitter, a group waiter) gets the CPUs the
  * busy workers leave, and its own value back after the task. The
  * runtime's functions are looked up once with dlsym, so the library links
  * no OpenMP and a process without one pays a NULL test per task.

@@ -162,23 +162,43 @@ int up__os_thread_blocked(const up__os_thread *t)
 }
 
 #if defined(__linux__)
-/* The system calls whose wait is for this process's own threads: the
- * futex, and those that take the address-space lock for writing. */
+/* The system calls whose wait is, most likely, for this process's own
+ * threads: the futex, and the memory-map calls that take the
+ * address-space lock (munmap and mprotect to write, madvise to read,
+ * behind a writer). Each number only where the architecture has it. */
 static int contended_syscall(long nr)
 {
     switch (nr) {
+#if defined(SYS_futex)
     case SYS_futex:
+#endif
+#if defined(SYS_futex_time64)
+    case SYS_futex_time64:
+#endif
 #if defined(SYS_futex_waitv)
     case SYS_futex_waitv:
 #endif
 #if defined(SYS_mmap)
     case SYS_mmap:
 #endif
+#if defined(SYS_mmap2)
+    case SYS_mmap2:
+#endif
+#if defined(SYS_munmap)
     case SYS_munmap:
+#endif
+#if defined(SYS_mprotect)
     case SYS_mprotect:
+#endif
+#if defined(SYS_madvise)
     case SYS_madvise:
+#endif
+#if defined(SYS_brk)
     case SYS_brk:
+#endif
+#if defined(SYS_mremap)
     case SYS_mremap:
+#endif
         return 1;
     default:
         return 0;
@@ -192,12 +212,11 @@ int up__os_thread_contended(const up__os_thread *t)
     char buf[128];
     if (read_task_file(t, "syscall", buf, sizeof buf) < 0)
         return 0;
-    /* "running", "-1 sp pc" (blocked outside a system call: a page fault
-     * waiting for the address-space lock), or "nr args... sp pc". */
+    /* "running", "-1 sp pc" (blocked outside a system call: a page fault,
+     * which may wait for a disk as well as for a lock, so not counted), or
+     * "nr args... sp pc". */
     if (strncmp(buf, "running", 7) == 0)
         return -1;
-    if (buf[0] == '-')
-        return buf[1] == '1' && buf[2] == ' ';
     if (buf[0] < '0' || buf[0] > '9')
         return 0;
     return contended_syscall(strtol(buf, NULL, 10));

@@ -57,12 +57,15 @@ int up__os_thread_blocked(const up__os_thread *t);
 
 /* Whether thread t, blocked now, waits on something this process holds
  * rather than on the outside world: 1 when it sleeps in a futex (a
- * mutex, a condition variable, a semaphore) or waits for the address-space
- * lock (in a page fault, or in mmap, munmap, mprotect, madvise, brk or
- * mremap, as malloc does when it trims); 0 for any other wait (I/O, a
- * sleep, poll) and where the OS does not say; -1 when it is not blocked
- * after all (it woke since its state was read). Linux reads
- * /proc/self/task/TID/syscall, a few microseconds; elsewhere 0. */
+ * mutex, a condition variable, a semaphore; one shared with another
+ * process counts too, which the OS cannot tell apart) or in a
+ * memory-map call that waits for the address-space lock (mmap, munmap,
+ * mprotect, madvise, brk, mremap, as malloc makes when it trims); 0 for
+ * any other wait (I/O, a sleep, poll, a page fault) and where the OS does
+ * not say; -1 when it is not blocked after all (it woke since its state
+ * was read). Linux reads /proc/self/task/TID/syscall: a few microseconds,
+ * more when the kernel must wait for the thread to leave its CPU (it
+ * looks at a thread only while it is off its CPU); elsewhere 0. */
 int up__os_thread_contended(const up__os_thread *t);
 
 /* What thread t has done since it started: nanoseconds on a CPU (*run)

@@ -144,6 +144,8 @@ static _Atomic int on_submitter, largest_on_submitter;
 static void hold_worker(void *arg)
 {
     (void)arg;
+    if (pthread_equal(pthread_self(), submitter_thread))
+        return; /* never on the thread that lets them go */
     atomic_fetch_add(&holding, 1);
     while (atomic_load(&workers_hold))
         spin_ns(100000);
@@ -174,10 +176,14 @@ static void submitter_runs(void)
     CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
     submitter_thread = pthread_self();
     int mine = omp_get_max_threads();
-    for (unsigned i = 0; i < ncpus; i++)
+    /* One at a time, each taken by a worker before the next is queued, so
+     * that none waits in the small queue for this thread to run it. */
+    for (unsigned i = 0; i < ncpus; i++) {
         CHECK_EQ(up_submit_wait(p, hold_worker, NULL), UP_OK);
+        WAIT_UNTIL(atomic_load(&holding) == i + 1, 5000);
+        CHECK_EQ(atomic_load(&holding), i + 1);
+    }
     /* Every worker holds one; what follows queues behind them. */
-    WAIT_UNTIL(atomic_load(&holding) == ncpus, 5000);
     for (int i = 0; i < 200; i++)
         CHECK_EQ(up_submit_wait(p, team_probe, NULL), UP_OK);
     atomic_store(&workers_hold, 0);

@@ -19,6 +19,9 @@
  *  5. Regions and parking: inside a region up_sleep_ns blocks the thread
  *     instead of parking the task; a task that returns with a region open
  *     leaves its worker able to park the next task's sleep.
+ *  6. Tasks waiting on a condition variable for a task queued behind
+ *     them, beside a task that runs on: the queued one starts within a
+ *     second, not when the running one ends.
  *
  * It needs to see thread states (/proc/self/task/TID/stat on Linux);
  * where it cannot, it exits 77. */
@@ -349,6 +352,77 @@ static uint64_t resumed_after(up_pool *p, up_fn fn)
     return st.tasks_resumed - before;
 }
 
+/* ---- 6. Waiters on a condition variable beside a running task -------- */
+
+/* One task runs on (runnable, taking nothing from the queue), the others
+ * wait on a condition variable for a task queued behind them all. The
+ * waiters sleep in a futex, a wait the monitor takes to be for the
+ * process's own threads only while the backlog moves; here it stands
+ * still, so the queued task gets a worker within the monitor's patience,
+ * not when the running task ends. */
+static pthread_mutex_t cv_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int cv_released;
+static _Atomic int long_stop;
+static _Atomic unsigned cv_started;
+static _Atomic uint64_t released_at;
+
+static void long_runner(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&cv_started, 1);
+    uint64_t end = test_now_ns() + 5000000000ull;
+    while (!atomic_load(&long_stop) && test_now_ns() < end)
+        test_spin(1000);
+}
+
+static void cv_waiter(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&cv_started, 1);
+    pthread_mutex_lock(&cv_lock);
+    while (!cv_released)
+        pthread_cond_wait(&cv, &cv_lock);
+    pthread_mutex_unlock(&cv_lock);
+}
+
+static void cv_releaser(void *arg)
+{
+    (void)arg;
+    atomic_store(&released_at, test_now_ns());
+    pthread_mutex_lock(&cv_lock);
+    cv_released = 1;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&cv_lock);
+}
+
+static void cv_waiters(unsigned ncpus)
+{
+    up_config cfg;
+    up_config_init(&cfg);
+    cfg.shards = 1;
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    CHECK_EQ(up_submit_wait(p, long_runner, NULL), UP_OK);
+    WAIT_UNTIL(atomic_load(&cv_started) == 1, 5000);
+    for (unsigned i = 0; i < ncpus + 1; i++) {
+        CHECK_EQ(up_submit_wait(p, cv_waiter, NULL), UP_OK);
+        WAIT_UNTIL(atomic_load(&cv_started) == i + 2, 5000);
+    }
+    uint64_t t0 = test_now_ns();
+    CHECK_EQ(up_submit_wait(p, cv_releaser, NULL), UP_OK);
+    WAIT_UNTIL(atomic_load(&released_at) != 0, 10000);
+    double secs = (double)(atomic_load(&released_at) - t0) / 1e9;
+    atomic_store(&long_stop, 1);
+    CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
+    printf("%u tasks waiting on a condition variable beside a running one: the queued task "
+           "that releases them started after %.3f s\n",
+           ncpus + 1, secs);
+    CHECK(atomic_load(&released_at) != 0);
+    CHECK(secs < 1.0); /* the running task would end after 5 s */
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+}
+
 static int regions_and_parking(void)
 {
     /* One task at a time in a queue far from full: every task runs on the
@@ -387,6 +461,7 @@ int main(void)
     blocked_readers("the same, submitted 1 ms apart", hinted_reader, 10ull * 1000000000u, 1, ncpus);
     CHECK_EQ(atomic_load(&hinted_bad_end), 0);
     spin_waiters(ncpus);
+    cv_waiters(ncpus);
     if (!regions_and_parking())
         printf("tasks cannot park on this machine: the region and parking checks were skipped\n");
 

@@ -19,6 +19,7 @@
 #include "check.h"
 #include "os.h"
 
+#if defined(__linux__)
 typedef struct probe {
     up__os_thread os;
     atomic_int ready;
@@ -56,7 +57,7 @@ static void *blocker(void *arg)
         break;
     }
     case IN_SLEEP: {
-        struct timespec ts = {1, 0};
+        struct timespec ts = {0, 200000000};
         nanosleep(&ts, NULL);
         break;
     }
@@ -81,7 +82,6 @@ static int contended_while(int kind, pthread_t *th, probe *pr)
     return up__os_thread_contended(&pr->os);
 }
 
-#if defined(__linux__)
 /* The system call number /proc shows for thread t, or -1. */
 static long shown_syscall(probe *pr)
 {
