@@ -22,11 +22,13 @@
  * lock, a condition variable; the address-space lock, which malloc's
  * trimming waits for) counts as blocked only once no task has been taken
  * from the shard's backlog (its queue, its workers' deques) for
- * OWN_LOCK_PATIENCE_NS. While the backlog moves, the holder is most
- * likely running, if late (preempted by other load, say), another thread
- * would only queue behind the same lock, and whatever task the waiter
- * waits for is being reached; once it stops, the waiters may be waiting
- * for a task no one will take, and get workers as any blocked ones do. (Linux tells these waits
+ * OWN_LOCK_PATIENCE_NS, and none has finished either (submitters that
+ * run their own tasks finish some without taking any) or the backlog has
+ * stood still for STALL_NS. While work moves, the holder is most likely
+ * running, if late (preempted by other load, say), another thread would
+ * only queue behind the same lock, and whatever task the waiter waits
+ * for is being reached; once it stops, the waiters may be waiting for a
+ * task no one will take, and get workers as any blocked ones do. (Linux tells these waits
  * apart; elsewhere every blocked worker counts.)
  *
  * Where the OS says nothing, the process's CPU time stands in: busy
@@ -59,9 +61,9 @@
 #define CPU_WINDOW_NS     16000000ull
 #define CPU_WINDOW_MIN_NS 4000000ull
 /* Waits on the process's own locks count as blocked once the shard's
- * backlog has not moved for this long (see above): a few of the
- * scheduler's time slices, so that a holder preempted by other load gets
- * to run again. */
+ * work has not moved for this long (see above): a few of the scheduler's
+ * time slices, so that a holder preempted by other load gets to run
+ * again. */
 #define OWN_LOCK_PATIENCE_NS 20000000ull
 /* No progress at all for this long: one more worker (see above). */
 #define STALL_NS 100000000ull
@@ -233,9 +235,9 @@ static void count_busy(up__shard *s, double enough, int moving, busy_census *c)
     double own = 0; /* the blocked share of those waiting on the process's own locks */
     count_each(s, enough, c, &own);
     /* Waits on the process's own locks are taken to be for a thread that
-     * runs (one of these workers, or a submitter) while the shard's
-     * backlog moves; once it has not for OWN_LOCK_PATIENCE_NS they may be
-     * waiting for a task still queued. */
+     * runs (one of these workers, or a submitter) while the shard's work
+     * moves (the rule above the file); otherwise they may be waiting for
+     * a task still queued. */
     if (moving)
         c->run += own;
     else
@@ -322,9 +324,17 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
     s->mon_tail = tail;
     if (!backlog || progress)
         s->mon_moved_at = now;
-    /* Tasks taken from the backlog lately: whatever an own-lock waiter
-     * waits for is being reached (the rule above the file). */
-    int moving = now - s->mon_moved_at < OWN_LOCK_PATIENCE_NS;
+    /* Tasks finished by anyone, submitters running their own included. */
+    uint64_t executed = up__shard_executed(s);
+    if (executed != s->mon_executed)
+        s->mon_finished_at = now;
+    s->mon_executed = executed;
+    /* The holder of what an own-lock waiter waits for runs (the rule
+     * above the file): tasks were taken from the backlog lately, or tasks
+     * finished lately and the backlog moved within STALL_NS. */
+    int moving =
+        now - s->mon_moved_at < OWN_LOCK_PATIENCE_NS ||
+        (now - s->mon_finished_at < OWN_LOCK_PATIENCE_NS && now - s->mon_moved_at < STALL_NS);
     if (!backlog) {
         s->mon_backoff = s->mon_skip = 0;
         return 0;

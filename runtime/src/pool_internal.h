@@ -143,6 +143,8 @@ struct up__shard {
     /* The monitor's view of progress. */
     uint64_t mon_head, mon_tail;    /* (monitor thread only) positions at its last look */
     uint64_t mon_deque_taken;       /* (monitor thread only) deque tasks taken, at its last look */
+    uint64_t mon_executed;          /* (monitor thread only) tasks finished, at its last look */
+    uint64_t mon_finished_at;       /* (monitor thread only) when that count last moved */
     unsigned mon_probe_next;        /* (monitor thread only) slot its next probe starts at */
     unsigned mon_backoff, mon_skip; /* (monitor thread only) looks to skip after runnable ones */
     uint64_t mon_moved_at;          /* (monitor thread only) when the backlog last made progress */
