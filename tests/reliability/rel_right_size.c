@@ -70,6 +70,17 @@ static int thread_states_visible(void)
     return r;
 }
 
+/* A pool of one shard with the defaults otherwise. */
+static up_pool *one_shard_pool(void)
+{
+    up_config cfg;
+    up_config_init(&cfg);
+    cfg.shards = 1;
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    return p;
+}
+
 /* ---- 1. CPU-bound work ------------------------------------------------ */
 
 static uint64_t thread_cpu_ns(void)
@@ -119,11 +130,7 @@ static void *submit_cpu(void *arg)
 
 static void cpu_bound(const char *what, up_fn fn, unsigned ncpus)
 {
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    up_pool *p = one_shard_pool();
     uint64_t n = test_size("UP_TEST_CPU_TASKS", 3000);
     atomic_store(&cpu_ran, 0);
     submitter s = {p, n / 2, fn};
@@ -292,11 +299,7 @@ static void setter(void *arg)
 
 static void spin_waiters(unsigned ncpus)
 {
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    up_pool *p = one_shard_pool();
     atomic_store(&spin_flag, 0);
     atomic_store(&spinners_done, 0);
     uint64_t t0 = test_now_ns();
@@ -398,11 +401,7 @@ static void cv_releaser(void *arg)
 
 static void cv_waiters(unsigned ncpus)
 {
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    up_pool *p = one_shard_pool();
     CHECK_EQ(up_submit_wait(p, long_runner, NULL), UP_OK);
     WAIT_UNTIL(atomic_load(&cv_started) == 1, 5000);
     for (unsigned i = 0; i < ncpus + 1; i++) {
