@@ -20,6 +20,7 @@
 #include <ultrapool/wait.h>
 
 #include "massive.h"
+#include "stack_pool.h"
 
 static massive_run *the_run;
 static up_pool *pool;
@@ -88,44 +89,20 @@ static void stackful_task(void *arg)
     finish((uintptr_t)arg, rc);
 }
 
-/* Whether this kernel installs guard pages inside a mapping
- * (MADV_GUARD_INSTALL, Linux 6.13 and later), as the runtime asks it
- * first: then a guarded stack is one kernel mapping, else two. */
-static int guard_regions(void)
-{
-#if defined(__linux__)
-    long pg = sysconf(_SC_PAGESIZE);
-    size_t page = pg > 0 ? (size_t)pg : 4096;
-    char *m = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return 0;
-    int ok = madvise(m, page, 102 /* MADV_GUARD_INSTALL */) == 0, fds[2];
-    if (ok && pipe(fds) == 0) { /* the page must refuse a copy from it */
-        ok = write(fds[1], m, 1) < 0 && errno == EFAULT;
-        close(fds[0]);
-        close(fds[1]);
-    }
-    munmap(m, 2 * page);
-    return ok;
-#else
-    return 0;
-#endif
-}
-
 /* Parked tasks that this process can hold: each keeps a guarded stack,
  * one or two kernel mappings, and the pool maps at most
- * (vm.max_map_count - 4096) / (1 or 2) of them (<ultrapool/wait.h>), less
- * one spare per worker and a few for the ticker's runs. Tasks launched beyond it could only wait
+ * (vm.max_map_count - 4096) / (1 or 2) of them (<ultrapool/wait.h>; its
+ * own count, up__stack_guarded_budget), less one spare per worker and a
+ * few for the ticker's runs. Tasks launched beyond it could only wait
  * in the queue for stacks that none of them gives back before the
  * release, so the launch stops there and says what to set. UINT64_MAX
  * where the limit cannot be read. */
 static uint64_t stack_budget(void)
 {
-    long long maps = massive_read_number("/proc/sys/vm/max_map_count");
-    if (maps < 0)
+    size_t n = up__stack_guarded_budget(); /* the pool's own, stack_pool.c */
+    if (n == SIZE_MAX)
         return UINT64_MAX;
-    long long n = (maps - 4096) / (guard_regions() ? 1 : 2) - 256;
-    return n > 0 ? (uint64_t)n : 0;
+    return n > 256 ? (uint64_t)(n - 256) : 0;
 }
 
 static uint64_t stackful_launch(massive_run *run, char *why, size_t why_size)
@@ -137,7 +114,7 @@ static uint64_t stackful_launch(massive_run *run, char *why, size_t why_size)
                      "%" PRIu64 " parked tasks use the guarded stacks that vm.max_map_count %lld "
                      "allows; for N set sysctl vm.max_map_count=%sN+4096 or more",
                      budget, massive_read_number("/proc/sys/vm/max_map_count"),
-                     guard_regions() ? "" : "2*");
+                     up__stack_maps_per_stack() == 1 ? "" : "2*");
             break;
         }
         if ((i & 4095) == 0 && massive_memory_low(run, why, why_size))

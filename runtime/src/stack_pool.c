@@ -139,6 +139,12 @@ size_t up__stack_guarded_budget(void)
     return guarded_budget;
 }
 
+unsigned up__stack_maps_per_stack(void)
+{
+    pthread_once(&budget_once, budget_read);
+    return (unsigned)maps_per_stack();
+}
+
 void up__stack_pool_config_init(up__stack_pool_config *cfg)
 {
     *cfg = (up__stack_pool_config){.stack_size = UP__STACK_DEFAULT_SIZE,

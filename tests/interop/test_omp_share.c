@@ -139,7 +139,7 @@ static int regions_peak(int omp_share, runnable_sampler *rs, int *single)
 static _Atomic int workers_hold = 1;
 static _Atomic unsigned holding;
 static pthread_t submitter_thread;
-static _Atomic int on_submitter, largest_on_submitter;
+static _Atomic int on_submitter, largest_on_submitter, probes_ran;
 
 static void hold_worker(void *arg)
 {
@@ -154,6 +154,7 @@ static void hold_worker(void *arg)
 static void team_probe(void *arg)
 {
     (void)arg;
+    atomic_fetch_add(&probes_ran, 1);
     if (!pthread_equal(pthread_self(), submitter_thread))
         return;
     atomic_fetch_add(&on_submitter, 1);
@@ -191,6 +192,7 @@ static void submitter_runs(void)
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     printf("tasks run by the submitter: %d, largest team they saw %d (OpenMP's default %d)\n",
            atomic_load(&on_submitter), atomic_load(&largest_on_submitter), mine);
+    CHECK_EQ(atomic_load(&probes_ran), 200); /* every accepted task ran once */
     CHECK(atomic_load(&on_submitter) > 0);
     CHECK_EQ(atomic_load(&largest_on_submitter), 1);
     CHECK_EQ(omp_get_max_threads(), mine); /* the submitter's own setting is back */
