@@ -208,11 +208,6 @@ unsigned up_pool_reserve(up_pool *p, unsigned n)
             refusals++; /* this shard, or the pool, is at its cap */
         }
     }
-    /* The snapshot's double count must not reach the caller: no more are
-     * available than the pool has workers. */
-    unsigned workers = up__load_acquire(&p->workers);
-    if (have > workers)
-        have = workers;
     return have < n ? have : n;
 }
 
