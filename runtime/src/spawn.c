@@ -159,10 +159,15 @@ int up__spawn(up_pool *p, up__shard *s, int beyond_cpus)
     while (g > peak && !up__cas_weak_relaxed(&p->workers_peak, &peak, g))
         ;
 
-    up__fetch_add_seqcst(&p->starting, 1); /* before the thread can leave it */
+    /* Both before the thread can leave them (worker.c). */
+    up__fetch_add_seqcst(&p->starting, 1);
+    up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
     int rc = start_thread(p, s);
     if (rc != UP_OK) {
         up__fetch_sub_seqcst(&p->starting, 1);
+        /* A submitter may have counted on this searcher and woken nobody:
+         * whoever stops searching last makes sure someone looks. */
+        up__searcher_left(p, s->index);
         up__fetch_sub_acq_rel(&p->workers, 1);
         up__fetch_sub_acq_rel(&s->nworkers, 1);
         up__fetch_add_relaxed(&p->spawn_failed, 1);
@@ -184,12 +189,9 @@ unsigned up_pool_reserve(up_pool *p, unsigned n)
 {
     if (!p || n == 0 || up__load_acquire(&p->stopping))
         return 0;
-    /* Starting before idle: a worker leaves the first after it entered
-     * the second (worker.c), so this snapshot may count a worker twice
-     * for a moment but never misses one. */
-    unsigned have = up__load_seqcst(&p->starting);
+    /* One load: starting workers count as searching (pool_internal.h). */
     uint64_t idle = up__load_seqcst(&p->idle);
-    have += UP__IDLE_SPINNING(idle);
+    unsigned have = UP__IDLE_SPINNING(idle);
     unsigned parked = UP__IDLE_PARKED(idle);
     for (unsigned i = 0; i < parked && have < n; i++) {
         if (!up__wake_one(p, i % p->nshards))

@@ -280,14 +280,14 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
     up__task t;
     int searching = 1;
     unsigned spins = 0;
-    /* Counted searching, then no longer starting: up_pool_reserve reads
-     * the two in the other order, so it never misses this worker. A loop
-     * that starts on a fresh fiber after a task parked (park_task.c) is
-     * the same thread: it was no longer starting. */
-    up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+    /* A new thread was counted searching at its spawn (spawn.c) and only
+     * leaves the starting count. A loop that starts on a fresh fiber after
+     * a task parked (park_task.c) is the same thread, back to searching. */
     if (!w->in_loop) {
         w->in_loop = 1;
         up__fetch_sub_seqcst(&p->starting, 1);
+    } else {
+        up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
     }
     up__store_relaxed(&w->looking, 1);
     for (;;) {
