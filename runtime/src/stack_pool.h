@@ -50,7 +50,7 @@
 typedef struct up__stack {
     char *lo;               /* usable stack: [lo, lo + size) */
     size_t size;            /* bytes usable, below this descriptor */
-    struct up__stack *next; /* free list link (pool lock) */
+    struct up__stack *next; /* cold list link (pool lock) */
     char *map;              /* the mapping, guard included */
     size_t map_size;
     unsigned char cold; /* 1: its pages were given back to the OS (pool lock) */
@@ -77,10 +77,14 @@ typedef struct up__stack_pool_stats {
     uint64_t reused;  /* acquires served from the free list */
 } up__stack_pool_stats;
 
-/* The pool. Invariant (under lock): hot and cold are singly linked free
- * lists, no stack is on both or on either while acquired; n_hot counts the
- * hot list, n_cold the cold list plus the stacks a release is making cold
- * outside the lock (they join the list next); a release lists a stack
+/* The pool. Invariant (under lock): the hot stacks are a ring of
+ * pointers (hot[(hot_first + i) & (hot_cap - 1)] for i < n_hot, oldest
+ * first; pointers, not links in the stacks, so that taking one touches no
+ * stack memory while the lock is held: a free stack's top page is often
+ * out of the TLB), cold is a singly linked free list, no stack is on both
+ * or on either while acquired; n_cold counts the cold list plus the
+ * stacks a release is making cold outside the lock (they join the list
+ * next); a release lists a stack
  * hot only while n_hot < max(hot_max, use_peak) and keeps it mapped only
  * while n_hot + n_cold < max(free_max, use_peak), and mapped = in_use +
  * n_hot + n_cold except while an acquire maps a stack or a release unmaps
@@ -91,7 +95,9 @@ typedef struct up__stack_pool {
     pthread_mutex_t lock;
     up__stack_pool_config cfg; /* read-only after init */
     size_t page;               /* read-only after init */
-    up__stack *hot, *cold;     /* lock */
+    up__stack **hot;           /* lock: the hot ring, hot_cap entries (a power of two) */
+    size_t hot_first, hot_cap; /* lock */
+    up__stack *cold;           /* lock */
     size_t n_hot, n_cold;      /* lock */
     size_t mapped, in_use;     /* lock */
     size_t use_peak;           /* lock: the recent peak of in_use (stack_pool.c) */
@@ -99,6 +105,7 @@ typedef struct up__stack_pool {
     char *chunk_next;          /* chunk_mu: where the next stack starts */
     size_t chunk_left;         /* chunk_mu: stacks left in the chunk */
     size_t chunk_stacks;       /* chunk_mu: stacks in the next chunk */
+    int chunk_guarded;         /* chunk_mu: the current chunk's guards are all installed */
     uint64_t peak_at;          /* lock: when use_peak last decayed */
     uint64_t created, reused;  /* lock */
 } up__stack_pool;

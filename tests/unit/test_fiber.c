@@ -3,13 +3,16 @@
  * and stack contents intact after it was suspended on one thread and
  * resumed on another; 100,000 fibers parked at once within 8 KiB of RSS
  * each; an overflow dying on the guard page with the message, and other
- * faults left to the default action; the pool's reuse, hot and cold
- * lists, limits and argument checks; the raw backends (assembly and
+ * faults left to the default action; every stack of every chunk guarded
+ * (the kernel refuses to read its guard page, reads the page above); the
+ * pool's reuse, hot and cold lists, limits and argument checks; the raw
+ * backends (assembly and
  * ucontext) in plain builds. */
 #include "check.h"
 #include "fiber.h"
 #include "stack_pool.h"
 
+#include <errno.h>
 #include <fenv.h>
 #include <pthread.h>
 #include <signal.h>
@@ -395,6 +398,43 @@ static int test_overflow(void)
     return 0;
 }
 
+/* Every stack a pool maps has its guard, whichever way the guards of its
+ * chunk were installed (one call for the chunk or one per stack): 300
+ * stacks span chunks of 4, 8, 16, 32, 64, 64, 64 and part of one more.
+ * The kernel's copy out of a guard page fails with EFAULT; out of the
+ * page above it, it succeeds. */
+static void test_guards_all(void)
+{
+    enum { N = 300 };
+    up__stack_pool p;
+    CHECK_EQ(up__stack_pool_init(&p, NULL), 0);
+    size_t guard = up__stack_guard_size(&p);
+    CHECK(guard > 0);
+    int fds[2];
+    CHECK_EQ(pipe(fds), 0);
+    static up__stack *s[N];
+    unsigned refused = 0;
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ(up__stack_acquire(&p, &s[i]), 0);
+        char byte;
+        errno = 0;
+        if (write(fds[1], s[i]->lo - guard, 1) < 0 && errno == EFAULT)
+            refused++;
+        else
+            fprintf(stderr, "stack %d: its guard page at %p can be read\n", i,
+                    (void *)(s[i]->lo - guard));
+        CHECK_EQ(write(fds[1], s[i]->lo, 1), 1);
+        CHECK_EQ(read(fds[0], &byte, 1), 1);
+    }
+    for (int i = 0; i < N; i++)
+        up__stack_release(&p, s[i]);
+    close(fds[0]);
+    close(fds[1]);
+    up__stack_pool_destroy(&p);
+    printf("guards: %u of %d stacks refuse access below their usable area\n", refused, N);
+    CHECK_EQ(refused, (unsigned)N);
+}
+
 /* ---- 5. The pool: reuse, hot and cold, limits, arguments ---- */
 
 static void test_pool(void)
@@ -578,6 +618,7 @@ int main(void)
     printf("fiber switch: %s\n", up__fiber_backend());
     CHECK_EQ(up__stack_pool_init(&pool, NULL), 0);
     test_pool();
+    test_guards_all();
     test_pingpong();
     test_migration();
     test_raw();
