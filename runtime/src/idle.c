@@ -183,15 +183,14 @@ int up__try_retire(up__worker *w, unsigned keep)
 /* A searcher that found a task stops searching. If it was the last one
  * and work is still visible, somebody else must look: a parked worker, or
  * the monitor when every worker is busy. */
-void up__stop_searching(up__worker *w) { up__searcher_left(w->pool, w->shard); }
-
-void up__searcher_left(up_pool *p, unsigned shard)
+void up__stop_searching(up__worker *w)
 {
+    up_pool *p = w->pool;
     uint64_t old = up__fetch_sub_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
     if (UP__IDLE_SPINNING(old) != 1 || !work_visible(p))
         return;
     if (UP__IDLE_PARKED(old) != 0)
-        up__wake_one(p, shard);
+        up__wake_one(p, w->shard);
     else
         up__monitor_poke(p);
 }

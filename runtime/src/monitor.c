@@ -346,11 +346,13 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
     }
     uint64_t idle = up__load_seqcst(&p->idle);
     if (UP__IDLE_SPINNING(idle) != 0)
-        return 1; /* somebody is looking already, or starting to */
+        return 1; /* somebody is looking already */
     if (UP__IDLE_PARKED(idle) != 0) {
         up__wake_one(p, s->index);
         return 1;
     }
+    if (UP__IDLE_STARTING(idle) != 0)
+        return 1; /* the workers of the last look are not looking yet */
     if (now - s->mon_moved_at >= STALL_NS && up__load_relaxed(&s->nworkers) <= ncpus) {
         s->mon_moved_at = now;
         up__spawn(p, s, 1);

@@ -411,11 +411,7 @@ static void add_pool(up_pool *p, up_stats *out)
     out->shards = p->nshards;
     uint64_t idle = up__load_relaxed(&p->idle);
     out->parked = UP__IDLE_PARKED(idle);
-    /* Started threads not yet in their loop are in the searching count
-     * (pool_internal.h); they are not searching yet. */
-    unsigned starting = up__load_relaxed(&p->starting);
     out->searching = UP__IDLE_SPINNING(idle);
-    out->searching = out->searching > starting ? out->searching - starting : 0;
     /* Region members parked in the layer's waits (waiter.c) are parked
      * threads of the pool too, though not ones a submit can wake. */
     out->parked += up__load_relaxed(&p->layer_parked);

@@ -19,15 +19,23 @@
 #include "stack_pool.h"
 #include "topo.h"
 
-/* The pool-wide idle word packs two counts so one load tells a submitter
- * whether anyone is looking for work: searching workers (spinning) in the
- * high half and parked workers in the low half. A started thread counts
- * as searching from its spawn on (it searches as soon as it runs), so one
- * worker is never in two counts and up_pool_reserve's load is exact. */
-#define UP__IDLE_SPIN_ONE    (UINT64_C(1) << 32)
+/* The pool-wide idle word packs three counts of UP__IDLE_BITS bits, so
+ * that one load tells a submitter whether anyone is looking for work and
+ * up_pool_reserve how many workers are free: searching workers
+ * (spinning), started threads not yet in their loop (starting: they may
+ * still be in the start hook, so nobody counts on them to look) and
+ * parked workers. A new thread leaves starting for searching with one
+ * read-modify-write, so no load sees it in both or in neither. Each count
+ * is at most the pool's workers, which up__reserve_worker keeps at or
+ * below UP__IDLE_FIELD_MAX, so no field carries into the next. */
+#define UP__IDLE_BITS        21
+#define UP__IDLE_FIELD_MAX   ((1u << UP__IDLE_BITS) - 1)
 #define UP__IDLE_PARK_ONE    UINT64_C(1)
-#define UP__IDLE_SPINNING(v) ((uint32_t)((v) >> 32))
-#define UP__IDLE_PARKED(v)   ((uint32_t)(v))
+#define UP__IDLE_START_ONE   (UINT64_C(1) << UP__IDLE_BITS)
+#define UP__IDLE_SPIN_ONE    (UINT64_C(1) << (2 * UP__IDLE_BITS))
+#define UP__IDLE_PARKED(v)   ((uint32_t)((v)&UP__IDLE_FIELD_MAX))
+#define UP__IDLE_STARTING(v) ((uint32_t)(((v) >> UP__IDLE_BITS) & UP__IDLE_FIELD_MAX))
+#define UP__IDLE_SPINNING(v) ((uint32_t)(((v) >> (2 * UP__IDLE_BITS)) & UP__IDLE_FIELD_MAX))
 
 enum { UP__SLOT_FREE = 0, UP__SLOT_RUNNING = 1, UP__SLOT_EXITED = 2 };
 
@@ -185,8 +193,6 @@ struct up_pool {
     _Atomic int monitor_parked;               /* (atomic) 1 while the monitor sleeps untimed */
     UP_ALIGNED_LINE _Atomic unsigned workers; /* (atomic) reserved workers, all shards */
     _Atomic unsigned workers_peak;
-    _Atomic unsigned starting; /* (atomic) started threads not yet in their loop,
-                                  also counted searching in idle */
     _Atomic uint64_t spawned, retired, overloads, spawn_failed, bind_failed, wakes;
     /* Region members parked in the layer's waits (waiter.c): how many now,
      * and how many times (atomic, counted in up_stats.parked and parks). */
@@ -281,9 +287,6 @@ int up__park(up__worker *w);
  * (never fewer than the floor); 1 when w must exit. */
 int up__try_retire(up__worker *w, unsigned keep);
 void up__stop_searching(up__worker *w);
-/* Drops one searcher count; the last searcher to leave while work is
- * visible wakes a parked worker or pokes the monitor. */
-void up__searcher_left(up_pool *p, unsigned shard);
 int up__wake_one(up_pool *p, unsigned shard); /* 1 when it woke one */
 void up__wake_all(up_pool *p);
 /* spawn.c: caps, threads, joins */

@@ -138,7 +138,8 @@ unsigned up__reserve_worker(up_pool *p, up__shard *s, unsigned limit)
     } while (!up__cas_weak_seqcst(&s->nworkers, &n, n + 1));
     unsigned g = up__load_relaxed(&p->workers);
     do {
-        if (p->cfg.max_workers && g >= p->cfg.max_workers) {
+        /* The idle word's fields count workers (pool_internal.h). */
+        if ((p->cfg.max_workers && g >= p->cfg.max_workers) || g >= UP__IDLE_FIELD_MAX) {
             up__fetch_sub_seqcst(&s->nworkers, 1);
             return 0;
         }
@@ -159,15 +160,10 @@ int up__spawn(up_pool *p, up__shard *s, int beyond_cpus)
     while (g > peak && !up__cas_weak_relaxed(&p->workers_peak, &peak, g))
         ;
 
-    /* Both before the thread can leave them (worker.c). */
-    up__fetch_add_seqcst(&p->starting, 1);
-    up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+    up__fetch_add_seqcst(&p->idle, UP__IDLE_START_ONE); /* before the thread can leave it */
     int rc = start_thread(p, s);
     if (rc != UP_OK) {
-        up__fetch_sub_seqcst(&p->starting, 1);
-        /* A submitter may have counted on this searcher and woken nobody:
-         * whoever stops searching last makes sure someone looks. */
-        up__searcher_left(p, s->index);
+        up__fetch_sub_seqcst(&p->idle, UP__IDLE_START_ONE);
         up__fetch_sub_acq_rel(&p->workers, 1);
         up__fetch_sub_acq_rel(&s->nworkers, 1);
         up__fetch_add_relaxed(&p->spawn_failed, 1);
@@ -189,9 +185,11 @@ unsigned up_pool_reserve(up_pool *p, unsigned n)
 {
     if (!p || n == 0 || up__load_acquire(&p->stopping))
         return 0;
-    /* One load: starting workers count as searching (pool_internal.h). */
+    /* One load, so no worker moving from starting to searching is
+     * counted twice or missed (pool_internal.h). A searcher that parks
+     * after it and is then woken below is still counted twice. */
     uint64_t idle = up__load_seqcst(&p->idle);
-    unsigned have = UP__IDLE_SPINNING(idle);
+    unsigned have = UP__IDLE_STARTING(idle) + UP__IDLE_SPINNING(idle);
     unsigned parked = UP__IDLE_PARKED(idle);
     for (unsigned i = 0; i < parked && have < n; i++) {
         if (!up__wake_one(p, i % p->nshards))

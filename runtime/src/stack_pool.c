@@ -298,23 +298,32 @@ void up__stack_pool_destroy(up__stack_pool *p)
 static int guard_chunk(char *m, size_t k, size_t slot, size_t guard)
 {
 #if defined(HAVE_CHUNK_GUARDS)
-    static _Atomic int refused; /* the kernel refuses it: stop asking */
+    static _Atomic int refused; /* the kernel does not take it: stop asking */
     if (!guard_regions || k < 2 || up__load_relaxed(&refused))
         return 0;
-    struct iovec v[CHUNK_MAX];
-    for (size_t i = 0; i < k; i++)
-        v[i] = (struct iovec){m + i * slot, guard};
     /* A pidfd per chunk, not one kept open: the program owns its fds. */
     int fd = (int)syscall(SYS_pidfd_open, (long)getpid(), 0L);
     if (fd < 0) {
-        up__store_relaxed(&refused, 1);
-        return 0;
+        if (errno == ENOSYS)
+            up__store_relaxed(&refused, 1);
+        return 0; /* out of fds, say: per stack this time */
     }
-    long n = syscall(SYS_process_madvise, (long)fd, v, (long)k, (long)MADV_GUARD_INSTALL, 0L);
+    /* A few iovecs at a time: this may run on a parking task's stack. */
+    enum { BATCH = 16 };
+    struct iovec v[BATCH];
+    int all = 1;
+    for (size_t i = 0; i < k && all; i += BATCH) {
+        size_t n = k - i < BATCH ? k - i : BATCH;
+        for (size_t j = 0; j < n; j++)
+            v[j] = (struct iovec){m + (i + j) * slot, guard};
+        long done =
+            syscall(SYS_process_madvise, (long)fd, v, (long)n, (long)MADV_GUARD_INSTALL, 0L);
+        if (done < 0 && (errno == ENOSYS || errno == EINVAL || errno == EPERM))
+            up__store_relaxed(&refused, 1); /* an older kernel: never on this one */
+        all = done == (long)(n * guard);
+    }
     close(fd);
-    if (n < 0)
-        up__store_relaxed(&refused, 1);
-    return n == (long)(k * guard);
+    return all;
 #else
     (void)m;
     (void)k;

@@ -233,9 +233,11 @@ int up__wait_take(up__worker *w, up__task *out)
     uint64_t n = 1;
     while (r && n < BATCH) {
         up__task t;
-        /* A parked task's record points into its stack, untouched since
-         * it parked and, with many parked, out of the caches and the TLB:
-         * start those misses now, while the tasks before it run. */
+        /* A parked task's record points at its request on its stack (a
+         * timed wait's at a ticket), untouched since it parked and, with
+         * many parked, out of the caches and the TLB: the first line's
+         * misses start now, while the tasks before it run. (Other records
+         * carry a user's argument; a prefetch of it never faults.) */
         __builtin_prefetch((const void *)((uintptr_t)r->arg & ~(uintptr_t)3), 1);
         task_of(r, cancelled, &t);
         uint64_t pushed = up__load_relaxed(&w->pushed);

@@ -280,12 +280,13 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
     up__task t;
     int searching = 1;
     unsigned spins = 0;
-    /* A new thread was counted searching at its spawn (spawn.c) and only
-     * leaves the starting count. A loop that starts on a fresh fiber after
-     * a task parked (park_task.c) is the same thread, back to searching. */
+    /* A new thread moves from starting (counted at its spawn, spawn.c) to
+     * searching in one step, which up_pool_reserve relies on. A loop that
+     * starts on a fresh fiber after a task parked (park_task.c) is the
+     * same thread, back to searching. */
     if (!w->in_loop) {
         w->in_loop = 1;
-        up__fetch_sub_seqcst(&p->starting, 1);
+        up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE - UP__IDLE_START_ONE);
     } else {
         up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
     }

@@ -6,7 +6,9 @@
  * group the main thread waits for (neither may run them on a thread that
  * has no worker state); and a task of another pool run by a worker (while
  * that worker's task waits to submit to it) does not see the worker's
- * state. */
+ * state; and a start hook that waits for a task does not keep the other
+ * workers from running it (a thread in its start hook is not a worker
+ * looking for work: a submit still wakes a parked one). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -224,11 +226,62 @@ static void foreign_tasks_see_no_state(void)
     CHECK_EQ(up_pool_destroy(other), UP_OK);
 }
 
+/* Floor of two in one shard: the second thread's start hook waits until a
+ * task has run (per-worker state that an init task prepares, say), while
+ * the first worker parks. The init task, submitted then, must be run by
+ * the parked worker; counting the thread in its hook as a searcher would
+ * leave it queued for good. */
+static _Atomic unsigned hook_starts;
+static _Atomic int init_ran;
+
+static void *hook_waits_for_task(void *ctx, unsigned shard, unsigned worker)
+{
+    (void)ctx, (void)shard, (void)worker;
+    if (atomic_fetch_add(&hook_starts, 1) == 1)
+        for (unsigned ms = 0; ms < 60000 && !atomic_load(&init_ran); ms++)
+            test_sleep_ms(1);
+    return NULL;
+}
+
+static void init_task(void *arg)
+{
+    (void)arg;
+    atomic_store(&init_ran, 1);
+}
+
+static void start_hook_waits_for_a_task(void)
+{
+    up_config c;
+    CHECK_EQ(up_config_init(&c), UP_OK);
+    c.shards = 1;
+    c.shard_min_workers = 2;
+    c.on_worker_start = hook_waits_for_task;
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &c), UP_OK);
+    up_stats st;
+    for (unsigned ms = 0; ms < 10000; ms++) {
+        up_pool_stats(p, &st);
+        if (st.parked == 1 && atomic_load(&hook_starts) == 2)
+            break;
+        test_sleep_ms(1);
+    }
+    CHECK_EQ(st.parked, 1u);
+    uint64_t t0 = test_now_ns();
+    CHECK_EQ(up_submit(p, init_task, NULL), UP_OK);
+    for (unsigned ms = 0; ms < 5000 && !atomic_load(&init_ran); ms++)
+        test_sleep_ms(1);
+    printf("a start hook waiting for a task: the task %s after %.1f ms\n",
+           atomic_load(&init_ran) ? "ran" : "had not run", (double)(test_now_ns() - t0) / 1e6);
+    CHECK(atomic_load(&init_ran));
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+}
+
 int main(void)
 {
     test_seed(); /* the schedule varies, the sizes do not */
     hooks_once_per_worker();
     foreign_tasks_see_no_state();
+    start_hook_waits_for_a_task();
     printf("worker hooks: ok\n");
     return 0;
 }
