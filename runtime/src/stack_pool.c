@@ -283,7 +283,7 @@ void up__stack_pool_destroy(up__stack_pool *p)
  * of part of a mapping), and the rest of the current chunk at destroy.
  * NULL when the OS refuses even a single stack. */
 #define CHUNK_MIN 4
-#define CHUNK_MAX 64
+#define CHUNK_MAX UP__STACK_CHUNK_MAX
 
 #if defined(HAVE_GUARD_REGIONS) && defined(SYS_process_madvise) && defined(SYS_pidfd_open)
 #define HAVE_CHUNK_GUARDS 1
@@ -295,7 +295,7 @@ void up__stack_pool_destroy(up__stack_pool *p)
  * that parks tens of thousands of tasks pays for each. 1 when every guard
  * is in; 0 leaves them to map_stack, one by one (also after a partial
  * success: installing a guard twice is harmless). */
-static int guard_chunk(char *m, size_t k, size_t slot, size_t guard)
+static int guard_chunk(up__stack_pool *p, char *m, size_t k, size_t slot, size_t guard)
 {
 #if defined(HAVE_CHUNK_GUARDS)
     static _Atomic int refused; /* the kernel does not take it: stop asking */
@@ -308,23 +308,18 @@ static int guard_chunk(char *m, size_t k, size_t slot, size_t guard)
             up__store_relaxed(&refused, 1);
         return 0; /* out of fds, say: per stack this time */
     }
-    /* A few iovecs at a time: this may run on a parking task's stack. */
-    enum { BATCH = 16 };
-    struct iovec v[BATCH];
-    int all = 1;
-    for (size_t i = 0; i < k && all; i += BATCH) {
-        size_t n = k - i < BATCH ? k - i : BATCH;
-        for (size_t j = 0; j < n; j++)
-            v[j] = (struct iovec){m + (i + j) * slot, guard};
-        long done =
-            syscall(SYS_process_madvise, (long)fd, v, (long)n, (long)MADV_GUARD_INSTALL, 0L);
-        if (done < 0 && (errno == ENOSYS || errno == EINVAL || errno == EPERM))
-            up__store_relaxed(&refused, 1); /* an older kernel: never on this one */
-        all = done == (long)(n * guard);
-    }
+    /* The iovecs live in the pool (chunk_mu held), not on this stack,
+     * which may be a parking task's. */
+    struct iovec *v = p->chunk_iov;
+    for (size_t i = 0; i < k; i++)
+        v[i] = (struct iovec){m + i * slot, guard};
+    long done = syscall(SYS_process_madvise, (long)fd, v, (long)k, (long)MADV_GUARD_INSTALL, 0L);
+    if (done < 0 && (errno == ENOSYS || errno == EINVAL || errno == EPERM))
+        up__store_relaxed(&refused, 1); /* an older kernel: never on this one */
     close(fd);
-    return all;
+    return done == (long)(k * guard);
 #else
+    (void)p;
     (void)m;
     (void)k;
     (void)slot;
@@ -354,7 +349,7 @@ static char *carve(up__stack_pool *p, size_t map_size, int *guarded)
         p->chunk_left = k;
         p->chunk_stacks = k * 2 > CHUNK_MAX ? CHUNK_MAX : k * 2;
         size_t guard = up__stack_guard_size(p);
-        p->chunk_guarded = guard && guard_chunk(m, k, map_size, guard);
+        p->chunk_guarded = guard && guard_chunk(p, m, k, map_size, guard);
     }
     *guarded = p->chunk_guarded;
     char *r = p->chunk_next;

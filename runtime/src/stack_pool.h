@@ -40,6 +40,10 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
+
+/* Stacks mapped at a time, at most (stack_pool.c). */
+#define UP__STACK_CHUNK_MAX 64
 
 #define UP__STACK_DEFAULT_SIZE ((size_t)64 * 1024)
 #define UP__STACK_MIN_SIZE     ((size_t)16 * 1024)
@@ -106,8 +110,9 @@ typedef struct up__stack_pool {
     size_t chunk_left;         /* chunk_mu: stacks left in the chunk */
     size_t chunk_stacks;       /* chunk_mu: stacks in the next chunk */
     int chunk_guarded;         /* chunk_mu: the current chunk's guards are all installed */
-    uint64_t peak_at;          /* lock: when use_peak last decayed */
-    uint64_t created, reused;  /* lock */
+    struct iovec chunk_iov[UP__STACK_CHUNK_MAX]; /* chunk_mu: guard_chunk's (stack_pool.c) */
+    uint64_t peak_at;                            /* lock: when use_peak last decayed */
+    uint64_t created, reused;                    /* lock */
 } up__stack_pool;
 
 /* Defaults (see the fields). */
