@@ -52,13 +52,17 @@ static int work_visible(up_pool *p)
     return 0;
 }
 
-/* Takes the most recently parked worker of one shard off its idle list. */
-static up__worker *pop_idle(up_pool *p, up__shard *s)
+/* Takes the most recently parked worker of one shard off its idle list,
+ * or with oldest the longest parked one (the list's tail). */
+static up__worker *pop_idle(up_pool *p, up__shard *s, int oldest)
 {
     pthread_mutex_lock(&s->idle_lock);
-    up__worker *w = s->idle_top;
+    up__worker **pp = &s->idle_top;
+    while (oldest && *pp && (*pp)->idle_next)
+        pp = &(*pp)->idle_next;
+    up__worker *w = *pp;
     if (w) {
-        s->idle_top = w->idle_next;
+        *pp = w->idle_next;
         w->listed = 0;
         up__store_relaxed(&s->nparked, up__load_relaxed(&s->nparked) - 1);
         up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE - UP__IDLE_PARK_ONE);
@@ -67,14 +71,14 @@ static up__worker *pop_idle(up_pool *p, up__shard *s)
     return w;
 }
 
-int up__wake_one(up_pool *p, unsigned shard)
+static int wake(up_pool *p, unsigned shard, int oldest)
 {
     const unsigned *order = &p->plan.order[shard * p->nshards];
     for (unsigned k = 0; k < p->nshards; k++) {
         up__shard *s = &p->shards[order[k]];
         if (up__load_relaxed(&s->nparked) == 0 && k + 1 < p->nshards)
             continue; /* a peek to skip empty lists; the lock decides */
-        up__worker *w = pop_idle(p, s);
+        up__worker *w = pop_idle(p, s, oldest);
         if (w) {
             up__fetch_add_relaxed(&p->wakes, 1);
             up__parker_post(&w->parker);
@@ -84,11 +88,15 @@ int up__wake_one(up_pool *p, unsigned shard)
     return 0;
 }
 
+int up__wake_one(up_pool *p, unsigned shard) { return wake(p, shard, 0); }
+
+int up__wake_oldest(up_pool *p, unsigned shard) { return wake(p, shard, 1); }
+
 void up__wake_all(up_pool *p)
 {
     for (unsigned i = 0; i < p->nshards; i++) {
         up__worker *w;
-        while ((w = pop_idle(p, &p->shards[i])) != NULL)
+        while ((w = pop_idle(p, &p->shards[i], 0)) != NULL)
             up__parker_post(&w->parker);
     }
 }

@@ -288,6 +288,10 @@ int up__park(up__worker *w);
 int up__try_retire(up__worker *w, unsigned keep);
 void up__stop_searching(up__worker *w);
 int up__wake_one(up_pool *p, unsigned shard); /* 1 when it woke one */
+/* As up__wake_one, but the longest parked worker of a shard: one that
+ * parked after a caller's look at the idle word is woken only once the
+ * workers parked before it are gone (up_pool_reserve). */
+int up__wake_oldest(up_pool *p, unsigned shard);
 void up__wake_all(up_pool *p);
 /* spawn.c: caps, threads, joins */
 unsigned up__reserve_worker(up_pool *p, up__shard *s, unsigned limit);

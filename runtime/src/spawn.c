@@ -186,13 +186,15 @@ unsigned up_pool_reserve(up_pool *p, unsigned n)
     if (!p || n == 0 || up__load_acquire(&p->stopping))
         return 0;
     /* One load, so no worker moving from starting to searching is
-     * counted twice or missed (pool_internal.h). A searcher that parks
-     * after it and is then woken below is still counted twice. */
+     * counted twice or missed (pool_internal.h). The wakes take the
+     * longest parked workers, those counted parked here: a searcher
+     * counted here that parks meanwhile is woken (and counted again) only
+     * when others parked at the load left the lists, uncounted, to search. */
     uint64_t idle = up__load_seqcst(&p->idle);
     unsigned have = UP__IDLE_STARTING(idle) + UP__IDLE_SPINNING(idle);
     unsigned parked = UP__IDLE_PARKED(idle);
     for (unsigned i = 0; i < parked && have < n; i++) {
-        if (!up__wake_one(p, i % p->nshards))
+        if (!up__wake_oldest(p, i % p->nshards))
             break; /* the rest woke or left meanwhile */
         have++;
     }
