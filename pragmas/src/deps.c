@@ -64,8 +64,10 @@ struct par_node {
     par_node *succ[SUCC_INLINE]; /* slots below nsucc, written before it */
     par_edge *_Atomic more;      /* (atomic) successors past the array */
     par_node *next;              /* the nodes of one table, or a free list */
+    par_hold *hold;              /* NULL, or the creator that runs it (par_hold) */
     _Alignas(PAR_LINE) par_task task;
 };
+_Static_assert(offsetof(par_node, task) == PAR_LINE, "a node's shared fields fill one line");
 
 #define SUCC_CLOSED  ((par_edge *)(uintptr_t)1)
 #define NSUCC_CLOSED (UINT32_C(1) << 31)
@@ -222,9 +224,8 @@ static int add_edge(par_deptable *t, par_node *pred, par_node *succ)
     return 1;
 }
 
-/* Returns 1 when the task may run now, 0 when it waits for predecessors
- * (they will push it), or UP_ENOMEM. */
-int par_deps_create(par_thread *th, par_task *task, const up_dep *deps, size_t ndeps)
+int par_deps_create(par_thread *th, par_task *task, const up_dep *deps, size_t ndeps,
+                    par_hold *hold)
 {
     par_frame *f = th->c.frame;
     if (!f->deps && !(f->deps = table_get(th))) {
@@ -248,6 +249,7 @@ int par_deps_create(par_thread *th, par_task *task, const up_dep *deps, size_t n
     atomic_init(&n->npred, NPRED_BIAS);
     atomic_init(&n->nsucc, 0);
     atomic_init(&n->more, NULL);
+    n->hold = hold;
     if (!t->nodes)
         t->nodes_tail = n;
     n->next = t->nodes;
@@ -311,8 +313,18 @@ void par_deps_thread_exit(par_thread *th)
 
 static void release(par_thread *th, par_node *s)
 {
-    if (atomic_fetch_sub_explicit(&s->npred, 1, memory_order_acq_rel) == 1)
+    if (atomic_fetch_sub_explicit(&s->npred, 1, memory_order_acq_rel) != 1)
+        return;
+    par_hold *h = s->hold;
+    if (!h) {
         par_push_ready(th, &s->task);
+        return;
+    }
+    /* The creator runs it; it may return once ready is set. */
+    par_member *slot = h->slot;
+    up__store_seqcst(&h->ready, 1);
+    if (slot)
+        par_wake_slot(slot);
 }
 
 void par_deps_complete(par_thread *th, par_node *n)

@@ -234,7 +234,19 @@ void par_wake_slot(par_member *slot);
 void par_wake_team(par_team *t, const par_member *self);
 void par_wake_one(par_team *t, const par_member *self);
 /* deps.c */
-int par_deps_create(par_thread *th, par_task *t, const up_dep *deps, size_t ndeps);
+/* An undeferred task with dependencies is held for the thread that created
+ * it: when its last predecessor completes, ready is set (seq_cst) and the
+ * creator's slot woken, instead of the task being pushed, and the creator,
+ * which waits for ready, runs it. slot is the creator's, NULL outside a
+ * team; it is read before ready is set, after which the hold may be gone. */
+typedef struct par_hold {
+    _Atomic int ready;
+    par_member *slot;
+} par_hold;
+/* Registers t's dependencies: 1 when it may run now, 0 when it waits for
+ * predecessors (which push it, or release hold when hold is not NULL), or
+ * UP_ENOMEM. */
+int par_deps_create(par_thread *th, par_task *t, const up_dep *deps, size_t ndeps, par_hold *hold);
 void par_deps_complete(par_thread *th, par_node *n);
 void par_deps_free(par_thread *th, par_frame *f);
 void par_deps_thread_exit(par_thread *th);

@@ -216,20 +216,29 @@ static int children_ready(par_thread *th, void *arg)
     return f->local_done + up__load_seqcst(&f->remote_done) == f->spawned;
 }
 
-void par_wait_children(par_thread *th, par_frame *f)
+static int hold_ready(par_thread *th, void *arg)
+{
+    (void)th;
+    return up__load_seqcst(&((par_hold *)arg)->ready);
+}
+
+/* Runs tasks until ready(th, arg) holds: first the frame f's own children
+ * in this thread's deque (newest on top: the common case), then any task
+ * par_find_task offers; with none, a spin or a park in the thread's slot.
+ * Inlined with a constant ready, so each wait pays no indirect call. */
+static PAR_ALWAYS_INLINE void wait_running_tasks(par_thread *th, par_frame *f, par_ready_fn ready,
+                                                 void *arg)
 {
     unsigned spins = 0;
     up__deque *dq = th->c.dq;
     par_task t;
     for (;;) {
-        /* The common case: the children are still in this thread's deque,
-         * newest on top. */
         while (dq && up__deque_bottom(dq) > f->mark) {
             if (par_deque_pop(dq, &t) != UP__DEQUE_OK)
                 break;
             run_task(th, &t);
         }
-        if (children_done(f))
+        if (ready(th, arg))
             break;
         int found = par_find_task(th, &t, f->mark);
         if (found) {
@@ -238,10 +247,15 @@ void par_wait_children(par_thread *th, par_frame *f)
             continue;
         }
         if (th->c.slot)
-            par_idle(th, th->c.slot, &spins, children_ready, f, 1, UINT64_MAX);
+            par_idle(th, th->c.slot, &spins, ready, arg, 1, UINT64_MAX);
         else
             par_relax(&spins);
     }
+}
+
+void par_wait_children(par_thread *th, par_frame *f)
+{
+    wait_running_tasks(th, f, children_ready, f);
     f->spawned = f->local_done = 0;
     atomic_store_explicit(&f->remote_done, 0, memory_order_relaxed);
 }
@@ -254,15 +268,6 @@ void par_join(par_thread *th, par_frame *f)
         par_wait_children(th, f);
     if (f->deps)
         par_deps_free(th, f);
-}
-
-/* Runs a task now, on this thread, as a child of the current frame. */
-static void run_now(par_thread *th, par_task *t)
-{
-    par_frame *f = th->c.frame;
-    if (f)
-        f->spawned++;
-    par_run_task(th, t);
 }
 
 void par_push_ready(par_thread *th, par_task *t)
@@ -325,16 +330,27 @@ static par_frame *current_frame(par_thread *th)
     return &outside_frame;
 }
 
-static int create(up_task_fn fn, const par_task *proto, const up_task_opts *opts,
+/* Runs t, a child of f, on this thread; final: with its descendants
+ * undeferred. */
+static void run_here(par_thread *th, par_frame *f, par_task *t, int final)
+{
+    int saved = f->final;
+    f->final = saved || final;
+    par_run_task(th, t);
+    f->final = saved;
+}
+
+/* who: the public call, for the error messages. */
+static int create(const char *who, up_task_fn fn, const par_task *proto, const up_task_opts *opts,
                   const up_dep *deps, size_t ndeps)
 {
     if (!fn) { /* the other calls check fn before they come here */
-        up__set_error("up_task: task function is NULL");
+        up__set_error("%s: task function is NULL", who);
         return UP_EINVAL;
     }
     const up_omp_ops *omp = par_omp();
     if (omp) {
-        int rc = par_backend_error(omp, "up_task");
+        int rc = par_backend_error(omp, who);
         if (rc != UP_OK)
             return rc;
         if (proto->size)
@@ -351,17 +367,25 @@ static int create(up_task_fn fn, const par_task *proto, const up_task_opts *opts
     t.fn = fn;
     t.parent = f;
     t.node = NULL;
-    int deferred = par_defers(th, f) && !(opts && (opts->undeferred || opts->final));
+    int final = opts && opts->final;
+    int deferred = par_defers(th, f) && !(opts && opts->undeferred) && !final;
     if (deps && ndeps) {
+        /* An undeferred task still waits for its predecessors, then runs
+         * here: held for this thread, which runs other tasks meanwhile. */
+        par_hold hold;
+        atomic_init(&hold.ready, 0);
+        hold.slot = th->c.slot;
         /* Counted first: once registered, a predecessor may push and run it. */
         f->spawned++;
-        int rc = par_deps_create(th, &t, deps, ndeps);
+        int rc = par_deps_create(th, &t, deps, ndeps, deferred ? NULL : &hold);
         if (rc < 0) {
             f->spawned--;
             return rc;
         }
-        if (rc > 0 && !deferred) {
-            par_run_task(th, &t);
+        if (!deferred) {
+            if (rc == 0)
+                wait_running_tasks(th, f, hold_ready, &hold);
+            run_here(th, f, &t, final);
             return UP_OK;
         }
         if (rc > 0)
@@ -372,15 +396,8 @@ static int create(up_task_fn fn, const par_task *proto, const up_task_opts *opts
         return UP_OK;
     }
     if (!deferred) {
-        if (opts && opts->final) {
-            /* final: this task and all its descendants run undeferred. */
-            int saved = f->final;
-            f->final = 1;
-            run_now(th, &t);
-            f->final = saved;
-        } else {
-            run_now(th, &t);
-        }
+        f->spawned++;
+        run_here(th, f, &t, final);
         return UP_OK;
     }
     f->spawned++;
@@ -397,7 +414,7 @@ static PAR_NOINLINE int task_slow(up_task_fn fn, void *arg, const up_task_opts *
     par_task t;
     t.size = 0;
     t.words[0] = (uint64_t)(uintptr_t)arg;
-    return create(fn, &t, opts, NULL, 0);
+    return create("up_task", fn, &t, opts, NULL, 0);
 }
 
 /* PAR_INLINE_BACKLOG (par_internal.h): tasks queued in this thread's deque
@@ -481,7 +498,7 @@ int up_task_copy(up_task_fn fn, const void *payload, size_t size, const up_task_
     memset(t.words, 0, sizeof t.words);
     memcpy(t.words, payload, size);
     t.size = size;
-    return create(fn, &t, opts, NULL, 0);
+    return create("up_task_copy", fn, &t, opts, NULL, 0);
 }
 
 int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
@@ -493,7 +510,7 @@ int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
     par_task t;
     t.size = 0;
     t.words[0] = (uint64_t)(uintptr_t)arg;
-    return create(fn, &t, opts, deps, ndeps);
+    return create("up_task_deps", fn, &t, opts, deps, ndeps);
 }
 
 int up_task_deps_copy(up_task_fn fn, const void *payload, size_t size, const up_dep *deps,
@@ -506,7 +523,7 @@ int up_task_deps_copy(up_task_fn fn, const void *payload, size_t size, const up_
     memset(t.words, 0, sizeof t.words);
     memcpy(t.words, payload, size);
     t.size = size;
-    return create(fn, &t, opts, deps, ndeps);
+    return create("up_task_deps_copy", fn, &t, opts, deps, ndeps);
 }
 
 void up_taskwait(void)

@@ -4,7 +4,10 @@
  * starts after every earlier access of its address has ended (since the
  * previous writer); a reader (in) starts after the previous writer ended;
  * tasks of one mutexinoutset never overlap and are ordered against the
- * other kinds like writers. */
+ * other kinds like writers. Some tasks are undeferred or final: those
+ * still wait for their predecessors, then run on the creating thread
+ * before the call returns, a final one with its children undeferred. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,9 @@ typedef struct node {
     int ndeps;
     uint64_t start, end;
     int spin;
+    int mode; /* 0, or 1 undeferred, 2 final */
+    pthread_t ran_on;
+    int child_ran_inside; /* final: its child ran before up_task returned */
 } node;
 
 static int addr_cells[ADDRS];
@@ -28,12 +34,32 @@ static _Atomic uint64_t ticket;
 static node *nodes;
 static int nnodes;
 
+static void child(void *p) { *(int *)p = 1; }
+
 static void work(void *p)
 {
     node *n = p;
     n->start = atomic_fetch_add(&ticket, 1);
+    n->ran_on = pthread_self();
+    if (n->mode == 2) {
+        int ran = 0;
+        CHECK_EQ(up_task(child, &ran, NULL), UP_OK);
+        n->child_ran_inside = ran;
+    }
     test_spin((unsigned)n->spin);
     n->end = atomic_fetch_add(&ticket, 1);
+}
+
+static void create(node *n)
+{
+    up_task_opts opts = {0, n->mode == 1, n->mode == 2};
+    CHECK_EQ(up_task_deps(work, n, n->deps, (size_t)n->ndeps, n->mode ? &opts : NULL), UP_OK);
+    if (n->mode) { /* done, here, before the call returned */
+        CHECK(n->end > n->start);
+        CHECK(pthread_equal(n->ran_on, pthread_self()));
+        if (n->mode == 2)
+            CHECK(n->child_ran_inside);
+    }
 }
 
 static void dag_region(void *p)
@@ -41,8 +67,7 @@ static void dag_region(void *p)
     (void)p;
     if (up_single()) {
         for (int i = 0; i < nnodes; i++)
-            CHECK_EQ(up_task_deps(work, &nodes[i], nodes[i].deps, (size_t)nodes[i].ndeps, NULL),
-                     UP_OK);
+            create(&nodes[i]);
         up_taskwait();
     }
 }
@@ -139,6 +164,8 @@ int main(void)
             node *n = &nodes[i];
             n->ndeps = 1 + (int)(test_rand(&seed) % MAXDEPS);
             n->spin = (int)(test_rand(&seed) % 2000);
+            unsigned r = (unsigned)(test_rand(&seed) % 16);
+            n->mode = r == 0 ? 1 : r == 1 ? 2 : 0;
             for (int d = 0; d < n->ndeps; d++) {
                 int a;
                 int dup;
