@@ -62,6 +62,13 @@ int main(int argc, char **argv)
                      "UP_BACKEND");
         expect_error(up_for(0, 10, NULL, body, NULL), "up_for", "UP_BACKEND");
         expect_error(up_task(task, NULL, NULL), "up_task", "UP_BACKEND");
+        char payload[4] = {0};
+        up_dep dep = {payload, UP_DEP_OUT};
+        expect_error(up_task_copy(task, payload, sizeof payload, NULL), "up_task_copy",
+                     "UP_BACKEND");
+        expect_error(up_task_deps(task, NULL, &dep, 1, NULL), "up_task_deps", "UP_BACKEND");
+        expect_error(up_task_deps_copy(task, payload, sizeof payload, &dep, 1, NULL),
+                     "up_task_deps_copy", "UP_BACKEND");
         double v = 1;
         expect_error(up_reduce(&v, UP_SUM, UP_DOUBLE), "up_reduce", "UP_BACKEND");
         CHECK_EQ(up_set_backend(UP_BACKEND_ULTRAPOOL), UP_OK);

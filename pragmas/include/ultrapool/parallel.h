@@ -26,9 +26,13 @@
  *   depend(in/out/inout/mutexinoutset)   -> up_task_deps(fn, arg, deps, ndeps, &topts)
  *
  * One difference from OpenMP, on purpose: a task's children complete before
- * the task itself does (as if every task ended with a taskwait). Frames
- * stay on the stack, arguments on the parent's stack stay valid, and no
- * task record is ever allocated for a task without dependencies.
+ * the task itself does (as if every task ended with a taskwait), so
+ * up_taskwait waits for every descendant, not only the children, and data
+ * on the stack of a task that waits stays valid for all of them. The wait
+ * at a task's end comes after its function has returned, and its locals
+ * end there, as in C: a task that passes a child a pointer to its locals
+ * calls up_taskwait before it returns. No task record is ever allocated
+ * for a task without dependencies.
  *
  * Outside a region, the calling thread is a team of one: up_task runs the
  * task at once (OpenMP's initial thread behaves the same), so library code
@@ -198,7 +202,8 @@ typedef enum up_red_type { UP_INT64, UP_UINT64, UP_DOUBLE, UP_FLOAT, UP_INT32 } 
  * wrap around modulo 2^width, as two's complement arithmetic does (no
  * overflow, signed or not); min and max take the extremes as they are. */
 UP_API int up_reduce(void *value, up_red_op op, up_red_type type);
-/* A user combiner: combine(into, from) for values of size bytes (<= 256). */
+/* A user combiner: combine(into, from) for values of size bytes (1 to
+ * 256; UP_EINVAL otherwise). */
 typedef void (*up_combine_fn)(void *into, const void *from);
 UP_API int up_reduce_user(void *value, size_t size, up_combine_fn combine);
 
@@ -213,13 +218,17 @@ typedef struct up_task_opts {
 } up_task_opts;
 
 /* Creates a task running fn(arg); opts may be NULL. arg must stay valid
- * until the task has run (anything on the creating task's stack does).
+ * until the task has run: data on the creating task's stack does when
+ * that task calls up_taskwait before it returns. An undeferred or final
+ * task with dependencies (up_task_deps) first waits for its predecessors,
+ * running other tasks meanwhile, then runs on this thread.
  * As OpenMP allows, the task may run at once on the calling thread (it
  * does when this thread already has tasks queued for others to take), so
  * a task must not wait for something a task created after it provides. */
 UP_API int up_task(up_task_fn fn, void *arg, const up_task_opts *opts);
-/* Like up_task, with size (<= UP_TASK_PAYLOAD) bytes copied into the task
- * (firstprivate); fn receives a pointer to the copy. */
+/* Like up_task, with size (1 to UP_TASK_PAYLOAD; UP_EINVAL otherwise)
+ * bytes copied into the task (firstprivate); fn receives a pointer to the
+ * copy. */
 #define UP_TASK_PAYLOAD 40
 UP_API int up_task_copy(up_task_fn fn, const void *payload, size_t size, const up_task_opts *opts);
 /* Waits for the children of the current task; runs tasks meanwhile. */
