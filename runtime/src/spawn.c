@@ -177,8 +177,12 @@ int up__spawn(up_pool *p, up__shard *s, int beyond_cpus)
  * new ones, one shard after another so they spread, until n are available
  * or no shard can take one more. Every start goes through
  * up__reserve_worker, so the caps bound the work: the loop ends after one
- * round of nshards refusals in a row, or at the first thread the OS
- * refuses, whatever n is. Available means searching, just woken, or
+ * round of nshards refusals in a row, at the first thread the OS refuses,
+ * or once it started as many as the caps had room for when it began,
+ * whatever n is. That last bound matters for a large n: workers started
+ * beyond one per CPU retire after extra_idle_timeout, each giving its
+ * place under the caps back, so without it a loop that outlasts that
+ * timeout could start threads for ever. Available means searching, just woken, or
  * starting (created, not yet looking for work): workers that run a task
  * are not counted. */
 unsigned up_pool_reserve(up_pool *p, unsigned n)
@@ -198,11 +202,19 @@ unsigned up_pool_reserve(up_pool *p, unsigned n)
             break; /* the rest woke or left meanwhile */
         have++;
     }
+    uint64_t cap = (uint64_t)p->nshards * p->cfg.shard_max_workers;
+    if (p->cfg.max_workers && p->cfg.max_workers < cap)
+        cap = p->cfg.max_workers;
+    if (cap > UP__IDLE_FIELD_MAX)
+        cap = UP__IDLE_FIELD_MAX;
+    unsigned workers = up__load_relaxed(&p->workers);
+    uint64_t room = cap > workers ? cap - workers : 0;
     unsigned refusals = 0;
-    for (unsigned k = 0; have < n && refusals < p->nshards; k = (k + 1) % p->nshards) {
+    for (unsigned k = 0; have < n && room > 0 && refusals < p->nshards; k = (k + 1) % p->nshards) {
         uint64_t failed = up__load_relaxed(&p->spawn_failed);
         if (up__spawn(p, &p->shards[k], 1) == UP_OK) {
             have++;
+            room--;
             refusals = 0;
         } else if (up__load_relaxed(&p->spawn_failed) != failed) {
             break; /* the OS refuses threads: more tries would fail too */

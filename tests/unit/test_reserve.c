@@ -3,9 +3,12 @@
  * starting) afterwards, at most the number asked for. A request far above
  * the caps (UINT_MAX) is bounded by them: it returns the capped count, and
  * in about the time the few thread creations take, not after billions of
- * attempts. */
+ * attempts, also while the workers it started retire as fast as it starts
+ * them. */
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #include "check.h"
 #include "pool_helpers.h"
@@ -83,6 +86,47 @@ static void busy_not_counted(void)
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
 
+/* Workers beyond one per CPU that retire after 1 us: each retirement
+ * gives its place under the cap back while the reserve still starts
+ * threads. The reserve returns anyway, having started at most the cap's
+ * worth of threads. A watchdog fails the test if it does not return. */
+static _Atomic int reserve_returned;
+
+static void *watchdog(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 600 && !atomic_load(&reserve_returned); i++)
+        test_sleep_ms(100);
+    if (!atomic_load(&reserve_returned)) {
+        fprintf(stderr, "up_pool_reserve(UINT_MAX) still running after 60 s\n");
+        abort();
+    }
+    return NULL;
+}
+
+static void retiring_while_reserving(void)
+{
+    up_config cfg;
+    up_config_init(&cfg);
+    cfg.shards = 1;
+    cfg.shard_max_workers = 64;
+    cfg.extra_idle_timeout_ns = 1000;
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    pthread_t dog;
+    CHECK_EQ(pthread_create(&dog, NULL, watchdog, NULL), 0);
+    unsigned got = up_pool_reserve(p, UINT_MAX);
+    atomic_store(&reserve_returned, 1);
+    pthread_join(dog, NULL);
+    up_stats st;
+    up_pool_stats(p, &st);
+    printf("retiring at 1 us: reserve(UINT_MAX) = %u, %llu started, %llu retired\n", got,
+           (unsigned long long)st.spawned, (unsigned long long)st.retired);
+    CHECK(got <= 64);
+    CHECK(st.spawned <= 64 + 64); /* the floor's start, then at most the cap's room */
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -92,5 +136,6 @@ int main(void)
     capped(3, 1, 0, 3); /* one each */
     capped(1, 4, 0, 4); /* one shard: the old bound of 2n + shards wrapped to UINT_MAX */
     busy_not_counted();
+    retiring_while_reserving();
     return 0;
 }
