@@ -216,8 +216,9 @@ static up__wrec *fire(up__timer_wheel *w, up_timer *t, uint64_t now_ns, int *dro
         return run;
     }
     /* The next deadline after now: missed periods are skipped, not
-     * replayed. */
-    uint64_t next = t->next_ns + t->period_ns;
+     * replayed. A deadline past the clock's range is never (UINT64_MAX),
+     * not a wrapped one already due. */
+    uint64_t next = t->period_ns > UINT64_MAX - t->next_ns ? UINT64_MAX : t->next_ns + t->period_ns;
     if (next <= now_ns) {
         uint64_t behind = (now_ns - t->next_ns) / t->period_ns;
         next = t->next_ns + (behind + 1) * t->period_ns;

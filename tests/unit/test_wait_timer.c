@@ -140,6 +140,18 @@ static void test_periodic(void)
     CHECK_EQ(atomic_load(&once.runs), 1);
     CHECK_EQ(up_timer_stop(once.t), UP_OK);
 
+    /* Periods too long for the clock: the first run only, at once, not
+     * a run at every tick (a deadline that wrapped round). */
+    const uint64_t huge[] = {UINT64_MAX, UINT64_MAX - 1, UINT64_MAX / 2 + 1};
+    for (int i = 0; i < 3; i++) {
+        tick far = {0};
+        CHECK_EQ(up_timer_start(p, 0, huge[i], on_tick, &far, &far.t), UP_OK);
+        WAIT_UNTIL(atomic_load(&far.runs) >= 1, 10000);
+        test_sleep_ms(30);
+        CHECK_EQ(atomic_load(&far.runs), 1);
+        CHECK_EQ(up_timer_stop(far.t), UP_OK);
+    }
+
     /* Stopped pool: no new timers; a running one stops firing. */
     tick ticker = {0};
     CHECK_EQ(up_timer_start(p, 1000000, 1000000, on_tick, &ticker, &ticker.t), UP_OK);
