@@ -122,13 +122,17 @@ UP_API int up_config_validate(const up_config *cfg);
 UP_API int up_pool_create(up_pool **out, const up_config *cfg);
 
 /* Never blocks. UP_EOVERLOAD when the chosen shard and its neighbours are
- * full and no worker can be added; UP_ESTOPPED after stop. */
+ * full and no worker can be added (from inside a task too: only the
+ * waiting forms run a task on a full queue themselves); UP_EAGAIN when the
+ * pool has no worker and none can be started; UP_ESTOPPED after stop. */
 UP_API int up_submit(up_pool *p, up_fn fn, void *arg);
 /* Blocks while full (optionally running queued tasks meanwhile). */
 UP_API int up_submit_wait(up_pool *p, up_fn fn, void *arg);
 UP_API int up_submit_timeout(up_pool *p, up_fn fn, void *arg, uint64_t timeout_ns);
-/* Copies size bytes (<= UP_PAYLOAD_MAX) into the slot; fn receives a
- * pointer to a copy that lives while fn runs. */
+/* Copies size bytes (1 to UP_PAYLOAD_MAX) into the slot; fn receives a
+ * pointer to a copy that lives while fn runs. UP_EINVAL for a NULL
+ * payload or a size of 0 or above UP_PAYLOAD_MAX (a task with no data
+ * uses up_submit). */
 UP_API int up_submit_copy(up_pool *p, up_fn fn, const void *payload, size_t size);
 UP_API int up_submit_copy_wait(up_pool *p, up_fn fn, const void *payload, size_t size);
 
