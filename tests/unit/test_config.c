@@ -558,6 +558,22 @@ int main(void)
     CHECK_EQ(cfg.shard_choice, UP_SHARD_LOCAL);
     CHECK_EQ(up_config_validate(&cfg), UP_OK);
 
+    /* The floor above the cap, from the environment: refused by
+     * up_config_init itself, naming the variable; the other variables
+     * still apply and the floor keeps its default. */
+    expect_env_error("UP_SHARD_MIN_WORKERS", "2000");
+    clear_env();
+    setenv("UP_SHARD_MIN_WORKERS", "5", 1);
+    setenv("UP_SHARD_MAX_WORKERS", "4", 1);
+    CHECK_EQ(up_config_init(&cfg), UP_EINVAL);
+    CHECK(contains(up_last_error(), "UP_SHARD_MIN_WORKERS=\"5\": above shard_max_workers (4)"));
+    CHECK_EQ(cfg.shard_max_workers, 4);
+    CHECK_EQ(cfg.shard_min_workers, 1);
+    setenv("UP_SHARD_MIN_WORKERS", "4", 1);
+    CHECK_EQ(up_config_init(&cfg), UP_OK);
+    CHECK_EQ(cfg.shard_min_workers, 4);
+    clear_env();
+
     /* Every variable is applied. */
     setenv("UP_SHARDS", "3", 1);
     setenv("UP_SHARD_MIN_WORKERS", "2", 1);
