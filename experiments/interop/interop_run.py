@@ -165,6 +165,8 @@ def main(argv):
         if alt:
             line += "; phase efficiency %s (target >= 0.9), idle burn %s (target <= 1%%)" % (
                 alt[0][2], alt[0][3])
+        for c in alt[1:]:
+            line += "\n  - %s: efficiency %s, idle burn %s" % (c[0], c[2], c[3])
         targets.write(line + "\n")
     note = plot(out, results)
     with open(os.path.join(out, "summary.md"), "w") as f:

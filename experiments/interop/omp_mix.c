@@ -19,6 +19,11 @@
  *          (a parallel for), then pool tasks (one per CPU); efficiency is
  *          the time of one runtime doing both kinds (OpenMP alone, the
  *          pool phase as a parallel for) over the time of the alternation.
+ *          The alternation runs as it is, and with each run-time remedy
+ *          the OpenMP runtime offers for its idle threads' polling:
+ *          omp_pause_resource_all(omp_pause_soft) after every OpenMP
+ *          phase, and (libomp, found with dlsym) kmp_set_blocktime(0)
+ *          before the first.
  *   burn   the CPU time the process spends in the 1 ms .. 21 ms after the
  *          last phase (the sampler's own left out), over 20 ms x CPUs:
  *          what idle threads burn.
@@ -28,6 +33,7 @@
  * Each case starts 300 ms after the previous one ended, once the idle
  * threads it left behind stopped polling.
  * Prints a markdown table per experiment on stdout. */
+#include <dlfcn.h>
 #include <math.h>
 #include <omp.h>
 #include <sched.h>
@@ -181,16 +187,48 @@ typedef struct phase_outcome {
     double ms, burn; /* burn: share of the CPUs used in the 20 ms after */
 } phase_outcome;
 
-static phase_outcome phases_case(int alternate, int phases, const runnable_sampler *rs)
+/* The phase cases: OpenMP doing both kinds, then the alternation as it
+ * is and with each remedy. */
+enum { PH_ONE, PH_ALT, PH_ALT_PAUSE, PH_ALT_BLOCKTIME, NPH };
+static const char *phase_names[NPH] = {
+    "one runtime (OpenMP both phases)", "alternating OpenMP and pool",
+    "alternating, omp_pause_resource_all(soft) after each OpenMP phase",
+    "alternating, kmp_set_blocktime(0) before the first"};
+
+/* libomp's blocktime calls, absent from libgomp: looked up, not linked. */
+typedef void (*set_blocktime_fn)(int);
+typedef int (*get_blocktime_fn)(void);
+static set_blocktime_fn set_blocktime;
+static get_blocktime_fn get_blocktime;
+
+static void find_blocktime(void)
+{
+    void *set = dlsym(RTLD_DEFAULT, "kmp_set_blocktime");
+    void *get = dlsym(RTLD_DEFAULT, "kmp_get_blocktime");
+    if (set && get) {
+        memcpy(&set_blocktime, &set, sizeof set);
+        memcpy(&get_blocktime, &get, sizeof get);
+    }
+}
+
+static phase_outcome phases_case(int kind, int phases, const runnable_sampler *rs)
 {
     phase_outcome o;
-    up_pool *p = alternate ? make_pool(1) : NULL;
+    up_pool *p = kind != PH_ONE ? make_pool(1) : NULL;
     up_group *g = NULL;
     if (p)
         up_group_create(&g, p, 0);
+    /* Per thread in libomp: the teams this thread opens from now on. */
+    int blocktime_before = 0;
+    if (kind == PH_ALT_BLOCKTIME) {
+        blocktime_before = get_blocktime();
+        set_blocktime(0);
+    }
     uint64_t t0 = runnable_now_ns();
     for (int k = 0; k < phases; k++) {
         sink = kernel_omp(phase_iters);
+        if (kind == PH_ALT_PAUSE)
+            omp_pause_resource_all(omp_pause_soft);
         if (p) {
             for (unsigned i = 0; i < ncpus; i++)
                 up_group_go(g, phase_task, NULL);
@@ -210,6 +248,8 @@ static phase_outcome phases_case(int alternate, int phases, const runnable_sampl
     c1 -= s1 - s0;
     o.ms = (double)(t1 - t0) / 1e6;
     o.burn = (c1 - c0) / (20.0 * ncpus);
+    if (kind == PH_ALT_BLOCKTIME)
+        set_blocktime(blocktime_before);
     if (p) {
         up_group_destroy(g);
         up_pool_stop_and_wait(p);
@@ -279,19 +319,21 @@ int main(int argc, char **argv)
     int sampling = runnable_start(&rs);
 
     double mix_ms[NMIX][MAXR], mix_peak[NMIX][MAXR], mix_single[NMIX][MAXR];
-    double ph_ms[2][MAXR], ph_burn[2][MAXR];
+    double ph_ms[NPH][MAXR], ph_burn[NPH][MAXR];
+    find_blocktime();
+    int nph = set_blocktime ? NPH : PH_ALT_BLOCKTIME;
     unsigned seed = (unsigned)runnable_now_ns();
     for (int r = 0; r < rounds; r++) {
-        int order[NMIX + 2];
-        for (int i = 0; i < NMIX + 2; i++)
+        int order[NMIX + NPH], ncases = NMIX + nph;
+        for (int i = 0; i < ncases; i++)
             order[i] = i;
-        for (int i = NMIX + 1; i > 0; i--) {
+        for (int i = ncases - 1; i > 0; i--) {
             seed = seed * 1103515245u + 12345u;
             int j = (int)((seed >> 8) % (unsigned)(i + 1)), t = order[i];
             order[i] = order[j];
             order[j] = t;
         }
-        for (int i = 0; i < NMIX + 2; i++) {
+        for (int i = 0; i < ncases; i++) {
             int c = order[i];
             /* The previous case's idle OpenMP threads poll for up to
              * 200 ms (libomp's default); they are not this case's. */
@@ -303,7 +345,7 @@ int main(int argc, char **argv)
                 mix_peak[c][r] = o.peak;
                 mix_single[c][r] = o.single;
             } else {
-                phase_outcome o = phases_case(c == NMIX + 1, phases, &rs);
+                phase_outcome o = phases_case(c - NMIX, phases, &rs);
                 ph_ms[c - NMIX][r] = o.ms;
                 ph_burn[c - NMIX][r] = o.burn;
             }
@@ -334,17 +376,16 @@ int main(int argc, char **argv)
         if (out)
             fprintf(out, "mix,%s,%.3f,%.0f,%.0f,\n", mix_names[c], ms, pk, sg);
     }
-    double one = median(ph_ms[0], rounds), alt = median(ph_ms[1], rounds);
-    double burn_one = median(ph_burn[0], rounds), burn_alt = median(ph_burn[1], rounds);
     printf("\n%d pairs of phases of %.0f us of work each\n\n", phases, phase_us);
     printf("| case | ms | efficiency | idle CPU burn 1-21 ms after |\n|---|---:|---:|---:|\n");
-    printf("| one runtime (OpenMP both phases) | %.2f | 1.000 | %.2f%% |\n", one, 100 * burn_one);
-    printf("| alternating OpenMP and pool | %.2f | %.3f | %.2f%% |\n", alt, one / alt,
-           100 * burn_alt);
-    if (out) {
-        fprintf(out, "phases,one-runtime,%.3f,,,%.4f\n", one, burn_one);
-        fprintf(out, "phases,alternating,%.3f,,,%.4f\n", alt, burn_alt);
-        fclose(out);
+    double one = median(ph_ms[PH_ONE], rounds);
+    for (int k = 0; k < nph; k++) {
+        double ms = median(ph_ms[k], rounds), burn = median(ph_burn[k], rounds);
+        printf("| %s | %.2f | %.3f | %.2f%% |\n", phase_names[k], ms, one / ms, 100 * burn);
+        if (out)
+            fprintf(out, "phases,%s,%.3f,,,%.4f\n", phase_names[k], ms, burn);
     }
+    if (out)
+        fclose(out);
     return 0;
 }
