@@ -74,7 +74,8 @@ typedef void (*up_region_fn)(void *ctx);
  * message in up_last_error(). docs/env.md has the details. A nested
  * region (called from inside a region) gets the idle
  * workers it can find right away, possibly none: it never waits for a
- * thread, so it cannot deadlock. Returns UP_OK, UP_EINVAL, or
+ * thread, so it cannot deadlock. A team has at most 1024 threads:
+ * nthreads above that is UP_EINVAL. Returns UP_OK, UP_EINVAL, or
  * UP_ESTOPPED when the pool is stopped: then the region does not run,
  * whatever nthreads (a team of one included). up_parallel_exact and
  * up_parallel_for return UP_ESTOPPED the same way. */
@@ -238,7 +239,9 @@ UP_API void up_taskyield(void);
 /* Runs fn(ctx) and waits for every task created inside it (and their
  * descendants). UP_ECANCELED when the group was cancelled. */
 UP_API int up_taskgroup(up_region_fn fn, void *ctx);
-/* Inside a taskgroup: tasks of the group not yet started are skipped;
+/* Inside a taskgroup: tasks of the innermost group not yet started are
+ * skipped (a task inside a nested up_taskgroup, or inside a taskloop's
+ * implicit group, belongs to that group, as in OpenMP);
  * running ones see up_cancelled() become 1. With UP_CANCELLATION (else
  * OMP_CANCELLATION) false it does nothing, as OpenMP ignores cancel
  * then; unset, it cancels (OpenMP's default is false). */
@@ -263,7 +266,7 @@ UP_API int up_task_deps_copy(up_task_fn fn, const void *payload, size_t size, co
                              size_t ndeps, const up_task_opts *opts);
 
 typedef struct up_taskloop_opts {
-    int64_t grainsize; /* iterations per task (0: from num_tasks) */
+    int64_t grainsize; /* iterations per task (0: from num_tasks); wins when both are set */
     int64_t num_tasks; /* tasks to create (0 and grainsize 0: 4 per member) */
     int nogroup;       /* 1: no implicit taskgroup at the end */
 } up_taskloop_opts;

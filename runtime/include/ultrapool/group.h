@@ -11,7 +11,8 @@
  *
  * up_group_go blocks while `limit` tasks of the group are active (queued or
  * running), which paces the submitting loop. A task returns 0 for success;
- * the first non-zero result cancels the group: tasks that have not started
+ * the first non-zero result (the first to be returned, not the first task
+ * submitted) cancels the group: tasks that have not started
  * are skipped (counted by up_group_skipped), running ones can poll
  * up_group_cancelled, and later up_group_go calls return UP_ECANCELED.
  *
@@ -38,7 +39,7 @@ typedef struct up_group up_group; /* opaque */
 typedef int (*up_group_fn)(void *arg);
 
 /* Creates a group running its tasks on pool. limit: most tasks active at
- * once, 0 for no limit (up to 2^31 - 1). */
+ * once, 1 to 2^31 - 1, or 0 for no limit; UP_EINVAL above. */
 UP_API int up_group_create(up_group **out, up_pool *pool, unsigned limit);
 
 /* Submits fn(arg) to the group's pool, first waiting while `limit` tasks

@@ -128,6 +128,11 @@ UP_API int up_pool_create(up_pool **out, const up_config *cfg);
 UP_API int up_submit(up_pool *p, up_fn fn, void *arg);
 /* Blocks while full (optionally running queued tasks meanwhile). */
 UP_API int up_submit_wait(up_pool *p, up_fn fn, void *arg);
+/* As up_submit_wait for at most timeout_ns, then UP_ETIMEDOUT (the task
+ * not accepted). A waiting submitter helps as submit_help says, so with
+ * submit_help 1 or 2 the call may run queued tasks before it returns (the
+ * time they take can pass the timeout), and at 2 it may run its own task
+ * and return UP_OK, even with a timeout of 0. */
 UP_API int up_submit_timeout(up_pool *p, up_fn fn, void *arg, uint64_t timeout_ns);
 /* Copies size bytes (1 to UP_PAYLOAD_MAX) into the slot; fn receives a
  * pointer to a copy that lives while fn runs. UP_EINVAL for a NULL

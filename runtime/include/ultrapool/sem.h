@@ -34,7 +34,7 @@ UP_API int up_sem_acquire(up_sem *s, uint64_t weight);
 /* As up_sem_acquire, or UP_ETIMEDOUT after timeout_ns (nothing taken). */
 UP_API int up_sem_acquire_timeout(up_sem *s, uint64_t weight, uint64_t timeout_ns);
 /* Takes weight units only if they are free and nobody is waiting;
- * UP_EAGAIN otherwise. */
+ * UP_EAGAIN otherwise. A weight of 0 always succeeds. */
 UP_API int up_sem_try_acquire(up_sem *s, uint64_t weight);
 /* Returns weight units and wakes the waiters that now fit, in order.
  * UP_EINVAL, and nothing changes, when more would be returned than is held. */

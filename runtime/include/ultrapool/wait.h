@@ -199,8 +199,8 @@ UP_API int up_cancelled(void);
  *   up_pool_destroy: releases every task still waiting (on events, on
  *     timers), each runs once with up_cancelled() true, waits for them,
  *     then frees the pool. Events of the pool stay valid as flags until
- *     up_event_destroy (up_submit_on on them fails); timers until
- *     up_timer_stop.
+ *     up_event_destroy (nothing can wait on them any more: the pool they
+ *     would submit to is gone); timers until up_timer_stop.
  * Counters (up_stats): waiting, tasks waiting now (including released
  * ones no worker has taken yet); released, waiting tasks taken to run
  * after their event or timer released them; cancelled, those a destroy
