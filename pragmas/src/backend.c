@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #if defined(__APPLE__)
 #include <mach-o/dyld.h>
@@ -265,7 +266,7 @@ static void resolve_locked(void)
     char why[400];
     if (v && *v) {
         unsigned i = 0;
-        while (i <= UP_BACKEND_LLVM && strcmp(v, names[i]) != 0)
+        while (i <= UP_BACKEND_LLVM && strcasecmp(v, names[i]) != 0)
             i++;
         if (i > UP_BACKEND_LLVM) {
             snprintf(failure, sizeof failure,

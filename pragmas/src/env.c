@@ -171,7 +171,9 @@ static void read_max_active(par_env *e, par_getenv_fn get)
          * many as the implementation supports. */
         int on;
         if (boolean(v, &on) != 0) {
-            problem(e, src, "OMP_NESTED=\"%s\": must be true or false", v);
+            problem(e, src,
+                    "OMP_NESTED=\"%s\": must be true or false (or 1 0 yes no on off y n, any case)",
+                    v);
             return;
         }
         e->max_active = on ? UINT32_MAX : 1;

@@ -77,6 +77,14 @@ int main(int argc, char **argv)
         CHECK_EQ(up_pool_destroy(pool), UP_OK);
         return 0;
     }
+    if (argc > 1 && !strcmp(argv[1], "env-case")) {
+        /* UP_BACKEND's word in any case (ctest sets "UltraPool"). */
+        CHECK_EQ(up_parallel(pool, 2, region, NULL), UP_OK);
+        CHECK_EQ(atomic_load(&ran), 1);
+        CHECK_EQ(up_get_backend(), UP_BACKEND_ULTRAPOOL);
+        CHECK_EQ(up_pool_destroy(pool), UP_OK);
+        return 0;
+    }
     if (!getenv("UP_TEST_BACKENDS")) {
         fprintf(stderr, "UP_TEST_BACKENDS (the modules built, set by ctest) is not set\n");
         return 77;
