@@ -85,7 +85,8 @@ static inline int children_done(par_frame *f)
  * program runs (the drain loop of a waiting frame, and up_task when it runs
  * a task at once): a call and its register saves per task are a good part
  * of a fine-grained task's cost. */
-static PAR_ALWAYS_INLINE void run_body(par_thread *th, par_frame *parent, up_task_fn fn, void *arg)
+static PAR_ALWAYS_INLINE void run_body(par_thread *th, par_frame *parent, up_task_fn fn, void *arg,
+                                       int final)
 {
     par_frame f;
     f.parent = parent;
@@ -97,7 +98,7 @@ static PAR_ALWAYS_INLINE void run_body(par_thread *th, par_frame *parent, up_tas
     f.mark = th->c.dq ? up__deque_bottom(th->c.dq) : 0;
     f.group = parent ? parent->group : NULL;
     f.deps = NULL;
-    f.final = parent ? parent->final : 0;
+    f.final = final || (parent && parent->final);
     par_frame *saved = th->c.frame;
     th->c.frame = &f;
     if (!f.group || !atomic_load_explicit(&f.group->cancelled, memory_order_relaxed))
@@ -108,11 +109,13 @@ static PAR_ALWAYS_INLINE void run_body(par_thread *th, par_frame *parent, up_tas
 }
 
 /* A task taken from a deque or a dependency list: run it, then count it
- * done in the frame that created it. */
-static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t)
+ * done in the frame that created it. final: its descendants run
+ * undeferred (a flag of its own frame; the parent's, which other threads
+ * read, is never written). */
+static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t, int final)
 {
     par_frame *parent = t->parent;
-    run_body(th, parent, t->fn, t->size ? (void *)t->words : (void *)(uintptr_t)t->words[0]);
+    run_body(th, parent, t->fn, t->size ? (void *)t->words : (void *)(uintptr_t)t->words[0], final);
     if (t->node)
         par_deps_complete(th, t->node);
     if (parent) {
@@ -130,11 +133,11 @@ static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t)
     }
 }
 
-void par_run_task(par_thread *th, par_task *t) { run_task(th, t); }
+void par_run_task(par_thread *th, par_task *t) { run_task(th, t, 0); }
 
 void par_run_undeferred(par_thread *th, up_task_fn fn, void *arg)
 {
-    run_body(th, th->c.frame, fn, arg);
+    run_body(th, th->c.frame, fn, arg, 0);
 }
 
 static int pop_urgent(par_team *team, par_task *out)
@@ -236,7 +239,7 @@ static PAR_ALWAYS_INLINE void wait_running_tasks(par_thread *th, par_frame *f, p
         while (dq && up__deque_bottom(dq) > f->mark) {
             if (par_deque_pop(dq, &t) != UP__DEQUE_OK)
                 break;
-            run_task(th, &t);
+            run_task(th, &t, 0);
         }
         if (ready(th, arg))
             break;
@@ -330,16 +333,6 @@ static par_frame *current_frame(par_thread *th)
     return &outside_frame;
 }
 
-/* Runs t, a child of f, on this thread; final: with its descendants
- * undeferred. */
-static void run_here(par_thread *th, par_frame *f, par_task *t, int final)
-{
-    int saved = f->final;
-    f->final = saved || final;
-    par_run_task(th, t);
-    f->final = saved;
-}
-
 /* who: the public call, for the error messages. */
 static int create(const char *who, up_task_fn fn, const par_task *proto, const up_task_opts *opts,
                   const up_dep *deps, size_t ndeps)
@@ -385,7 +378,7 @@ static int create(const char *who, up_task_fn fn, const par_task *proto, const u
         if (!deferred) {
             if (rc == 0)
                 wait_running_tasks(th, f, hold_ready, &hold);
-            run_here(th, f, &t, final);
+            run_task(th, &t, final);
             return UP_OK;
         }
         if (rc > 0)
@@ -397,7 +390,7 @@ static int create(const char *who, up_task_fn fn, const par_task *proto, const u
     }
     if (!deferred) {
         f->spawned++;
-        run_here(th, f, &t, final);
+        run_task(th, &t, final);
         return UP_OK;
     }
     f->spawned++;
@@ -444,11 +437,11 @@ int up_task(up_task_fn fn, void *arg, const up_task_opts *opts)
         if (!par_defers(th, f)) {
             /* No team (outside a region, or a team of one), no deque, or
              * below a final task: run it now. */
-            run_body(th, f, fn, arg);
+            run_body(th, f, fn, arg, 0);
             return UP_OK;
         }
         if (up__deque_holds(th->c.dq, PAR_INLINE_BACKLOG)) {
-            run_body(th, f, fn, arg);
+            run_body(th, f, fn, arg, 0);
             return UP_OK;
         }
         if (par_deque_push_ptr(th, fn, f, arg) == UP__DEQUE_OK) {
