@@ -553,16 +553,6 @@ int up_config_init(up_config *cfg)
                 : apply_omp_option(cfg, &options[i]) != UP_OK)
             env_failed(&rc, first, sizeof first);
     }
-    /* The one range that depends on another field: the floor keeps its
-     * default when the variable asks for more than the cap. */
-    if (cfg->shard_min_workers > cfg->shard_max_workers) {
-        up__set_error("UP_SHARD_MIN_WORKERS=\"%s\": above shard_max_workers (%u); "
-                      "must be at most that",
-                      getenv("UP_SHARD_MIN_WORKERS") ? getenv("UP_SHARD_MIN_WORKERS") : "",
-                      cfg->shard_max_workers);
-        cfg->shard_min_workers = 1;
-        env_failed(&rc, first, sizeof first);
-    }
     for (size_t i = 0; i < NFLAGS; i++) {
         const char *val = getenv(flag_vars[i]);
         int on;

@@ -558,20 +558,24 @@ int main(void)
     CHECK_EQ(cfg.shard_choice, UP_SHARD_LOCAL);
     CHECK_EQ(up_config_validate(&cfg), UP_OK);
 
-    /* The floor above the cap, from the environment: refused by
-     * up_config_init itself, naming the variable; the other variables
-     * still apply and the floor keeps its default. */
-    expect_env_error("UP_SHARD_MIN_WORKERS", "2000");
+    /* The floor above the cap, from the environment: each variable is in
+     * its range, and the program may still raise the cap, so
+     * up_config_init applies it; creating a pool with it as it is fails,
+     * naming both fields and variables. */
     clear_env();
-    setenv("UP_SHARD_MIN_WORKERS", "5", 1);
-    setenv("UP_SHARD_MAX_WORKERS", "4", 1);
-    CHECK_EQ(up_config_init(&cfg), UP_EINVAL);
-    CHECK(contains(up_last_error(), "UP_SHARD_MIN_WORKERS=\"5\": above shard_max_workers (4)"));
-    CHECK_EQ(cfg.shard_max_workers, 4);
-    CHECK_EQ(cfg.shard_min_workers, 1);
-    setenv("UP_SHARD_MIN_WORKERS", "4", 1);
+    setenv("UP_SHARD_MIN_WORKERS", "2000", 1);
     CHECK_EQ(up_config_init(&cfg), UP_OK);
-    CHECK_EQ(cfg.shard_min_workers, 4);
+    CHECK_EQ(cfg.shard_min_workers, 2000);
+    up_pool *np = NULL;
+    capture_start();
+    CHECK_EQ(up_pool_create(&np, NULL), UP_EINVAL);
+    capture_stop();
+    CHECK(np == NULL);
+    CHECK(contains(up_last_error(), "(UP_SHARD_MIN_WORKERS) = 2000: above "
+                                    "up_config.shard_max_workers (UP_SHARD_MAX_WORKERS) = 1024"));
+    cfg.shard_max_workers = 4096;
+    cfg.shard_min_workers = 2;
+    CHECK_EQ(up_config_validate(&cfg), UP_OK);
     clear_env();
 
     /* Every variable is applied. */

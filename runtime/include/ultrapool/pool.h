@@ -198,7 +198,9 @@ UP_API void up_pool_print_config(const up_pool *p, void *file /* FILE * */);
  * each shard, max_workers in all) allow no more. Available: searching for
  * work, just woken, or starting; a worker running a task is not. Returns
  * the number available when it returns, at most n, so n = UINT_MAX asks
- * for every worker the caps allow and costs no more than starting them.
+ * for every worker the caps allow and costs no more than starting them:
+ * it starts at most as many as the caps had room for when it was called
+ * (workers beyond one per CPU that retire meanwhile are not replaced).
  * 0 for a NULL or stopped pool and for n = 0. */
 UP_API unsigned up_pool_reserve(up_pool *p, unsigned n);
 
