@@ -98,7 +98,7 @@ static PAR_ALWAYS_INLINE void run_body(par_thread *th, par_frame *parent, up_tas
     f.mark = th->c.dq ? up__deque_bottom(th->c.dq) : 0;
     f.group = parent ? parent->group : NULL;
     f.deps = NULL;
-    f.final = final || (parent && parent->final);
+    f.final = parent ? parent->final | final : final;
     par_frame *saved = th->c.frame;
     th->c.frame = &f;
     if (!f.group || !atomic_load_explicit(&f.group->cancelled, memory_order_relaxed))
