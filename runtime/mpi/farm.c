@@ -50,6 +50,9 @@ typedef struct farm {
     bool stopping;  /* failure or timeout: lanes start nothing new */
     unsigned lanes_live, next_lane;
     uint64_t next_part; /* UP_MPI_STATIC: the next of the lanes' parts */
+    range *running;     /* each lane's body's range, empty between bodies; NULL
+                           when it could not be had (only the abort message
+                           past the timeout's grace reads it) */
     bool failed;
     int body_code;
     range failed_chunk;
@@ -91,11 +94,31 @@ static range take_locked(farm *f, bool *wait)
     return r;
 }
 
-static int run_body(farm *f, unsigned lane, range r)
+/* Runs the body on r, the lock released meanwhile, with r marked as the
+ * lane's running range. */
+static int run_body_locked(farm *f, unsigned lane, range r)
 {
-    if (f->rbody)
-        return f->rbody(r.begin, r.end, f->accs + (size_t)lane * f->size, f->ctx);
-    return f->body(r.begin, r.end, f->ctx);
+    if (f->running)
+        f->running[lane] = r;
+    pthread_mutex_unlock(&f->lock);
+    int rc = f->rbody ? f->rbody(r.begin, r.end, f->accs + (size_t)lane * f->size, f->ctx)
+                      : f->body(r.begin, r.end, f->ctx);
+    pthread_mutex_lock(&f->lock);
+    if (f->running)
+        f->running[lane] = (range){0, 0};
+    return rc;
+}
+
+/* Under the lock: the running range that began first, empty when no body
+ * runs. */
+static range oldest_running_locked(const farm *f)
+{
+    range best = {0, 0};
+    for (unsigned i = 0; f->running && i < f->lanes; i++)
+        if (f->running[i].begin != f->running[i].end &&
+            (best.begin == best.end || f->running[i].begin < best.begin))
+            best = f->running[i];
+    return best;
 }
 
 /* Under the lock, after a body ran r: counts it, or keeps the first
@@ -129,9 +152,7 @@ static void lane_main(void *arg)
             r.end = r.begin + len / L + (k < len % L);
             if (r.begin == r.end)
                 continue;
-            pthread_mutex_unlock(&f->lock);
-            int rc = run_body(f, lane, r);
-            pthread_mutex_lock(&f->lock);
+            int rc = run_body_locked(f, lane, r);
             ran_locked(f, r, rc);
         }
     } else {
@@ -146,9 +167,7 @@ static void lane_main(void *arg)
                 pthread_cond_wait(&f->have, &f->lock);
                 continue;
             }
-            pthread_mutex_unlock(&f->lock);
-            int rc = run_body(f, lane, r);
-            pthread_mutex_lock(&f->lock);
+            int rc = run_body_locked(f, lane, r);
             if (!ran_locked(f, r, rc)) {
                 f->stopping = true;
                 pthread_cond_broadcast(&f->have);
@@ -254,10 +273,11 @@ static int tick_locked(coord *c, uint64_t now)
         stop_locked(f);
     }
     if (c->timed_out && now >= c->grace_deadline && f->lanes_live) {
+        range stuck = oldest_running_locked(f);
         fprintf(stderr,
-                "ultrapool mpi: rank %d: a body still runs chunk [%llu, %llu) or later past the "
+                "ultrapool mpi: rank %d: a body still runs chunk [%llu, %llu) past the "
                 "farm's timeout and its grace; aborting the job\n",
-                c->l->rank, (unsigned long long)f->cur.begin, (unsigned long long)f->cur.end);
+                c->l->rank, (unsigned long long)stuck.begin, (unsigned long long)stuck.end);
         fflush(stderr);
         MPI_Abort(c->l->comm, 71);
     }
@@ -596,6 +616,17 @@ static int reduce_all(farm *f, MPI_Comm comm, up_mpi_combine combine, void *ctx,
     return UP_OK;
 }
 
+/* The report of a farm the ranks refused together (they compared notes,
+ * and nothing ran): the status, no failing rank, no work. */
+static void fill_refusal(const up_mpi_opts *opts, int status)
+{
+    if (!opts || !opts->report)
+        return;
+    memset(opts->report, 0, sizeof *opts->report);
+    opts->report->status = status;
+    opts->report->rank = -1;
+}
+
 static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_opts *opts_in,
                     up_mpi_body body, up_mpi_reduce_body rbody, up_mpi_combine combine, void *ctx,
                     void *result, size_t size)
@@ -633,6 +664,7 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
     if ((rc = agree(comm, n, &o, rbody ? size : 0, &silence, local)) != UP_OK) {
         free(all);
         MPI_Comm_free(&comm);
+        fill_refusal(&o, rc);
         return rc;
     }
 
@@ -657,6 +689,7 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
         for (unsigned i = 0; f.accs && i < f.lanes; i++)
             memcpy(f.accs + (size_t)i * size, result, size);
     }
+    f.running = calloc(f.lanes, sizeof *f.running);
     pthread_mutex_init(&f.lock, NULL);
     pthread_cond_init(&f.wake, NULL);
     pthread_cond_init(&f.have, NULL);
@@ -665,7 +698,9 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
     if ((rc = up__ledger_open(&l, comm, n, silence)) != UP_OK) {
         free(all);
         free(f.accs);
+        free(f.running);
         MPI_Comm_free(&comm);
+        fill_refusal(&o, rc);
         return rc;
     }
     if (f.schedule == UP_MPI_STATIC) {
@@ -683,6 +718,13 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
                            ? UINT64_MAX
                            : c.deadline + l.silence_ns;
 
+    /* A static rank grabs nothing, so its block is published once here: a
+     * death report then names it, as it names a grabbed chunk. */
+    if (f.schedule == UP_MPI_STATIC && local_rc == UP_OK) {
+        pthread_mutex_lock(&f.lock);
+        publish_locked(&c, UP__LEDGER_RUNNING);
+        pthread_mutex_unlock(&f.lock);
+    }
     /* Lanes (fewer when the queue is full or the pool stops meanwhile). */
     if (local_rc == UP_OK) {
         unsigned started = 0;
@@ -739,6 +781,7 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
         rep->items_all = v.items_all;
     }
     free(f.accs);
+    free(f.running);
     pthread_cond_destroy(&f.have);
     pthread_cond_destroy(&f.wake);
     pthread_mutex_destroy(&f.lock);

@@ -3,7 +3,8 @@
  * non-zero with a report naming the rank and its chunk. Rank 1 is the
  * victim: after a few of its chunks it prints the time and then raises
  * SIGKILL (the launcher sees the death) or SIGSTOP (it does not: only the
- * heartbeat tells). The other ranks have minutes of work left. */
+ * heartbeat tells); stop-static stops it in its static block. The other
+ * ranks have minutes of work left. */
 #include <signal.h>
 #include <string.h>
 #include <time.h>
@@ -32,15 +33,18 @@ static int body(uint64_t begin, uint64_t end, void *ctx)
 
 int main(int argc, char **argv)
 {
-    CHECK(argc == 2 && (strcmp(argv[1], "kill") == 0 || strcmp(argv[1], "stop") == 0));
+    CHECK(argc == 2 && (strcmp(argv[1], "kill") == 0 || strcmp(argv[1], "stop") == 0 ||
+                        strcmp(argv[1], "stop-static") == 0));
     sig = strcmp(argv[1], "kill") == 0 ? SIGKILL : SIGSTOP;
+    int statics = strcmp(argv[1], "stop-static") == 0;
     CHECK_EQ(up_mpi_init(&argc, &argv, MPI_THREAD_FUNNELED, NULL), UP_OK);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     up_pool *pool;
     CHECK_EQ(up_pool_create(&pool, NULL), UP_OK);
     up_mpi_opts o;
     up_mpi_opts_init(&o);
-    o.schedule = UP_MPI_DYNAMIC;
+    /* Static: rank 1's block, published once, is what a report names. */
+    o.schedule = statics ? UP_MPI_STATIC : UP_MPI_DYNAMIC;
     o.min_chunk = 10;
     int rc = up_mpi_for(MPI_COMM_WORLD, pool, 1000000, &o, body, NULL);
     /* Not reached by a correct farm: the job is aborted first. */

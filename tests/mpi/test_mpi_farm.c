@@ -317,8 +317,17 @@ static void test_bad_args(void)
     /* Disagreeing sizes and timeouts; heartbeat timeouts may differ (the
      * longest serves everyone). */
     if (size > 1) {
+        /* The ranks compared notes: the report is filled, on every rank. */
+        up_mpi_report rep;
+        memset(&rep, 0x5a, sizeof rep);
+        o.report = &rep;
         CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 8 + (uint64_t)rank, &o, mark, &c), UP_EINVAL);
         CHECK(strstr(up_last_error(), "disagree on n") != NULL);
+        CHECK_EQ(rep.status, UP_EINVAL);
+        CHECK_EQ(rep.rank, -1);
+        CHECK_EQ(rep.items, 0);
+        CHECK_EQ(rep.items_all, 0);
+        o.report = NULL;
         o.timeout_ns = rank == 0 ? 0 : 5000000000u;
         CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, mark, &c), UP_EINVAL);
         CHECK(strstr(up_last_error(), "disagree on timeout_ns") != NULL);

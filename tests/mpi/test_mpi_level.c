@@ -25,6 +25,9 @@ int main(int argc, char **argv)
     CHECK_EQ(up_mpi_require(MPI_THREAD_SINGLE), UP_EINVAL); /* not initialised yet */
     CHECK(strstr(up_last_error(), "not initialised") != NULL);
     CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, NULL, 10, NULL, body, NULL), UP_EINVAL);
+    MPI_Request none = MPI_REQUEST_NULL;
+    CHECK_EQ(up_mpi_wait(&none, MPI_STATUS_IGNORE), UP_EINVAL);
+    CHECK(strstr(up_last_error(), "not initialised") != NULL);
     int provided = -1;
     CHECK_EQ(up_mpi_init(&argc, &argv, MPI_THREAD_SINGLE, &provided), UP_OK);
     int rank;
@@ -56,5 +59,7 @@ int main(int argc, char **argv)
     up_pool_stop_and_wait(pool);
     up_pool_destroy(pool);
     MPI_Finalize();
+    CHECK_EQ(up_mpi_wait(&none, MPI_STATUS_IGNORE), UP_EINVAL);
+    CHECK(strstr(up_last_error(), "finalised") != NULL);
     return 0;
 }
