@@ -64,8 +64,10 @@ UP_API const char *up_mpi_level_name(int level);
 typedef enum up_mpi_schedule {
     UP_MPI_GUIDED = 0,  /* chunks of what is left / (2 * ranks), at least min_chunk (default) */
     UP_MPI_DYNAMIC = 1, /* chunks of min_chunk (both: at most n / ranks + 1) */
-    UP_MPI_STATIC = 2   /* rank r takes [r*n/P, (r+1)*n/P), each lane an equal part of it;
-                           no counter, no balancing (the baseline to compare with) */
+    UP_MPI_STATIC = 2   /* rank r takes the r-th of P consecutive blocks of n / P
+                           indexes, the first n % P ranks one more, each lane an
+                           equal part of it; no counter, no balancing (the
+                           baseline to compare with) */
 } up_mpi_schedule;
 
 /* How a farm ended, filled on every rank whenever the ranks got to
@@ -85,7 +87,9 @@ typedef struct up_mpi_report {
 
 typedef struct up_mpi_opts {
     up_mpi_schedule schedule;      /* UP_MPI_GUIDED                                  */
-    uint64_t min_chunk;            /* smallest chunk a rank takes and a lane runs (1) */
+    uint64_t min_chunk;            /* smallest chunk a rank takes and a lane runs (1);
+                                      the last piece of a rank's chunk, and the
+                                      end of the space, may be shorter          */
     uint64_t max_chunk;            /* largest chunk a rank takes, 0: no bound        */
     unsigned lanes;                /* pool tasks per rank running bodies, 0 .. 4096;
                                       0: the pool's CPUs                           */
