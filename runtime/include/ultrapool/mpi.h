@@ -119,7 +119,8 @@ typedef int (*up_mpi_body)(uint64_t begin, uint64_t end, void *ctx);
  * UP_ECANCELED (a body failed somewhere), UP_ETIMEDOUT, UP_EINVAL (on any
  * rank: NULL pool or body, n above 2^62, min_chunk 0 or above max_chunk,
  * lanes above 4096, a schedule out of range, a call from a task of the same
- * pool, a malformed UP_MPI_HEARTBEAT_TIMEOUT, ranks that disagree on n,
+ * pool, a malformed UP_MPI_HEARTBEAT_TIMEOUT (read only when
+ * heartbeat_timeout_ns is 0), ranks that disagree on n,
  * the schedule, the timeout or the reduction's size, a failed MPI call),
  * UP_ENOMEM. A rank that can start no lane (its pool is stopped, its queue
  * stays full for a heartbeat timeout, no memory for accumulators) runs
