@@ -274,10 +274,16 @@ static int tick_locked(coord *c, uint64_t now)
     }
     if (c->timed_out && now >= c->grace_deadline && f->lanes_live) {
         range stuck = oldest_running_locked(f);
-        fprintf(stderr,
-                "ultrapool mpi: rank %d: a body still runs chunk [%llu, %llu) past the "
-                "farm's timeout and its grace; aborting the job\n",
-                c->l->rank, (unsigned long long)stuck.begin, (unsigned long long)stuck.end);
+        if (stuck.begin != stuck.end)
+            fprintf(stderr,
+                    "ultrapool mpi: rank %d: a body still runs chunk [%llu, %llu) past the "
+                    "farm's timeout and its grace; aborting the job\n",
+                    c->l->rank, (unsigned long long)stuck.begin, (unsigned long long)stuck.end);
+        else /* lanes still queued behind busy workers, or no memory to track them */
+            fprintf(stderr,
+                    "ultrapool mpi: rank %d: a lane has not ended past the farm's timeout and "
+                    "its grace; aborting the job\n",
+                    c->l->rank);
         fflush(stderr);
         MPI_Abort(c->l->comm, 71);
     }

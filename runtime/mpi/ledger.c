@@ -297,12 +297,14 @@ int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop)
     if (l->watched < 0)
         return UP_OK;
     uint64_t now = up__now_ns();
+    /* The chunk at every read: a rank publishes one (a static rank its
+     * block) before its first heartbeat. */
+    atomic_store(&view.cur_begin, w[CUR_BEGIN - BEAT]);
+    atomic_store(&view.cur_end, w[CUR_END - BEAT]);
     if (w[0] != l->watched_beat) {
         l->watched_beat = w[0];
         l->watched_since_ns = now;
         atomic_store(&view.heard_ns, now);
-        atomic_store(&view.cur_begin, w[CUR_BEGIN - BEAT]);
-        atomic_store(&view.cur_end, w[CUR_END - BEAT]);
     } else if (now - l->watched_since_ns > l->silence_ns) {
         report_silent(l, w, now - l->watched_since_ns);
     }

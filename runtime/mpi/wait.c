@@ -45,9 +45,6 @@ int up_mpi_wait_timeout(MPI_Request *req, MPI_Status *status, uint64_t timeout_n
         up__set_error("up_mpi_wait: the request is NULL");
         return UP_EINVAL;
     }
-    /* A task may resume on another worker after a yield, so in a task
-     * only MPI_THREAD_MULTIPLE will do; elsewhere the main thread may
-     * call with FUNNELED. */
     /* MPI_Is_thread_main is erroneous outside MPI's lifetime: that case
      * is up_mpi_require's UP_EINVAL. */
     int inited = 0, finalized = 0;
@@ -55,6 +52,9 @@ int up_mpi_wait_timeout(MPI_Request *req, MPI_Status *status, uint64_t timeout_n
     MPI_Finalized(&finalized);
     if (!inited || finalized)
         return up_mpi_require(MPI_THREAD_SINGLE);
+    /* A task may resume on another worker after a yield, so in a task
+     * only MPI_THREAD_MULTIPLE will do; elsewhere the main thread may
+     * call with FUNNELED. */
     int in_task = up_current_pool() != NULL, main_thread = 0;
     MPI_Is_thread_main(&main_thread);
     int rc = up_mpi_require(!in_task && main_thread ? MPI_THREAD_FUNNELED : MPI_THREAD_MULTIPLE);

@@ -21,6 +21,11 @@ grep -q "up_mpi_for returned" "$log" && { echo "die.sh: a rank returned from the
 if ! grep -Eq "ultrapool mpi: rank 1 has been silent .*holding chunks? \[[0-9]+, [0-9]+\)|ultrapool mpi: rank [0-9]+ terminated by the launcher during a farm; rank 1 last heard [0-9]+ ms ago, holding chunk \[[0-9]+, [0-9]+\)" "$log"; then
   echo "die.sh: no report names rank 1 and its chunk"; exit 1
 fi
+# The victim dies inside a chunk it holds (its block, when static): never
+# an empty one.
+if grep -Eq "rank 1 .*holding chunks? \[0, 0\)" "$log"; then
+  echo "die.sh: a report names an empty chunk for rank 1"; exit 1
+fi
 awk -v a="$at" -v b="$ended" -v rc="$rc" 'BEGIN { printf "die.sh: job ended %.2f s after the victim, exit %d\n", b - a, rc }'
 awk -v a="$at" -v b="$ended" 'BEGIN { exit (b - a < 20) ? 0 : 1 }' || { echo "die.sh: took too long"; exit 1; }
 exit 0

@@ -325,6 +325,10 @@ static void test_bad_args(void)
         CHECK(strstr(up_last_error(), "disagree on n") != NULL);
         CHECK_EQ(rep.status, UP_EINVAL);
         CHECK_EQ(rep.rank, -1);
+        CHECK_EQ(rep.body_code, 0);
+        CHECK_EQ(rep.begin, 0);
+        CHECK_EQ(rep.end, 0);
+        CHECK_EQ(rep.chunks, 0);
         CHECK_EQ(rep.items, 0);
         CHECK_EQ(rep.items_all, 0);
         o.report = NULL;

@@ -72,8 +72,8 @@ typedef enum up_mpi_schedule {
 
 /* How a farm ended, filled on every rank whenever the ranks got to
  * compare notes (every return but the local UP_EINVAL of check failures
- * that forbid talking to them: no MPI, a thread level too low, no
- * communicator). */
+ * that forbid talking to them: no MPI, a thread level too low for the
+ * calling thread to take part, no communicator). */
 typedef struct up_mpi_report {
     int status;     /* the call's return code                              */
     int rank;       /* UP_ECANCELED: the failing rank; -1 otherwise        */
@@ -155,8 +155,9 @@ UP_API int up_mpi_reduce(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_
  * steps of up to 100 us). Calling MPI from pool tasks needs
  * MPI_THREAD_MULTIPLE (checked: UP_EINVAL otherwise; outside pool tasks
  * the main thread may call it with FUNNELED or better). status may be MPI_STATUS_IGNORE.
- * UP_OK; UP_EINVAL for a NULL request or an MPI error (its text in
- * up_last_error()). up_mpi_wait_timeout returns UP_ETIMEDOUT when the
+ * UP_OK; UP_EINVAL for a NULL request, before MPI_Init or after
+ * MPI_Finalize, or an MPI error (its text in up_last_error()).
+ * up_mpi_wait_timeout returns UP_ETIMEDOUT when the
  * request is still pending after timeout_ns (it stays active). */
 UP_API int up_mpi_wait(MPI_Request *req, MPI_Status *status);
 UP_API int up_mpi_wait_timeout(MPI_Request *req, MPI_Status *status, uint64_t timeout_ns);
