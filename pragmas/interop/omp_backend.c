@@ -273,9 +273,7 @@ static int task(up_task_fn fn, void *arg, const void *payload, size_t size, cons
         run_task(&r, r.arg);
         return UP_OK;
     }
-    int final = opts && opts->final;
-    /* OpenMP defers a final task itself; parallel.h runs it undeferred too. */
-    int undeferred = (opts && opts->undeferred) || final;
+    int undeferred = opts && opts->undeferred, final = opts && opts->final;
     int priority = opts && opts->priority > 0 ? opts->priority : 0;
     if (ndeps == 0) {
 #pragma omp task firstprivate(c) if (!undeferred) final(final) priority(priority)

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <ultrapool/parallel.h>
 
@@ -147,6 +148,11 @@ static void fanout_dag(void)
 
 int main(void)
 {
+    /* Undeferred and final tasks with dependencies are mixed in on the
+     * ultrapool backend only: OpenMP may defer a final task itself, and
+     * libomp 14 crashed now and then on undeferred ones (docs/interop.md). */
+    const char *backend = getenv("UP_BACKEND");
+    int own_backend = !backend || !*backend || !strcasecmp(backend, "ultrapool");
     uint64_t seed = test_seed();
     up_pool *pool;
     CHECK_EQ(up_pool_create(&pool, NULL), UP_OK);
@@ -165,7 +171,7 @@ int main(void)
             n->ndeps = 1 + (int)(test_rand(&seed) % MAXDEPS);
             n->spin = (int)(test_rand(&seed) % 2000);
             unsigned r = (unsigned)(test_rand(&seed) % 16);
-            n->mode = r == 0 ? 1 : r == 1 ? 2 : 0;
+            n->mode = !own_backend ? 0 : r == 0 ? 1 : r == 1 ? 2 : 0;
             for (int d = 0; d < n->ndeps; d++) {
                 int a;
                 int dup;

@@ -215,7 +215,8 @@ typedef void (*up_task_fn)(void *arg);
 typedef struct up_task_opts {
     int priority;   /* > 0: taken before ordinary tasks by idle members (a hint) */
     int undeferred; /* OpenMP if(0): run now, on this thread */
-    int final;      /* the task and all its descendants run undeferred */
+    int final;      /* the task and all its descendants run undeferred
+                       (OpenMP backends: its descendants; docs/interop.md) */
 } up_task_opts;
 
 /* Creates a task running fn(arg); opts may be NULL. arg must stay valid
