@@ -121,6 +121,14 @@ static unsigned shard_parallelism(const up_pool *p, const up__shard *s)
     return n < p->cfg.shard_max_workers ? n : p->cfg.shard_max_workers;
 }
 
+/* The pool's cap on workers over all shards: max_workers, and never past
+ * what the idle word's fields count (pool_internal.h). */
+static unsigned pool_cap(const up_pool *p)
+{
+    unsigned m = p->cfg.max_workers;
+    return m && m < UP__IDLE_FIELD_MAX ? m : UP__IDLE_FIELD_MAX;
+}
+
 /* Reserves one worker of shard s under two caps: the shard's count below
  * limit, then the pool's below max_workers. Each is a CAS loop on its
  * counter, so concurrent reservers never push a count past its cap; a
@@ -138,8 +146,7 @@ unsigned up__reserve_worker(up_pool *p, up__shard *s, unsigned limit)
     } while (!up__cas_weak_seqcst(&s->nworkers, &n, n + 1));
     unsigned g = up__load_relaxed(&p->workers);
     do {
-        /* The idle word's fields count workers (pool_internal.h). */
-        if ((p->cfg.max_workers && g >= p->cfg.max_workers) || g >= UP__IDLE_FIELD_MAX) {
+        if (g >= pool_cap(p)) {
             up__fetch_sub_seqcst(&s->nworkers, 1);
             return 0;
         }
@@ -203,10 +210,8 @@ unsigned up_pool_reserve(up_pool *p, unsigned n)
         have++;
     }
     uint64_t cap = (uint64_t)p->nshards * p->cfg.shard_max_workers;
-    if (p->cfg.max_workers && p->cfg.max_workers < cap)
-        cap = p->cfg.max_workers;
-    if (cap > UP__IDLE_FIELD_MAX)
-        cap = UP__IDLE_FIELD_MAX;
+    if (cap > pool_cap(p))
+        cap = pool_cap(p);
     unsigned workers = up__load_relaxed(&p->workers);
     uint64_t room = cap > workers ? cap - workers : 0;
     unsigned refusals = 0;

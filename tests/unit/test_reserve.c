@@ -13,7 +13,9 @@
 #include "check.h"
 #include "pool_helpers.h"
 
-static up_pool *make(unsigned shards, unsigned shard_max, unsigned max_workers)
+/* extra_idle_ns 0: the default extra idle timeout. */
+static up_pool *make_with(unsigned shards, unsigned shard_max, unsigned max_workers,
+                          uint64_t extra_idle_ns)
 {
     up_config cfg;
     up_config_init(&cfg);
@@ -22,9 +24,16 @@ static up_pool *make(unsigned shards, unsigned shard_max, unsigned max_workers)
     cfg.shard_max_workers = shard_max;
     cfg.max_workers = max_workers;
     cfg.idle_timeout_ns = 60ull * 1000000000u; /* nobody retires during the test */
+    if (extra_idle_ns)
+        cfg.extra_idle_timeout_ns = extra_idle_ns; /* but those beyond one per CPU */
     up_pool *p;
     CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
     return p;
+}
+
+static up_pool *make(unsigned shards, unsigned shard_max, unsigned max_workers)
+{
+    return make_with(shards, shard_max, max_workers, 0);
 }
 
 static unsigned workers_of(up_pool *p)
@@ -106,13 +115,7 @@ static void *watchdog(void *arg)
 
 static void retiring_while_reserving(void)
 {
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_max_workers = 64;
-    cfg.extra_idle_timeout_ns = 1000;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    up_pool *p = make_with(1, 64, 0, 1000);
     pthread_t dog;
     CHECK_EQ(pthread_create(&dog, NULL, watchdog, NULL), 0);
     unsigned got = up_pool_reserve(p, UINT_MAX);
