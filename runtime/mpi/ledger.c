@@ -1,7 +1,8 @@
 /* The farm's window: chunk counter, stop word, heartbeats (ledger.h), and
- * the two ways a dead rank gets reported: by its watcher when its
- * heartbeat stops, or from the SIGTERM a launcher sends when it ends the
- * job first. */
+ * the three ways a dead rank gets reported: by its watcher when its
+ * heartbeat stops, from the SIGTERM a launcher sends when it ends the job
+ * first, or by the watchdog of a rank whose own calls it keeps from
+ * returning. */
 #include "ledger.h"
 
 #include <errno.h>
@@ -134,6 +135,100 @@ static void handler_remove(void)
     pthread_mutex_unlock(&handler_lock);
 }
 
+/* The watchdog. A rank's calls on the window can depend on another rank
+ * being alive: Open MPI's shared-memory windows (osc/sm) guard each rank's
+ * words with a spin lock held during every atomic operation on them, and
+ * software RMA (osc/pt2pt) needs the target inside MPI. A rank stopped
+ * while it holds such a lock (SIGSTOP, a debugger, a frozen node) keeps it,
+ * and the next call of every other rank on those words never returns:
+ * grabs spin on rank 0's counter, so no tick comes, no heartbeat is read
+ * and the watcher reports nothing. So each rank's farm has a thread that
+ * makes no MPI call while the farm runs: it times the calling thread's
+ * ledger calls, and one that has lasted the silence limit is reported,
+ * with the rank's last view of the rank it watches, and the job aborted.
+ * That MPI_Abort comes from a thread other than the funneled one, the
+ * single call made outside the thread level: the job is lost either way,
+ * and Open MPI ends it from any thread. */
+static void call_begin(up__ledger *l)
+{
+    uint64_t now = up__now_ns();
+    atomic_store_explicit(&l->call_since_ns, now ? now : 1, memory_order_relaxed);
+}
+
+static void call_end(up__ledger *l)
+{
+    atomic_store_explicit(&l->call_since_ns, 0, memory_order_relaxed);
+}
+
+static void report_stuck(up__ledger *l, uint64_t stuck_ns)
+{
+    char watch[224] = "";
+    int w = atomic_load(&view.watched);
+    if (w >= 0 && atomic_load(&view.rank) == l->rank)
+        snprintf(watch, sizeof watch,
+                 "; it can no longer watch rank %d, last heard %llu ms ago, holding chunk "
+                 "[%llu, %llu) of [0, %llu)",
+                 w, (unsigned long long)((up__now_ns() - atomic_load(&view.heard_ns)) / 1000000u),
+                 (unsigned long long)atomic_load(&view.cur_begin),
+                 (unsigned long long)atomic_load(&view.cur_end), (unsigned long long)l->n);
+    fprintf(stderr,
+            "ultrapool mpi: rank %d: a call on the farm's window has not returned for %.1f s "
+            "(another rank may be stopped inside one, holding a lock it needs)%s; rank %d "
+            "aborts the job\n",
+            l->rank, (double)stuck_ns / 1e9, watch, l->rank);
+    fflush(stderr);
+    MPI_Abort(l->comm, 70);
+}
+
+static void *watchdog(void *arg)
+{
+    up__ledger *l = arg;
+    pthread_mutex_lock(&l->dog_lock);
+    while (!l->dog_quit) {
+        struct timespec ts = up__realtime_after(l->period_ns);
+        pthread_cond_timedwait(&l->dog_wake, &l->dog_lock, &ts);
+        uint64_t since = atomic_load_explicit(&l->call_since_ns, memory_order_relaxed);
+        uint64_t now = up__now_ns();
+        if (!l->dog_quit && since != 0 && now > since && now - since >= l->silence_ns)
+            report_stuck(l, now - since);
+    }
+    pthread_mutex_unlock(&l->dog_lock);
+    return NULL;
+}
+
+/* Without a thread for it the farm still runs, as it did before there
+ * was a watchdog: only this rare hang goes unreported. */
+static void watchdog_start(up__ledger *l)
+{
+    atomic_store_explicit(&l->call_since_ns, 0, memory_order_relaxed);
+    l->dog_quit = 0;
+    l->dog_running = 0;
+    if (l->size < 2)
+        return;
+    pthread_mutex_init(&l->dog_lock, NULL);
+    pthread_cond_init(&l->dog_wake, NULL);
+    if (pthread_create(&l->dog, NULL, watchdog, l) == 0) {
+        l->dog_running = 1;
+        return;
+    }
+    pthread_cond_destroy(&l->dog_wake);
+    pthread_mutex_destroy(&l->dog_lock);
+}
+
+static void watchdog_stop(up__ledger *l)
+{
+    if (!l->dog_running)
+        return;
+    pthread_mutex_lock(&l->dog_lock);
+    l->dog_quit = 1;
+    pthread_cond_signal(&l->dog_wake);
+    pthread_mutex_unlock(&l->dog_lock);
+    pthread_join(l->dog, NULL);
+    pthread_cond_destroy(&l->dog_wake);
+    pthread_mutex_destroy(&l->dog_lock);
+    l->dog_running = 0;
+}
+
 static int put_word(up__ledger *l, int target, int word, uint64_t value)
 {
     return MPI_Accumulate(&value, 1, MPI_UINT64_T, target, word, 1, MPI_UINT64_T, MPI_REPLACE,
@@ -191,11 +286,13 @@ int up__ledger_open(up__ledger *l, MPI_Comm comm, uint64_t n, uint64_t silence_n
     atomic_store(&view.n, n);
     atomic_store(&view.active, 1);
     handler_install();
+    watchdog_start(l);
     return UP_OK;
 }
 
 void up__ledger_close(up__ledger *l)
 {
+    watchdog_stop(l);
     handler_remove();
     MPI_Win_unlock_all(l->win);
     MPI_Win_free(&l->win);
@@ -203,17 +300,21 @@ void up__ledger_close(up__ledger *l)
 
 int up__ledger_grab(up__ledger *l, uint64_t want, uint64_t *start)
 {
+    call_begin(l);
     int rc = MPI_Fetch_and_op(&want, start, MPI_UINT64_T, 0, COUNTER, MPI_SUM, l->win);
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_flush(0, l->win);
+    call_end(l);
     return rc == MPI_SUCCESS ? UP_OK : up__mpi_error("up_mpi_for: taking a chunk", rc);
 }
 
 int up__ledger_stop(up__ledger *l)
 {
+    call_begin(l);
     int rc = put_word(l, 0, STOP, 1);
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_flush(0, l->win);
+    call_end(l);
     return rc == MPI_SUCCESS ? UP_OK : up__mpi_error("up_mpi_for: stopping the farm", rc);
 }
 
@@ -241,9 +342,11 @@ int up__ledger_publish(up__ledger *l, uint64_t state, uint64_t cur_begin, uint64
                        uint64_t next_begin, uint64_t next_end)
 {
     note(l, state, cur_begin, cur_end, next_begin, next_end);
+    call_begin(l);
     int rc = send_beat(l);
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_flush(l->rank, l->win);
+    call_end(l);
     return rc == MPI_SUCCESS ? UP_OK : up__mpi_error("up_mpi_for: publishing state", rc);
 }
 
@@ -252,7 +355,9 @@ void up__ledger_progress(up__ledger *l)
     int flag = 0;
     /* Nothing is ever sent on the farm's own communicator: the probe only
      * drives MPI's progress engine. */
+    call_begin(l);
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, l->comm, &flag, MPI_STATUS_IGNORE);
+    call_end(l);
 }
 
 static void report_silent(up__ledger *l, const uint64_t *w, uint64_t quiet_ns)
@@ -281,6 +386,7 @@ int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop)
 {
     l->next_tick_ns = now_ns + l->period_ns;
     ++l->beat;
+    call_begin(l);
     int rc = send_beat(l);
     uint64_t stopword = 0, w[WATCHED_WORDS], none = 0;
     if (rc == MPI_SUCCESS)
@@ -291,6 +397,7 @@ int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop)
                                 BEAT, WATCHED_WORDS, MPI_UINT64_T, MPI_NO_OP, l->win);
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_flush_all(l->win);
+    call_end(l);
     if (rc != MPI_SUCCESS)
         return up__mpi_error("up_mpi_for: heartbeat", rc);
     *stop = stopword != 0;

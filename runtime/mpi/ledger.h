@@ -15,6 +15,8 @@
 #ifndef UP_MPI_LEDGER_H
 #define UP_MPI_LEDGER_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <mpi.h>
@@ -35,9 +37,18 @@ typedef struct up__ledger {
     uint64_t watched_since_ns; /* when that value was first seen */
     uint64_t next_tick_ns;
     uint64_t noted[5]; /* state, cur, next: what each heartbeat sends again */
+    /* The watchdog (ledger.c): a thread that times the calling thread's
+     * ledger calls. call_since_ns: when the call under way began, 0
+     * between calls. */
+    _Atomic uint64_t call_since_ns;
+    pthread_t dog;
+    pthread_mutex_t dog_lock;
+    pthread_cond_t dog_wake;
+    int dog_running, dog_quit; /* (dog_lock) for dog_quit */
 } up__ledger;
 
-/* Collective: opens the window on comm (already duplicated). */
+/* Collective: opens the window on comm (already duplicated), and with more
+ * than one rank starts the watchdog. */
 int up__ledger_open(up__ledger *l, MPI_Comm comm, uint64_t n, uint64_t silence_ns);
 /* Collective: closes the window. */
 void up__ledger_close(up__ledger *l);

@@ -2,7 +2,8 @@
 # die.sh MPIEXEC NP MODE PROGRAM [MPIEXEC_FLAGS...]: runs PROGRAM MODE on NP
 # ranks and checks that the job ends non-zero within 60 s, that a
 # surviving rank reported rank 1 with a chunk, and prints how long after
-# the victim's death the job ended.
+# the victim's death the job ended. In mode hang (every rank's grabs stop
+# returning) a watchdog must also have said so.
 set -u
 mpiexec=$1 np=$2 mode=$3 prog=$4
 shift 4
@@ -17,15 +18,19 @@ if [ "$rc" -eq 124 ]; then echo "die.sh: the job hung (killed after 60 s)"; exit
 at=$(sed -n 's/.*UP_TEST_VICTIM_AT=\([0-9.]*\).*/\1/p' "$log" | head -1)
 [ -n "$at" ] || { echo "die.sh: the victim never struck"; exit 1; }
 grep -q "up_mpi_for returned" "$log" && { echo "die.sh: a rank returned from the farm"; exit 1; }
-# Either report: the watcher's (heartbeat) or the SIGTERM handler's.
-if ! grep -Eq "ultrapool mpi: rank 1 has been silent .*holding chunks? \[[0-9]+, [0-9]+\)|ultrapool mpi: rank [0-9]+ terminated by the launcher during a farm; rank 1 last heard [0-9]+ ms ago, holding chunk \[[0-9]+, [0-9]+\)" "$log"; then
+if [ "$mode" = hang ] && ! grep -q "ultrapool mpi: rank [0-9]*: a call on the farm's window has not returned" "$log"; then
+  echo "die.sh: no watchdog reported the calls that never returned"; exit 1
+fi
+# Any report: the watcher's (heartbeat), the SIGTERM handler's or rank 0's
+# watchdog's.
+if ! grep -Eq "ultrapool mpi: rank 1 has been silent .*holding chunks? \[[0-9]+, [0-9]+\)|ultrapool mpi: rank [0-9]+ terminated by the launcher during a farm; rank 1 last heard [0-9]+ ms ago, holding chunk \[[0-9]+, [0-9]+\)|watch rank 1, last heard [0-9]+ ms ago, holding chunk \[[0-9]+, [0-9]+\)" "$log"; then
   echo "die.sh: no report names rank 1 and its chunk"; exit 1
 fi
 # The victim dies inside a chunk it holds (its block, when static): never
 # an empty one.
 # (Only reports about rank 1: rank 1's own SIGTERM report names the rank it
 # watched, whose view it stopped updating when it was stopped.)
-if grep -Eq "rank 1 (has been silent|last heard)[^;]*holding chunks? \[0, 0\)" "$log"; then
+if grep -Eq "rank 1,? (has been silent|last heard)[^;]*holding chunks? \[0, 0\)" "$log"; then
   echo "die.sh: a report names an empty chunk for rank 1"; exit 1
 fi
 awk -v a="$at" -v b="$ended" -v rc="$rc" 'BEGIN { printf "die.sh: job ended %.2f s after the victim, exit %d\n", b - a, rc }'
