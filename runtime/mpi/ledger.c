@@ -135,10 +135,23 @@ static void handler_remove(void)
     pthread_mutex_unlock(&handler_lock);
 }
 
+/* Ends the job after a report. The SIGTERM report is switched off first:
+ * the launcher's SIGTERM that follows would otherwise add a line saying
+ * the launcher ended this rank. MPI_Abort returns at once when another
+ * thread of the process is already aborting (the watchdog and the calling
+ * thread may report together), and an MPI may return from it: then this
+ * rank ends on its own, which its launcher treats as a failed job. */
+static void abort_job(MPI_Comm comm, int code)
+{
+    atomic_store(&view.active, 0);
+    MPI_Abort(comm, code);
+    _exit(code);
+}
+
 /* The watchdog. A rank's calls on the window can depend on another rank
- * being alive: Open MPI's shared-memory windows (osc/sm) guard each rank's
- * words with a spin lock held during every atomic operation on them, and
- * software RMA (osc/pt2pt) needs the target inside MPI. A rank stopped
+ * being alive: Open MPI's one-sided components (osc/sm, osc/rdma) guard
+ * each rank's words with a spin lock held during every atomic operation on
+ * them, and software RMA (osc/pt2pt) needs the target inside MPI. A rank stopped
  * while it holds such a lock (SIGSTOP, a debugger, a frozen node) keeps it,
  * and the next call of every other rank on those words never returns:
  * grabs spin on rank 0's counter, so no tick comes, no heartbeat is read
@@ -177,7 +190,7 @@ static void report_stuck(up__ledger *l, uint64_t stuck_ns)
             "aborts the job\n",
             l->rank, (double)stuck_ns / 1e9, watch, l->rank);
     fflush(stderr);
-    MPI_Abort(l->comm, 70);
+    abort_job(l->comm, 70);
 }
 
 static void *watchdog(void *arg)
@@ -196,8 +209,8 @@ static void *watchdog(void *arg)
     return NULL;
 }
 
-/* Without a thread for it the farm still runs, as it did before there
- * was a watchdog: only this rare hang goes unreported. */
+/* Without a thread for it the farm still runs, saying so on stderr: only
+ * this rare hang then goes unreported. */
 static void watchdog_start(up__ledger *l)
 {
     atomic_store_explicit(&l->call_since_ns, 0, memory_order_relaxed);
@@ -211,6 +224,10 @@ static void watchdog_start(up__ledger *l)
         l->dog_running = 1;
         return;
     }
+    fprintf(stderr,
+            "ultrapool mpi: rank %d: no thread for the farm's watchdog; a rank stopped inside "
+            "an MPI call would hang this farm instead of ending the job\n",
+            l->rank);
     pthread_cond_destroy(&l->dog_wake);
     pthread_mutex_destroy(&l->dog_lock);
 }
@@ -379,7 +396,7 @@ static void report_silent(up__ledger *l, const uint64_t *w, uint64_t quiet_ns)
             w[STATE - BEAT] == UP__LEDGER_DONE ? "after finishing its share" : "while running",
             held, (unsigned long long)l->n, l->rank);
     fflush(stderr);
-    MPI_Abort(l->comm, 70);
+    abort_job(l->comm, 70);
 }
 
 int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop)

@@ -11,7 +11,9 @@
  * owner writes its words with MPI_Accumulate(MPI_REPLACE), readers use
  * MPI_Get_accumulate(MPI_NO_OP). Each word sees one operation plus
  * MPI_NO_OP, which is what the window's default accumulate_ops hint
- * (same_op_no_op) allows. Only the farm's calling thread uses the ledger. */
+ * (same_op_no_op) allows. Only the farm's calling thread makes MPI calls
+ * on the ledger; the watchdog thread (ledger.c) only times them, and
+ * calls MPI_Abort when one never returns. */
 #ifndef UP_MPI_LEDGER_H
 #define UP_MPI_LEDGER_H
 

@@ -2,8 +2,8 @@
 # die.sh MPIEXEC NP MODE PROGRAM [MPIEXEC_FLAGS...]: runs PROGRAM MODE on NP
 # ranks and checks that the job ends non-zero within 60 s, that a
 # surviving rank reported rank 1 with a chunk, and prints how long after
-# the victim's death the job ended. In mode hang (every rank's grabs stop
-# returning) a watchdog must also have said so.
+# the victim's death the job ended. In mode hang (every rank's grabs and
+# heartbeat reads stop returning) a watchdog must also have said so.
 set -u
 mpiexec=$1 np=$2 mode=$3 prog=$4
 shift 4

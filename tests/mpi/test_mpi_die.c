@@ -7,11 +7,15 @@
  * ranks have minutes of work left.
  *
  * hang: what a rank stopped inside an atomic call on the window does to
- * the others (it keeps the lock that guards rank 0's counter): from a
- * moment the ranks agree on, every rank's next chunk grab never returns,
- * through MPI's profiling interface (this file's MPI_Fetch_and_op). No
- * heartbeat is read any more, so only the watchdog can end the job. */
+ * the others (it keeps the lock that guards the words the call touches):
+ * once the counter has passed HANG_FROM, every rank's next chunk grab or
+ * heartbeat read never returns, through MPI's profiling interface (this
+ * file's MPI_Fetch_and_op and MPI_Get_accumulate). The counter is shared,
+ * so the ranks hang within a chunk's time of each other, after a few
+ * heartbeats have shown each watcher its neighbour's chunk. No heartbeat
+ * is read any more, so only the watchdogs can end the job. */
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,26 +24,41 @@
 
 #include "check.h"
 
-static int rank, sig, hang;
-static double hang_at; /* CLOCK_REALTIME seconds, the same on every rank */
+#define HANG_FROM 3000 /* indexes; about 0.4 s into the farm on 4 ranks of 2 lanes */
 
-static double realtime(void)
+static int rank, sig, hang;
+static _Atomic int passed; /* a grab returned an index past HANG_FROM */
+
+static void hang_here(const char *where)
 {
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+    fprintf(stderr, "rank %d hangs in %s: UP_TEST_VICTIM_AT=%lld.%09ld\n", rank, where,
+            (long long)t.tv_sec, t.tv_nsec);
+    fflush(stderr);
+    for (;;)
+        sleep(1);
 }
 
 int MPI_Fetch_and_op(const void *origin, void *result, MPI_Datatype type, int target, MPI_Aint disp,
                      MPI_Op op, MPI_Win win)
 {
-    if (hang && realtime() >= hang_at) {
-        fprintf(stderr, "rank %d hangs in a grab: UP_TEST_VICTIM_AT=%.9f\n", rank, realtime());
-        fflush(stderr);
-        for (;;)
-            sleep(1);
-    }
-    return PMPI_Fetch_and_op(origin, result, type, target, disp, op, win);
+    if (hang && passed)
+        hang_here("a grab");
+    int rc = PMPI_Fetch_and_op(origin, result, type, target, disp, op, win);
+    if (hang && rc == MPI_SUCCESS && type == MPI_UINT64_T && *(uint64_t *)result >= HANG_FROM)
+        passed = 1;
+    return rc;
+}
+
+int MPI_Get_accumulate(const void *origin, int origin_count, MPI_Datatype origin_type, void *result,
+                       int result_count, MPI_Datatype result_type, int target, MPI_Aint disp,
+                       int target_count, MPI_Datatype target_type, MPI_Op op, MPI_Win win)
+{
+    if (hang && passed)
+        hang_here("a heartbeat read");
+    return PMPI_Get_accumulate(origin, origin_count, origin_type, result, result_count, result_type,
+                               target, disp, target_count, target_type, op, win);
 }
 
 static int body(uint64_t begin, uint64_t end, void *ctx)
@@ -65,11 +84,7 @@ int main(int argc, char **argv)
     int statics = strcmp(argv[1], "stop-static") == 0;
     CHECK_EQ(up_mpi_init(&argc, &argv, MPI_THREAD_FUNNELED, NULL), UP_OK);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (sig == 0) {
-        hang_at = realtime() + 0.5;
-        MPI_Bcast(&hang_at, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-        hang = 1;
-    }
+    hang = sig == 0;
     up_pool *pool;
     CHECK_EQ(up_pool_create(&pool, NULL), UP_OK);
     up_mpi_opts o;

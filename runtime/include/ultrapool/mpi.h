@@ -31,8 +31,8 @@
  * other ranks about a second after one dies), each rank still running a
  * farm prints the same report from its SIGTERM handler before it exits.
  * A rank stopped inside an MPI call can keep a lock the other ranks' calls
- * need, so that their calls never return and no heartbeat is read: each
- * rank's farm therefore runs a watchdog thread, and a call of the farm on
+ * need, so that their calls never return and no heartbeat is read: with
+ * more than one rank, each rank's farm therefore runs a watchdog thread, and a call of the farm on
  * its window that has not returned after the heartbeat timeout is reported
  * by that rank (with its last view of the rank it watches), which aborts
  * the job with MPI_Abort from the watchdog thread.
