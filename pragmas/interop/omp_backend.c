@@ -250,6 +250,22 @@ static void run_task(const task_rec *r, void *arg)
  * since a runtime may take a null address for "no dependency". */
 static char null_stand_in;
 
+/* The common case on its own: a small frame, and the record built where
+ * OpenMP copies it from. */
+static int task_plain(up_task_fn fn, void *arg)
+{
+    task_rec r = {fn, arg, cur.g, cur.depth + 1};
+    cur.spawned = 1;
+    /* A team of one runs every task at once (parallel.h). */
+    if (omp_get_num_threads() < 2) {
+        run_task(&r, arg);
+        return UP_OK;
+    }
+#pragma omp task firstprivate(r)
+    run_task(&r, r.arg);
+    return UP_OK;
+}
+
 static int task(up_task_fn fn, void *arg, const void *payload, size_t size, const up_dep *deps,
                 size_t ndeps, const up_task_opts *opts)
 {
@@ -267,12 +283,8 @@ static int task(up_task_fn fn, void *arg, const void *payload, size_t size, cons
         run_task(&c.r, size ? (void *)c.pay.bytes : arg);
         return UP_OK;
     }
-    if (!opts && !size && ndeps == 0) {
-        task_rec r = c.r;
-#pragma omp task firstprivate(r)
-        run_task(&r, r.arg);
-        return UP_OK;
-    }
+    if (!opts && !size && ndeps == 0)
+        return task_plain(fn, arg);
     int undeferred = opts && opts->undeferred, final = opts && opts->final;
     int priority = opts && opts->priority > 0 ? opts->priority : 0;
     if (ndeps == 0) {
@@ -318,9 +330,13 @@ static int task(up_task_fn fn, void *arg, const void *payload, size_t size, cons
     return UP_OK;
 }
 
+/* Every child is complete after it, and each child completed its own
+ * children first (run_task): the running task needs no taskwait at its
+ * end for the tasks it created so far. */
 static void taskwait(void)
 {
 #pragma omp taskwait
+    cur.spawned = 0;
 }
 
 static void taskyield(void)
@@ -434,6 +450,7 @@ static const up_omp_ops ops = {
     cancel_taskgroup,
     cancelled,
     taskloop,
+    task_plain,
 };
 
 EXPORT const up_omp_ops *up_omp_backend(void) { return &ops; }

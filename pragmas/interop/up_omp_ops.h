@@ -19,7 +19,7 @@
 
 /* Bumped whenever the table changes: a module built from other sources is
  * refused with a message, not called. */
-#define UP_OMP_OPS_VERSION 2
+#define UP_OMP_OPS_VERSION 3
 
 typedef void (*up_omp_units_fn)(uint64_t b, uint64_t e, void *p);
 typedef void (*up_omp_chunk_fn)(uint64_t k, void *p);
@@ -67,6 +67,10 @@ typedef struct up_omp_ops {
      * chunk(i, copy) gets a copy of size (<= 48) bytes of payload, so the
      * caller's frame may be gone when a chunk runs. */
     void (*taskloop)(uint64_t k, up_omp_chunk_fn chunk, const void *payload, size_t size);
+    /* task() without payload, dependencies or options, up_task's common
+     * case: the layer calls it straight from up_task, without building a
+     * task description first. */
+    int (*task_plain)(up_task_fn fn, void *arg);
 } up_omp_ops;
 
 /* Guided scheduling's take at offset i of [0, n): what is left over twice

@@ -88,6 +88,11 @@ static int f_task(up_task_fn fn, void *arg, const void *payload, size_t size, co
     (void)fn, (void)arg, (void)payload, (void)size, (void)deps, (void)ndeps, (void)opts;
     return UP_EINVAL;
 }
+static int f_task_plain(up_task_fn fn, void *arg)
+{
+    (void)fn, (void)arg;
+    return UP_EINVAL;
+}
 static int f_taskgroup(up_region_fn fn, void *ctx)
 {
     (void)fn, (void)ctx;
@@ -100,9 +105,9 @@ static void f_taskloop(uint64_t k, up_omp_chunk_fn chunk, const void *payload, s
 }
 
 static const up_omp_ops failed_ops = {
-    UP_OMP_OPS_VERSION, "none",   f_parallel,  f_zero,    f_one,       f_zero,
-    f_nothing,          f_single, f_share,     f_reduce,  f_task,      f_nothing,
-    f_nothing,          f_zero,   f_taskgroup, f_nothing, f_cancelled, f_taskloop,
+    UP_OMP_OPS_VERSION, "none",    f_parallel,  f_zero,     f_one,        f_zero,    f_nothing,
+    f_single,           f_share,   f_reduce,    f_task,     f_nothing,    f_nothing, f_zero,
+    f_taskgroup,        f_nothing, f_cancelled, f_taskloop, f_task_plain,
 };
 
 int par_backend_error(const up_omp_ops *ops, const char *who)

@@ -404,6 +404,16 @@ static int create(const char *who, up_task_fn fn, const par_task *proto, const u
  * stays a handful of instructions without a stack frame to set up. */
 static PAR_NOINLINE int task_slow(up_task_fn fn, void *arg, const up_task_opts *opts)
 {
+    /* On an OpenMP backend, the common case goes straight to its plain
+     * task, with no task description built for it. */
+    const up_omp_ops *omp = !opts && fn ? par_omp() : NULL;
+    if (omp) {
+        int rc = omp->task_plain(fn, arg);
+        if (rc == UP_OK)
+            return UP_OK;
+        int why = par_backend_error(omp, "up_task"); /* the module that failed to load */
+        return why != UP_OK ? why : rc;
+    }
     par_task t;
     t.size = 0;
     t.words[0] = (uint64_t)(uintptr_t)arg;
