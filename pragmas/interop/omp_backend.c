@@ -269,6 +269,8 @@ static int task_plain(up_task_fn fn, void *arg)
 static int task(up_task_fn fn, void *arg, const void *payload, size_t size, const up_dep *deps,
                 size_t ndeps, const up_task_opts *opts)
 {
+    if (!opts && !size && ndeps == 0)
+        return task_plain(fn, arg);
     cur.spawned = 1;
     copy_rec c;
     c.r.fn = fn;
@@ -283,8 +285,6 @@ static int task(up_task_fn fn, void *arg, const void *payload, size_t size, cons
         run_task(&c.r, size ? (void *)c.pay.bytes : arg);
         return UP_OK;
     }
-    if (!opts && !size && ndeps == 0)
-        return task_plain(fn, arg);
     int undeferred = opts && opts->undeferred, final = opts && opts->final;
     int priority = opts && opts->priority > 0 ? opts->priority : 0;
     if (ndeps == 0) {

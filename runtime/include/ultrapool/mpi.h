@@ -32,10 +32,11 @@
  * farm prints the same report from its SIGTERM handler before it exits.
  * A rank stopped inside an MPI call can keep a lock the other ranks' calls
  * need, so that their calls never return and no heartbeat is read: with
- * more than one rank, each rank's farm therefore runs a watchdog thread, and a call of the farm on
- * its window that has not returned after the heartbeat timeout is reported
- * by that rank (with its last view of the rank it watches), which aborts
- * the job with MPI_Abort from the watchdog thread.
+ * more than one rank, each rank's farm therefore runs a watchdog thread,
+ * and a call of the farm on its window that has not returned after the
+ * heartbeat timeout is reported by that rank (with its last view of the
+ * rank it watches), which aborts the job with MPI_Abort from the watchdog
+ * thread.
  *
  * Every function returns UP_OK or a negative UP_E* code, with the detail in
  * up_last_error(). */
