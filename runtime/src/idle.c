@@ -54,7 +54,7 @@ static int work_visible(up_pool *p)
 
 /* Under s->idle_lock: the idle list's length, to check nparked (an
  * expensive assertion). */
-static inline unsigned list_length(up__shard *s)
+__attribute__((unused)) static unsigned list_length(up__shard *s)
 {
     unsigned n = 0;
     for (up__worker *w = s->idle_top; w; w = w->idle_next)

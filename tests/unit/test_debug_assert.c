@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 #include "debug.h"
 #include "mpmc.h"
 
@@ -25,54 +26,36 @@ static int count(int v)
     return v;
 }
 
-/* Runs fn in a child with its stderr in a pipe; returns the child's wait
- * status and its stderr in out. */
-static int in_child(void (*fn)(void), char *out, size_t cap)
-{
-    int fds[2];
-    CHECK(pipe(fds) == 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        dup2(fds[1], 2);
-        fn();
-        _exit(0);
-    }
-    close(fds[1]);
-    size_t n = 0;
-    ssize_t r;
-    while (n + 1 < cap && (r = read(fds[0], out + n, cap - 1 - n)) > 0)
-        n += (size_t)r;
-    out[n] = '\0';
-    close(fds[0]);
-    int st;
-    CHECK(waitpid(pid, &st, 0) == pid);
-    return st;
-}
-
 static int one = 1;
-static const int false_line = __LINE__ + 3; /* the line of the assertion below */
-static void fail_cheap(void)
+static const int false_line = __LINE__ + 4; /* the line of the assertion below */
+static void fail_cheap(void *arg)
 {
+    (void)arg;
     up__assert(one == 2);
 }
-static void fail_internal(void) { up__assert_internal(count(0) != 0); }
-static void fail_expensive(void) { up__assert_expensive(count(0) != 0); }
-static void fail_in_runtime(void)
+static void fail_internal(void *arg)
 {
+    (void)arg;
+    up__assert_internal(count(0) != 0);
+}
+static void fail_expensive(void *arg)
+{
+    (void)arg;
+    up__assert_expensive(count(0) != 0);
+}
+static void fail_in_runtime(void *arg)
+{
+    (void)arg;
     up__mpmc q;
     up__mpmc_init(&q, 3); /* not a power of two: mpmc.c's up__assert */
 }
 
 /* A false assertion of the given level: aborts with the message when the
  * level is compiled in, else returns normally. */
-static void expect(const char *name, void (*fn)(void), int on, const char *text)
+static void expect(const char *name, void (*fn)(void *), int on, const char *text)
 {
     char out[4096];
-    int st = in_child(fn, out, sizeof out);
+    int st = child_stderr(fn, NULL, out, sizeof out);
     if (on) {
         if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT || !strstr(out, text) ||
             !strstr(out, "internal assertion failed")) {
