@@ -23,6 +23,11 @@
  * same rules (one header for every atomic, see atomic.h). */
 #include "../src/atomic.h"
 
+/* The internal assertions (up__assert, up__assert_internal,
+ * up__assert_expensive), so the layer checks its invariants at the same
+ * UP_DEBUG levels and costs nothing in a release build. */
+#include "../src/debug.h"
+
 /* The work-stealing deque, for the members' deques of task records: one
  * implementation, proof and return convention (UP__DEQUE_*) for the pool's
  * nested tasks and the layer's region tasks. The layer's records have a

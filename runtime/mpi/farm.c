@@ -91,6 +91,9 @@ static range take_locked(farm *f, bool *wait)
     f->cur.begin += take;
     if (!f->exhausted && f->pre.begin == f->pre.end && (f->cur.end - f->cur.begin) * 2 < f->cur_len)
         f->need = true;
+    /* A lane's share lies in [0, n) and in the chunk it came from. */
+    up__assert_internal(r.begin < r.end && r.end <= f->cur.begin && f->cur.begin <= f->cur.end &&
+                        f->cur.end <= f->n && f->cur.end - f->cur.begin <= f->cur_len);
     return r;
 }
 
@@ -127,6 +130,7 @@ static bool ran_locked(farm *f, range r, int rc)
 {
     if (rc == 0) {
         f->items += r.end - r.begin;
+        up__assert_internal(r.begin < r.end && f->items <= f->n); /* each index runs once */
         return true;
     }
     if (!f->failed) {
@@ -175,6 +179,7 @@ static void lane_main(void *arg)
             }
         }
     }
+    up__assert_internal(f->lanes_live >= 1 && f->lanes_live <= f->lanes && f->next_lane <= f->lanes);
     if (--f->lanes_live == 0)
         pthread_cond_signal(&f->wake);
     pthread_mutex_unlock(&f->lock);
@@ -239,6 +244,9 @@ static int grab_locked(coord *c)
         f->exhausted = true;
     } else {
         range r = {start, f->n - start < want ? f->n : start + want};
+        /* A rank holds at most two chunks: the grab runs only with pre
+         * empty, and the lanes never fill it. */
+        up__assert_internal(r.begin < r.end && r.end <= f->n && f->pre.begin == f->pre.end);
         c->chunks++;
         if (f->cur.begin == f->cur.end) {
             f->cur = r;

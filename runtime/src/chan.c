@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "debug.h"
 #include "park.h"
 #include "pool_internal.h"
 #include "spin.h"
@@ -93,6 +94,11 @@ static int try_push(up_chan *c, const void *elem)
             pos = up__load_relaxed(&c->tail);
         }
     }
+    /* pos is ours: its slot stays free until we publish it, so no receiver
+     * has passed pos, and the one of pos - cap has left it. */
+    up__assert_internal(up__load_relaxed(&s->seq) == 2 * pos);
+    up__assert_expensive(up__load_relaxed(&c->head) <= pos &&
+                         pos - up__load_relaxed(&c->head) < c->cap);
     if (c->elem_size)
         memcpy(s->data, elem, c->elem_size);
     up__store_release(&s->seq, 2 * pos + 1);
@@ -115,6 +121,9 @@ static int try_pop(up_chan *c, void *out)
             pos = up__load_relaxed(&c->head);
         }
     }
+    /* pos is ours and full until we free it; its sender moved tail past it. */
+    up__assert_internal(up__load_relaxed(&s->seq) == 2 * pos + 1);
+    up__assert_expensive((up__load_relaxed(&c->tail) & ~CLOSED) > pos);
     if (c->elem_size)
         memcpy(out, s->data, c->elem_size);
     up__store_release(&s->seq, 2 * (pos + c->cap));

@@ -65,6 +65,7 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "debug.h"
 #include "task.h"
 
 typedef struct up__deque {
@@ -85,6 +86,7 @@ enum { UP__DEQUE_OK = 0, UP__DEQUE_EMPTY = 1, UP__DEQUE_FULL = 2, UP__DEQUE_LOST
  * pointer task) share one line, which push writes and pop or steal read. */
 static inline int up__deque_init_records(up__deque *d, int64_t capacity, unsigned hdr)
 {
+    up__assert(capacity > 0 && (capacity & (capacity - 1)) == 0 && hdr >= 1);
     size_t words = hdr + UP__TASK_WORDS, per_line = UP_CACHE_LINE / 8;
     unsigned shift = 0;
     while (((size_t)1 << shift) < (words + per_line - 1) / per_line * per_line)
@@ -134,9 +136,12 @@ static inline int64_t up__deque_bottom(up__deque *d) { return up__load_relaxed(&
  * push is about to overwrite. */
 static inline int up__deque_room(up__deque *d, int64_t b)
 {
+    /* Outside the owner's pop top <= bottom, and b is bottom. */
+    up__assert_internal(d->top_cache <= b && b == up__deque_bottom(d));
     if (b - d->top_cache <= d->mask)
         return 1;
     d->top_cache = up__load_acquire(&d->top);
+    up__assert_internal(d->top_cache <= b);
     return b - d->top_cache <= d->mask;
 }
 
@@ -176,6 +181,7 @@ static inline uint64_t up__deque_word_of(const void *rec, size_t i)
 static inline void up__deque_write_words(up__deque *d, int64_t b, const uint64_t *w, size_t n)
 {
     _Atomic uint64_t *s = up__deque_slot(d, b);
+    up__assert_internal(n >= d->hdr && n <= d->hdr + UP__TASK_WORDS && b - d->top_cache <= d->mask);
     for (size_t i = 0; i < n; i++)
         up__store_relaxed(&s[i], w[i]);
 }
@@ -185,6 +191,8 @@ static inline void up__deque_write_record(up__deque *d, int64_t b, const void *r
 {
     _Atomic uint64_t *s = up__deque_slot(d, b);
     size_t n = up__deque_record_words(up__deque_word_of(rec, hdr - 1), hdr);
+    up__assert_internal(hdr == d->hdr && b - d->top_cache <= d->mask);
+    up__assert_internal(up__deque_word_of(rec, hdr - 1) <= 8 * UP__TASK_WORDS);
     for (size_t i = 0; i < n; i++)
         up__store_relaxed(&s[i], up__deque_word_of(rec, i));
 }
@@ -193,6 +201,9 @@ static inline void up__deque_write_record(up__deque *d, int64_t b, const void *r
  * thief that reads the new bottom reads the slot as written. */
 static inline void up__deque_publish(up__deque *d, int64_t b)
 {
+    /* The owner publishes the next position, and the deque holds at most
+     * capacity records after it (room said yes for b). */
+    up__assert_internal(b == up__deque_bottom(d) && b - d->top_cache <= d->mask);
     up__store_release(&d->bottom, b + 1);
 }
 
@@ -202,6 +213,7 @@ static inline void up__deque_publish(up__deque *d, int64_t b)
  * ThreadSanitizer a seq_cst store, which is also a release. */
 static inline void up__deque_publish_sb(up__deque *d, int64_t b)
 {
+    up__assert_internal(b == up__deque_bottom(d) && b - d->top_cache <= d->mask);
 #if defined(UP__TSAN)
     up__store_seqcst(&d->bottom, b + 1);
 #else
@@ -262,6 +274,8 @@ static inline int up__deque_pop_record(up__deque *d, void *out, unsigned hdr)
     up__store_sb(&d->bottom, b);
     up__fence_sb();
     int64_t t = up__load_sb(&d->top);
+    /* top <= bottom before the lowering, and at most capacity below it. */
+    up__assert_internal(t <= b + 1 && b - t < d->mask + 1);
     if (t < b) {
         up__deque_read(up__deque_slot(d, b), out, hdr);
         return UP__DEQUE_OK; /* more than one left: no thief can reach b */
@@ -289,6 +303,9 @@ static inline int up__deque_steal_record(up__deque *d, void *out, unsigned hdr)
     up__deque_read(up__deque_slot(d, t), out, hdr);
     if (!up__cas_strong_seqcst(&d->top, &t, t + 1))
         return UP__DEQUE_LOST;
+    /* The CAS found top still at t, and top only grows, so top was t when
+     * b was read: the deque then held b - t records, at most capacity. */
+    up__assert_internal(b - t <= d->mask + 1);
     return UP__DEQUE_OK;
 }
 

@@ -73,6 +73,7 @@ void up__event_cancel_waiters(up_event *ev)
 {
     uintptr_t h = up__load_acquire(&ev->head);
     while (h != UP__EV_EMPTY && h != UP__EV_SET) {
+        up__assert_internal(UP__EV_STATE_OK(h));
         if (up__cas_weak_seqcst(&ev->head, &h, UP__EV_EMPTY)) {
             up__wait_release(ev->ws, (up__wrec *)h, 1);
             return;
@@ -87,6 +88,7 @@ int up_event_set(up_event *ev)
         return UP_EINVAL;
     }
     uintptr_t old = up__exchange_acq_rel(&ev->head, UP__EV_SET);
+    up__assert_internal(UP__EV_STATE_OK(old));
     if (old == UP__EV_SET)
         return UP_OK;
     up__fetch_add_seqcst(&ev->sets, 1);
@@ -200,7 +202,9 @@ int up__event_remove(up_event *ev, up__wrec *r)
 
 int up__event_push(up_event *ev, up__wrec *r, uintptr_t h)
 {
+    up__assert_internal(r != NULL && UP__EV_STATE_OK((uintptr_t)r) && (uintptr_t)r > UP__EV_SET);
     for (;;) {
+        up__assert_internal(UP__EV_STATE_OK(h) && h != (uintptr_t)r);
         if (h == UP__EV_SET) {
             /* Set since we looked: released by us, now. */
             r->next = NULL;

@@ -52,6 +52,16 @@ static int work_visible(up_pool *p)
     return 0;
 }
 
+/* Under s->idle_lock: the idle list's length, to check nparked (an
+ * expensive assertion). */
+__attribute__((unused)) static unsigned list_length(up__shard *s)
+{
+    unsigned n = 0;
+    for (up__worker *w = s->idle_top; w; w = w->idle_next)
+        n++;
+    return n;
+}
+
 /* Takes the most recently parked worker of one shard off its idle list,
  * or with oldest the longest parked one (the list's tail). */
 static up__worker *pop_idle(up_pool *p, up__shard *s, int oldest)
@@ -63,9 +73,12 @@ static up__worker *pop_idle(up_pool *p, up__shard *s, int oldest)
     up__worker *w = *pp;
     if (w) {
         *pp = w->idle_next;
+        up__assert_internal(w->listed && up__load_relaxed(&s->nparked) >= 1);
         w->listed = 0;
         up__store_relaxed(&s->nparked, up__load_relaxed(&s->nparked) - 1);
-        up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE - UP__IDLE_PARK_ONE);
+        uint64_t old = up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE - UP__IDLE_PARK_ONE);
+        up__assert_internal(UP__IDLE_PARKED(old) >= 1 && up__idle_sane(p, old));
+        (void)old;
     }
     pthread_mutex_unlock(&s->idle_lock);
     return w;
@@ -111,9 +124,12 @@ static int unlist(up_pool *p, up__shard *s, up__worker *w)
         while (*pp != w)
             pp = &(*pp)->idle_next;
         *pp = w->idle_next;
+        up__assert_internal(up__load_relaxed(&s->nparked) >= 1);
         w->listed = 0;
         up__store_relaxed(&s->nparked, up__load_relaxed(&s->nparked) - 1);
-        up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE - UP__IDLE_PARK_ONE);
+        uint64_t old = up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE - UP__IDLE_PARK_ONE);
+        up__assert_internal(UP__IDLE_PARKED(old) >= 1 && up__idle_sane(p, old));
+        (void)old;
         mine = 1;
     }
     pthread_mutex_unlock(&s->idle_lock);
@@ -126,11 +142,16 @@ int up__park(up__worker *w)
     up_pool *p = w->pool;
     up__shard *s = &p->shards[w->shard];
     pthread_mutex_lock(&s->idle_lock);
+    up__assert_internal(!w->listed);
     w->idle_next = s->idle_top;
     s->idle_top = w;
     w->listed = 1;
     up__store_relaxed(&s->nparked, up__load_relaxed(&s->nparked) + 1);
-    up__fetch_add_seqcst(&p->idle, UP__IDLE_PARK_ONE - UP__IDLE_SPIN_ONE);
+    uint64_t old = up__fetch_add_seqcst(&p->idle, UP__IDLE_PARK_ONE - UP__IDLE_SPIN_ONE);
+    /* A parker was counted searching; the list and nparked agree. */
+    up__assert_internal(UP__IDLE_SPINNING(old) >= 1 && up__idle_sane(p, old));
+    up__assert_expensive(list_length(s) == up__load_relaxed(&s->nparked));
+    (void)old;
     pthread_mutex_unlock(&s->idle_lock);
     up__count_owner(&w->parks);
 
@@ -171,7 +192,9 @@ int up__try_retire(up__worker *w, unsigned keep)
     unsigned min = p->cfg.shard_min_workers > keep ? p->cfg.shard_min_workers : keep;
     if (up__load_relaxed(&s->nworkers) <= min || work_visible(p))
         return 0;
-    up__fetch_sub_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+    uint64_t old = up__fetch_sub_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+    up__assert_internal(UP__IDLE_SPINNING(old) >= 1 && up__idle_sane(p, old));
+    (void)old;
     unsigned n = up__load_relaxed(&s->nworkers);
     do {
         if (n <= min) {
@@ -195,6 +218,7 @@ void up__stop_searching(up__worker *w)
 {
     up_pool *p = w->pool;
     uint64_t old = up__fetch_sub_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+    up__assert_internal(UP__IDLE_SPINNING(old) >= 1 && up__idle_sane(p, old));
     if (UP__IDLE_SPINNING(old) != 1 || !work_visible(p))
         return;
     if (UP__IDLE_PARKED(old) != 0)

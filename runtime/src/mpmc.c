@@ -29,8 +29,11 @@
 
 #include <stdlib.h>
 
+#include "debug.h"
+
 int up__mpmc_init(up__mpmc *q, uint64_t capacity)
 {
+    up__assert(capacity > 0 && (capacity & (capacity - 1)) == 0);
     q->slots = aligned_alloc(UP_CACHE_LINE, capacity * sizeof(up__slot));
     if (!q->slots)
         return -1;
@@ -68,6 +71,11 @@ int up__mpmc_push(up__mpmc *q, const up__task *t)
             pos = up__load_relaxed(&q->tail);
         }
     }
+    /* pos is ours: its slot stays free until we publish it, so no consumer
+     * has passed pos, and the one of pos - cap has left it. */
+    up__assert_internal(up__load_relaxed(&slot->seq) == pos);
+    up__assert_expensive(up__load_relaxed(&q->head) <= pos &&
+                         pos - up__load_relaxed(&q->head) <= q->mask);
     slot->task = *t;
     up__store_release(&slot->seq, pos + 1);
     return UP__MPMC_OK;
@@ -91,6 +99,9 @@ int up__mpmc_pop(up__mpmc *q, up__task *out)
             pos = up__load_relaxed(&q->head);
         }
     }
+    /* pos is ours and full until we free it; its producer moved tail past it. */
+    up__assert_internal(up__load_relaxed(&slot->seq) == pos + 1);
+    up__assert_expensive((up__load_relaxed(&q->tail) & ~UP__MPMC_CLOSED) > pos);
     *out = slot->task;
     up__store_release(&slot->seq, pos + q->mask + 1);
     return UP__MPMC_OK;
@@ -122,8 +133,10 @@ unsigned up__mpmc_pop_batch(up__mpmc *q, up__task *out, unsigned max)
         if (up__cas_weak_seqcst(&q->head, &pos, pos + n))
             break;
     }
+    up__assert_internal(n <= max && n <= q->mask + 1);
     for (unsigned i = 0; i < n; i++) {
         up__slot *slot = &q->slots[(pos + i) & q->mask];
+        up__assert_internal(up__load_relaxed(&slot->seq) == pos + i + 1);
         out[i] = slot->task;
         up__store_release(&slot->seq, pos + i + q->mask + 1);
     }

@@ -179,6 +179,8 @@ static void publish(park_req *req)
     up_event *ev = req->ev;
     uint64_t deadline = req->deadline;
     up__wrec *rec = req->rec, *rec2 = req->rec2;
+    up__assert_internal(rec && kind >= REQ_SLEEP && kind <= REQ_NAP &&
+                        (rec2 == NULL || kind == REQ_EVENT));
     /* From here on req may be gone. */
     up__fetch_add_relaxed(&ws->tasks_parked, 1);
     if (!up__load_relaxed(&ws->pool->parked_ever))
@@ -398,6 +400,9 @@ static int park(up__worker *w, park_req *req)
 {
     up__tfiber *me = w->cur;
     req->tf = me;
+    /* Running -> parked: the task runs on w's current fiber; a task
+     * fiber other than the loop runs only once a resumer took it. */
+    up__assert_internal(me != NULL && (me == w->loop || me->resumer != NULL));
     if (me == w->loop) {
         up__tfiber *fresh = tf_new(w);
         if (!fresh)

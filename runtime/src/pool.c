@@ -433,6 +433,8 @@ void up_pool_stats(const up_pool *cp, up_stats *out)
     add_pool(p, out);
     out->workers = up__load_relaxed(&p->workers);
     up__wait_stats(p, out); /* after the executed counts: it adds to submitted */
+    /* Executed is read first and counts only tasks counted submitted. */
+    up__assert_internal(out->executed <= out->submitted);
 }
 
 int up_pool_shard_stats(const up_pool *cp, unsigned shard, up_stats *out)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "atomic.h"
+#include "debug.h"
 #include "deque.h"
 #include "fiber.h"
 #include "mpmc.h"
@@ -225,6 +226,22 @@ struct up_pool {
     pthread_mutex_t lend_mu;
     pthread_cond_t lend_cv;
 };
+
+/* UP_DEBUG: the fields of an idle word v each within the most workers
+ * the pool can have. A count taken below zero borrows from the field above
+ * it and shows as a value near UP__IDLE_FIELD_MAX, far above any cap. Any
+ * load of the word may be checked: no field is ever transiently negative
+ * (each decrement follows its own increment). */
+static inline int up__idle_sane(const up_pool *p, uint64_t v)
+{
+    uint64_t cap = (uint64_t)p->nshards * p->cfg.shard_max_workers;
+    if (p->cfg.max_workers && p->cfg.max_workers < cap)
+        cap = p->cfg.max_workers;
+    if (cap > UP__IDLE_FIELD_MAX)
+        cap = UP__IDLE_FIELD_MAX;
+    return (v >> (3 * UP__IDLE_BITS)) == 0 && UP__IDLE_PARKED(v) <= cap &&
+           UP__IDLE_STARTING(v) <= cap && UP__IDLE_SPINNING(v) <= cap;
+}
 
 /* omp_share.c: set up and tear down with the pool; before a task, the
  * OpenMP team size for w's thread; the wait of a worker while the pool's

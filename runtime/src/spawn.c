@@ -151,6 +151,7 @@ unsigned up__reserve_worker(up_pool *p, up__shard *s, unsigned limit)
             return 0;
         }
     } while (!up__cas_weak_seqcst(&p->workers, &g, g + 1));
+    up__assert_internal(g + 1 <= pool_cap(p) && n + 1 <= limit);
     return g + 1;
 }
 
@@ -168,6 +169,7 @@ int up__spawn(up_pool *p, up__shard *s, int beyond_cpus)
         ;
 
     up__fetch_add_seqcst(&p->idle, UP__IDLE_START_ONE); /* before the thread can leave it */
+    up__assert_internal(up__idle_sane(p, up__load_relaxed(&p->idle)));
     int rc = start_thread(p, s);
     if (rc != UP_OK) {
         up__fetch_sub_seqcst(&p->idle, UP__IDLE_START_ONE);

@@ -81,6 +81,7 @@ static uint64_t tick_of(uint64_t ns) /* rounded up */
 
 static void timer_unref(up_timer *t)
 {
+    up__assert_internal(up__load_relaxed(&t->refs) >= 1); /* the caller holds one */
     if (up__fetch_sub_acq_rel(&t->refs, 1) == 1) {
         up__event_destroy(&t->done);
         free(t);
@@ -475,6 +476,9 @@ int up_submit_after(up_pool *p, uint64_t delay_ns, up_fn fn, void *arg)
 static void timer_run(void *arg)
 {
     up_timer *t = arg;
+    /* Only fire sets INFLIGHT, for this run, and only this run clears it. */
+    up__assert_internal((up__load_relaxed(&t->state) & ~(unsigned)(TIMER_STOPPED | TIMER_INFLIGHT)) == 0);
+    up__assert_internal(up__load_relaxed(&t->state) & TIMER_INFLIGHT);
     if (!(up__load_acquire(&t->state) & TIMER_STOPPED)) {
         up_timer *saved = tls_timer;
         tls_timer = t;

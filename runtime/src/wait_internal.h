@@ -166,6 +166,8 @@ void up__wait_unref(up__wait *ws);
  * newest waiting record (unset; the records are linked by next). */
 #define UP__EV_EMPTY ((uintptr_t)0)
 #define UP__EV_SET   ((uintptr_t)1)
+/* UP_DEBUG: h is one of the head word's states (empty, set, a record). */
+#define UP__EV_STATE_OK(h) ((h) <= UP__EV_SET || ((h) & (_Alignof(up__wrec) - 1)) == 0)
 
 struct up_event {
     _Atomic(uintptr_t) head;   /* (atomic) see UP__EV_* */

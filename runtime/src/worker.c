@@ -290,6 +290,7 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
     } else {
         up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
     }
+    up__assert_internal(up__idle_sane(p, up__load_relaxed(&p->idle)));
     up__store_relaxed(&w->looking, 1);
     for (;;) {
         if (__builtin_expect(up__load_relaxed(&p->lent) != 0, 0))
@@ -323,6 +324,7 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
             up__cede_searching(w);
             up__store_relaxed(&w->looking, 1);
             up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+            up__assert_internal(up__idle_sane(p, up__load_relaxed(&p->idle)));
         }
         if (up__load_acquire(&p->stopping)) {
             /* The queues are closed and cannot refill, and this worker's
@@ -330,6 +332,9 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
              * in other deques are their owners' to finish. */
             if (queues_drained(p) && !up__wait_released_any(p)) {
                 up__shard *s = &p->shards[w->shard];
+                /* This worker holds a reservation in both counts. */
+                up__assert_internal(up__load_relaxed(&s->nworkers) >= 1 &&
+                                    up__load_relaxed(&p->workers) >= 1);
                 up__fetch_sub_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
                 up__fetch_sub_seqcst(&s->nworkers, 1);
                 up__fetch_sub_seqcst(&p->workers, 1);

@@ -9,6 +9,7 @@
  * backends (assembly and
  * ucontext) in plain builds. */
 #include "check.h"
+#include "child.h"
 #include "fiber.h"
 #include "stack_pool.h"
 
@@ -320,35 +321,6 @@ static void over_fn(up__fiber *self, void *arg)
     up__fiber_exit(self, &over_main, NULL);
 }
 
-/* Runs body in a child with stderr on a pipe; returns the wait status,
- * the child's stderr in out. */
-static int in_child(void (*body)(void *), void *arg, char *out, size_t cap)
-{
-    int fds[2];
-    CHECK_EQ(pipe(fds), 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        dup2(fds[1], 2);
-        close(fds[0]);
-        close(fds[1]);
-        body(arg);
-        _exit(0);
-    }
-    close(fds[1]);
-    size_t len = 0;
-    ssize_t r;
-    while (len + 1 < cap && (r = read(fds[0], out + len, cap - 1 - len)) > 0)
-        len += (size_t)r;
-    out[len] = '\0';
-    close(fds[0]);
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    return status;
-}
-
 static void overflow_child(void *arg)
 {
     up__stack *s = arg;
@@ -376,7 +348,7 @@ static int test_overflow(void)
 {
     up__stack *s = get_stack();
     char out[4096], want[128];
-    int st = in_child(overflow_child, s, out, sizeof out);
+    int st = child_stderr(overflow_child, s, out, sizeof out);
     snprintf(want, sizeof want, "ultrapool: stack overflow in a task (guard page at %p",
              (void *)(s->lo - up__stack_guard_size(&pool)));
     if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT || !strstr(out, want)) {
@@ -388,7 +360,7 @@ static int test_overflow(void)
     printf("overflow: child died of SIGABRT with: %.*s", (int)(strchr(out, '\n') - out + 1), out);
     up__stack_release(&pool, s);
 
-    st = in_child(wild_child, NULL, out, sizeof out);
+    st = child_stderr(wild_child, NULL, out, sizeof out);
     CHECK(strstr(out, "stack overflow") == NULL);
     CHECK(!(WIFEXITED(st) && WEXITSTATUS(st) == 6));
     if (!SANITIZED)
