@@ -30,8 +30,8 @@
 void omp_set_num_threads(int n);
 int omp_get_max_threads(void);
 
-static int runtime_default;     /* one per CPU, as OpenMP's default */
-static _Thread_local int icv;   /* the thread's nthreads-var; 0: unset */
+static int runtime_default;   /* one per CPU, as OpenMP's default */
+static _Thread_local int icv; /* the thread's nthreads-var; 0: unset */
 
 void omp_set_num_threads(int n) { icv = n; }
 int omp_get_max_threads(void) { return icv > 0 ? icv : runtime_default; }
