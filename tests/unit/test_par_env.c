@@ -834,29 +834,29 @@ int main(int argc, char **argv)
     spawn_case("bad_UP_THREAD_LIMIT", VARS("UP_THREAD_LIMIT=0", "OMP_THREAD_LIMIT=4"));
     spawn_case("bad_UP_MAX_ACTIVE_LEVELS", VARS("UP_MAX_ACTIVE_LEVELS=-1"));
     spawn_case("bad_UP_CANCELLATION", VARS("UP_CANCELLATION=sometimes"));
-    /* Malformed OMP_ values: one warning naming the variable and its
-     * value, then the default, and the regions run. */
-    static const char *const ignored[] = {"OMP_NUM_THREADS=abc",
-                                          "OMP_NUM_THREADS=0",
-                                          "OMP_NUM_THREADS=-1",
-                                          "OMP_NUM_THREADS=",
-                                          "OMP_NUM_THREADS=99999999999999999999",
-                                          "OMP_NUM_THREADS=4,x",
-                                          "OMP_SCHEDULE=bogus",
-                                          "OMP_SCHEDULE=dynamic,-3",
-                                          "OMP_THREAD_LIMIT=0",
-                                          "OMP_MAX_ACTIVE_LEVELS=junk",
-                                          "OMP_NESTED=junk",
-                                          "OMP_CANCELLATION=sometimes"};
+    /* Malformed OMP_ values: one warning for each, naming the variable
+     * and its value, then the defaults, and the regions run. Several
+     * variables share a child, to keep the children few. */
+    static const char *const ignored[][6] = {
+        {"OMP_NUM_THREADS=abc", "OMP_SCHEDULE=bogus", "OMP_MAX_ACTIVE_LEVELS=junk",
+         "OMP_THREAD_LIMIT=0", "OMP_CANCELLATION=sometimes", NULL},
+        {"OMP_NUM_THREADS=0", "OMP_NESTED=junk", "OMP_SCHEDULE=dynamic,-3", NULL},
+        {"OMP_NUM_THREADS=-1", NULL},
+        {"OMP_NUM_THREADS=", NULL},
+        {"OMP_NUM_THREADS=99999999999999999999", NULL},
+        {"OMP_NUM_THREADS=4,x", NULL}};
     for (size_t i = 0; i < sizeof ignored / sizeof ignored[0]; i++) {
-        spawn_case("ignored", VARS(ignored[i]));
-        const char *eq = strchr(ignored[i], '=');
-        char quoted[160];
-        snprintf(quoted, sizeof quoted, "ultrapool: %.*s=\"%s\"", (int)(eq - ignored[i]),
-                 ignored[i], eq + 1);
-        expect_out(quoted);
-        CHECK_EQ(count(out, "ultrapool: "), 1); /* one warning */
-        expect_out("ignored, the default stays");
+        spawn_case("ignored", ignored[i]);
+        unsigned n = 0;
+        for (; ignored[i][n]; n++) {
+            const char *eq = strchr(ignored[i][n], '=');
+            char quoted[160];
+            snprintf(quoted, sizeof quoted, "ultrapool: %.*s=\"%s\"", (int)(eq - ignored[i][n]),
+                     ignored[i][n], eq + 1);
+            expect_out(quoted);
+        }
+        CHECK_EQ(count(out, "ultrapool: "), n); /* one warning each */
+        CHECK_EQ(count(out, "ignored, the default stays"), n);
         CHECK(!strstr(out, "fails with UP_EINVAL"));
     }
     spawn_case("display",
