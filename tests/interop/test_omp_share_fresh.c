@@ -17,13 +17,12 @@
  * half use the default, the case as users meet it. Exits 77 with one CPU,
  * where every team is one thread anyway. */
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
-#include <unistd.h>
 
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "cpus.h"
 
 /* ---- the OpenMP runtime's stand-in ------------------------------------ */
 
@@ -56,14 +55,7 @@ static void first_task(void *arg)
 
 int main(void)
 {
-    unsigned ncpus;
-#if defined(__linux__)
-    cpu_set_t set;
-    ncpus = sched_getaffinity(0, sizeof set, &set) == 0 ? (unsigned)CPU_COUNT(&set) : 1;
-#else
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    ncpus = online > 0 ? (unsigned)online : 1;
-#endif
+    unsigned ncpus = test_cpus();
     if (ncpus < 2) {
         printf("one CPU: every team is one thread\n");
         return 77;

@@ -18,7 +18,6 @@
  * Built twice: against the static libraries with every check, and
  * (PAR_ENV_SHARED) against the shared ones, where only the public API is
  * visible, for the shared library's hooks (layer_shared.c). */
-#include <sched.h>
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -32,6 +31,7 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "cpus.h"
 
 #ifndef PAR_ENV_SHARED
 #include "par_env.h"
@@ -652,16 +652,7 @@ static void case_bad(const char *var)
  * (the parser's tests check each value), a team of one thread per CPU. */
 static void case_ignored(void)
 {
-    unsigned cpus = 1;
-#if defined(__linux__)
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        cpus = (unsigned)CPU_COUNT(&set);
-#else
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    cpus = online > 0 ? (unsigned)online : 1;
-#endif
-    case_threads(cpus);
+    case_threads(test_cpus());
     up_for_opts rt = {UP_SCHED_RUNTIME, 0, 0};
     CHECK_EQ(up_for(0, 10, &rt, nop_range, NULL), UP_OK);
     CHECK_EQ(up_parallel_for(pool, 0, 10, &rt, nop_range, NULL), UP_OK);
