@@ -12,10 +12,13 @@
  * A set UP_* variable always wins: the OMP_* one is then not even read,
  * so a value meant for another OpenMP runtime cannot break it. Values
  * take OpenMP's syntax for both names, spaces around values and list
- * items included. A malformed value is printed once on stderr and every
- * region fails with UP_EINVAL from then on, as a malformed UP_* variable
- * of the pool makes up_pool_create fail: nothing runs with settings the
- * user did not ask for. */
+ * items included. A malformed value is printed once on stderr. For an
+ * OMP_* variable that is all, as OpenMP does: the default stays, and
+ * regions run (the variable may have been meant for another runtime, or
+ * a version with other values). A malformed UP_* variable is ours alone:
+ * every region fails with UP_EINVAL from then on, as a malformed UP_*
+ * variable of the pool makes up_pool_create fail, so nothing runs with
+ * settings the user did not ask for. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -29,25 +32,34 @@
 
 _Static_assert(PAR_ENV_LEVELS == PAR_MAX_LEVELS, "a level past the list runs a team of one");
 
-#define INT_LIMIT UINT64_C(2147483647) /* OpenMP's ICVs are ints */
+#define INT_LIMIT    UINT64_C(2147483647) /* OpenMP's ICVs are ints */
+#define DFLT_THREADS "one thread per CPU"
 
 /* ---- reporting -------------------------------------------------------- */
 
-static void problem(par_env *e, par_env_source *src, const char *fmt, ...)
+static void problem(par_env *e, par_env_source *src, const char *dflt, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 3, 4)))
+    __attribute__((format(printf, 4, 5)))
 #endif
     ;
 
-/* A malformed variable: the first message is kept for up_last_error(),
- * all of them for stderr. */
-static void problem(par_env *e, par_env_source *src, const char *fmt, ...)
+/* A malformed variable (src->name, which lookup set). An UP_ one: the
+ * first message is kept for up_last_error(), all of them for stderr. An
+ * OMP_ one: a warning for stderr saying that dflt, the default, stays. */
+static void problem(par_env *e, par_env_source *src, const char *dflt, const char *fmt, ...)
 {
     char msg[256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (strncmp(src->name, "UP_", 3) != 0) {
+        size_t n = strlen(e->warnings);
+        snprintf(e->warnings + n, sizeof e->warnings - n, "%s; ignored, the default stays (%s)\n",
+                 msg, dflt);
+        src->ignored = 1;
+        return;
+    }
     if (!e->bad)
         snprintf(e->error, sizeof e->error, "%s", msg);
     size_t n = strlen(e->errors);
@@ -119,12 +131,12 @@ static void read_num_threads(par_env *e, par_getenv_fn get)
         if (rc == 0 && x == 0)
             rc = -2;
         if (rc == -2) {
-            problem(e, src, "%s=\"%s\": every team size must be in 1..%u", src->name, v,
-                    PAR_MAX_TEAM);
+            problem(e, src, DFLT_THREADS, "%s=\"%s\": every team size must be in 1..%u", src->name,
+                    v, PAR_MAX_TEAM);
             return;
         }
         if (rc != 0 || (*p != ',' && *p != '\0')) {
-            problem(e, src,
+            problem(e, src, DFLT_THREADS,
                     "%s=\"%s\": not a list of team sizes (whole numbers in 1..%u) such as 4 or "
                     "4,2,1",
                     src->name, v, PAR_MAX_TEAM);
@@ -147,8 +159,8 @@ static void read_thread_limit(par_env *e, par_getenv_fn get)
     if (!v)
         return;
     if (whole(v, 1, INT_LIMIT, &x) != 0) {
-        problem(e, src, "%s=\"%s\": must be a whole number in 1..%" PRIu64, src->name, v,
-                INT_LIMIT);
+        problem(e, src, "no limit", "%s=\"%s\": must be a whole number in 1..%" PRIu64, src->name,
+                v, INT_LIMIT);
         return;
     }
     e->thread_limit = (unsigned)x;
@@ -171,7 +183,7 @@ static void read_max_active(par_env *e, par_getenv_fn get)
          * many as the implementation supports. */
         int on;
         if (boolean(v, &on) != 0) {
-            problem(e, src,
+            problem(e, src, "no limit",
                     "OMP_NESTED=\"%s\": must be true or false (or 1 0 yes no on off y n, any case)",
                     v);
             return;
@@ -181,8 +193,8 @@ static void read_max_active(par_env *e, par_getenv_fn get)
     }
     uint64_t x;
     if (whole(v, 0, INT_LIMIT, &x) != 0) {
-        problem(e, src, "%s=\"%s\": must be a whole number in 0..%" PRIu64, src->name, v,
-                INT_LIMIT);
+        problem(e, src, "no limit", "%s=\"%s\": must be a whole number in 0..%" PRIu64, src->name,
+                v, INT_LIMIT);
         return;
     }
     e->max_active = (unsigned)x;
@@ -245,9 +257,10 @@ static void read_schedule(par_env *e, par_getenv_fn get)
     int64_t chunk;
     int rc = parse_schedule(v, &kind, &chunk);
     if (rc == -2)
-        problem(e, src, "%s=\"%s\": the chunk must be in 0..%" PRId64, src->name, v, INT64_MAX);
+        problem(e, src, "static", "%s=\"%s\": the chunk must be in 0..%" PRId64, src->name, v,
+                INT64_MAX);
     else if (rc != 0)
-        problem(e, src,
+        problem(e, src, "static",
                 "%s=\"%s\": not a schedule such as static, dynamic,4, guided,8, auto or "
                 "nonmonotonic:dynamic,4",
                 src->name, v);
@@ -265,8 +278,9 @@ static void read_cancellation(par_env *e, par_getenv_fn get)
     if (!v)
         return;
     if (boolean(v, &on) != 0) {
-        problem(e, src, "%s=\"%s\": must be true or false (or 1 0 yes no on off y n, any case)",
-                src->name, v);
+        problem(e, src, "true",
+                "%s=\"%s\": must be true or false (or 1 0 yes no on off y n, any case)", src->name,
+                v);
         return;
     }
     e->cancellation = on;
@@ -302,6 +316,11 @@ static const char *process_getenv(const char *name) { return getenv(name); }
 static void load_process_env(void)
 {
     par_env_parse(&process_env, process_getenv);
+    for (const char *line = process_env.warnings; *line;) {
+        const char *nl = strchr(line, '\n');
+        fprintf(stderr, "ultrapool: %.*s\n", (int)(nl - line), line);
+        line = nl + 1;
+    }
     for (const char *line = process_env.errors; *line;) {
         const char *nl = strchr(line, '\n');
         fprintf(stderr, "ultrapool: %.*s; every parallel region fails with UP_EINVAL\n",
@@ -324,7 +343,11 @@ static void print_source(const char *up_name, const par_env_source *src, FILE *f
 {
     if (!src->name || !strcmp(src->name, up_name))
         return;
-    fprintf(f, "# %s from %s=%s\n", up_name, src->name, src->text);
+    if (src->ignored)
+        fprintf(f, "# %s=%s is malformed and ignored: %s keeps its default\n", src->name, src->text,
+                up_name);
+    else
+        fprintf(f, "# %s from %s=%s\n", up_name, src->name, src->text);
 }
 
 /* A setting whose variable is malformed: no line that would parse back,

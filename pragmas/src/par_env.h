@@ -19,16 +19,20 @@
 typedef struct par_env_source {
     const char *name;
     char text[96];
-    int bad; /* the variable is malformed */
+    int bad;     /* an UP_ variable is malformed: every region fails */
+    int ignored; /* an OMP_ variable is malformed: the default stays */
 } par_env_source;
 
 typedef struct par_env {
-    /* 1 when a variable is malformed: every region fails with UP_EINVAL
-     * and error (the first problem; errors holds all of them, one per
-     * line, as printed on stderr). */
+    /* 1 when an UP_ variable is malformed: every region fails with
+     * UP_EINVAL and error (the first problem; errors holds all of them,
+     * one per line, as printed on stderr). A malformed OMP_ variable only
+     * adds a line to warnings, printed on stderr too, and its setting
+     * keeps the default, as in OpenMP. */
     int bad;
     char error[256];
     char errors[1024];
+    char warnings[1024];
     /* Team sizes for nthreads 0 by level (1 = top level); nlevels 0: unset
      * (one thread per CPU). Levels past the list take its last value. */
     unsigned nthreads[PAR_ENV_LEVELS];

@@ -369,27 +369,29 @@ static int apply_env_option(up_config *cfg, const option *o, const char *val)
 }
 
 /* An unset variable: the OpenMP variable standing in for it, if any
- * (config_omp.c). Its errors name the OMP_ variable, and a value out of
- * range is refused with the range of the UP_ one (OpenMP's syntax has no
- * 0 for "automatic", so none is offered). */
+ * (config_omp.c). A malformed one, or one out of the range of the UP_ one
+ * (OpenMP's syntax has no 0 for "automatic", so none is offered), is
+ * OpenMP's convention: a warning naming the OMP_ variable, and the
+ * default stays. */
 static int apply_omp_option(up_config *cfg, const option *o)
 {
     uint64_t v = 0;
-    char from[256], err[256];
+    char from[256], err[512];
     int rc = up__omp_value(o->env, &v, from, sizeof from, err, sizeof err);
     if (rc == 0)
         return UP_OK;
     if (rc < 0) {
-        up__set_error("%s", err);
-        return UP_EINVAL;
+        up__omp_warn(o->env, err);
+        return UP_OK;
     }
     if (!in_range(o, v)) {
         option q = *o;
         q.zero_ok = 0;
         char range[160];
         describe_range(&q, 0, range, sizeof range);
-        up__set_error("%s: must be %s (the range of %s)", from, range, o->env);
-        return UP_EINVAL;
+        snprintf(err, sizeof err, "%s: must be %s (the range of %s)", from, range, o->env);
+        up__omp_warn(o->env, err);
+        return UP_OK;
     }
     set_field(cfg, o, v);
     return UP_OK;
@@ -564,8 +566,7 @@ int up_config_init(up_config *cfg)
             env_failed(&rc, first, sizeof first);
         } else if (!val &&
                    up__omp_value(flag_vars[i], &v, from, sizeof from, err, sizeof err) < 0) {
-            up__set_error("%s", err);
-            env_failed(&rc, first, sizeof first);
+            up__omp_warn(flag_vars[i], err); /* as apply_omp_option */
         }
     }
     if (rc != UP_OK)

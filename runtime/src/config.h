@@ -63,6 +63,10 @@ int up__omp_display_env(const char *s, int *on, char *err, size_t esize);
  * is malformed (the message in err). Reads the environment. */
 int up__omp_value(const char *up_name, uint64_t *out, char *from, size_t fsize, char *err,
                   size_t esize);
+/* A malformed or out-of-range OpenMP variable standing in for up_name:
+ * msg (naming it) on stderr, once per process for each variable and
+ * message, and up_name keeps its default (OpenMP's convention). */
+void up__omp_warn(const char *up_name, const char *msg);
 /* 1 when UP_PRINT_CONFIG, or OMP_DISPLAY_ENV in its absence, asks for the
  * configuration to be printed (malformed: 0; up_config_init reports it). */
 int up__print_config_wanted(void);

@@ -4,9 +4,11 @@
  * OMP_DISPLAY_ENV for UP_PRINT_CONFIG. up_config_init (config.c) asks
  * here, through up__omp_value, for each variable it finds unset; the
  * values follow OpenMP's syntax (any case, spaces around them), and a
- * malformed one is an error naming the OMP_ variable. docs/env.md says
- * what each becomes and where the meaning differs from OpenMP's. */
+ * malformed one is a warning naming the OMP_ variable, after which the
+ * default stays (up__omp_warn), as OpenMP does. docs/env.md says what
+ * each becomes and where the meaning differs from OpenMP's. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,6 +285,35 @@ int up__omp_value(const char *up_name, uint64_t *out, char *from, size_t fsize, 
         return 1;
     }
     return 0;
+}
+
+/* ---- warnings --------------------------------------------------------- */
+
+/* The last warning given for each pool variable: every pool's
+ * up_config_init reads the environment again, and a program creating
+ * many pools should see a bad value named once, not once per pool. */
+#define WARNED_VARS 8
+static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    char up_name[32];
+    char said[512];
+} warned[WARNED_VARS]; /* (warn_lock) */
+
+void up__omp_warn(const char *up_name, const char *msg)
+{
+    int say_it = 1;
+    pthread_mutex_lock(&warn_lock);
+    for (size_t i = 0; i < WARNED_VARS; i++) {
+        if (warned[i].up_name[0] && strcmp(warned[i].up_name, up_name) != 0)
+            continue;
+        say_it = strcmp(warned[i].said, msg) != 0;
+        snprintf(warned[i].up_name, sizeof warned[i].up_name, "%s", up_name);
+        snprintf(warned[i].said, sizeof warned[i].said, "%s", msg);
+        break;
+    }
+    pthread_mutex_unlock(&warn_lock);
+    if (say_it)
+        fprintf(stderr, "ultrapool: %s; ignored, %s keeps its default\n", msg, up_name);
 }
 
 /* ---- the parallel layer's lines in UP_PRINT_CONFIG -------------------- */

@@ -73,19 +73,41 @@ void up__omp_share_destroy(up_pool *p)
     pthread_mutex_destroy(&p->lend_mu);
 }
 
+/* The workers of s inside a task: those whose loop is not looking for
+ * work (worker.c). A worker still starting, or searching while nothing is
+ * queued, parks without taking a CPU, so it is not counted here, although
+ * up__shard_busy counts it: on a fresh pool every floor worker is starting
+ * or searching at first, and the first task's region then got a team of
+ * one instead of what the same pool gives it once they parked. Stops
+ * counting at enough, since more changes nothing. */
+static unsigned in_task(up__shard *s, unsigned enough)
+{
+    unsigned used = up__load_acquire(&s->slots_used), n = 0;
+    for (unsigned k = 0; k < used && n < enough; k++) {
+        up__worker *w = up__slot_worker(s, k);
+        if (w && up__load_acquire(&w->state) == UP__SLOT_RUNNING && !up__load_relaxed(&w->looking))
+            n++;
+    }
+    return n;
+}
+
 /* The CPUs of s that the busy workers other than the caller leave free,
- * at least one and at most cap. Busy as cede.c counts them: reserved,
- * neither parked nor standing aside; while tasks are queued, every
- * reserved worker, since the parked ones are being woken for them (a
- * burst of tasks that each open a region would otherwise give the first
- * one every CPU). */
+ * at least one and at most cap. Busy: running a task (in_task). While
+ * tasks are queued, every reserved worker, since the parked ones are
+ * being woken for them (a burst of tasks that each open a region would
+ * otherwise give the first one every CPU). up__shard_busy bounds the
+ * workers in a task from above, so when it leaves the caller alone no
+ * slot is read. */
 static unsigned free_cpus(up__shard *s, int caller_is_worker, unsigned cap)
 {
+    unsigned cpus = up__shard_cpus(s);
+    unsigned mine = caller_is_worker ? 1 : 0;
     unsigned busy = up__shard_busy(s);
     if (up__mpmc_nonempty(&s->q))
         busy = up__load_relaxed(&s->nworkers);
-    unsigned others = caller_is_worker && busy > 0 ? busy - 1 : busy;
-    unsigned cpus = up__shard_cpus(s);
+    else if (busy > mine)
+        busy = in_task(s, cpus + mine);
+    unsigned others = busy > mine ? busy - mine : 0;
     unsigned want = others >= cpus ? 1 : cpus - others;
     return want < cap ? want : cap;
 }

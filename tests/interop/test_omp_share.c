@@ -46,6 +46,7 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "cpus.h"
 #include "runnable.h"
 
 static unsigned ncpus;
@@ -327,13 +328,7 @@ static void lend(runnable_sampler *rs)
 
 int main(void)
 {
-#if defined(__linux__)
-    cpu_set_t set;
-    ncpus = sched_getaffinity(0, sizeof set, &set) == 0 ? (unsigned)CPU_COUNT(&set) : 1;
-#else
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    ncpus = online > 0 ? (unsigned)online : 1;
-#endif
+    ncpus = test_cpus();
     if (ncpus < 2) {
         printf("one CPU: no room to share\n");
         return 77;

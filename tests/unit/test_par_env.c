@@ -10,8 +10,10 @@
  * child process of this program started with its own environment: team
  * sizes (what a region asked for, from the team's internal state, and
  * what it got), the thread limit across nested regions, active levels,
- * UP_SCHED_RUNTIME's chunks, cancellation turned off, a malformed value
- * failing every region with one message on stderr, and OMP_DISPLAY_ENV.
+ * UP_SCHED_RUNTIME's chunks, cancellation turned off, a malformed UP_
+ * value failing every region with one message on stderr, a malformed OMP_
+ * one giving one warning and the default (OpenMP's convention) with the
+ * regions running, and OMP_DISPLAY_ENV.
  *
  * Built twice: against the static libraries with every check, and
  * (PAR_ENV_SHARED) against the shared ones, where only the public API is
@@ -29,6 +31,7 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "cpus.h"
 
 #ifndef PAR_ENV_SHARED
 #include "par_env.h"
@@ -68,6 +71,24 @@ static void expect_bad(const char *name, const char *value)
     if (!e.bad || !strstr(e.error, name)) {
         fprintf(stderr, "%s=\"%s\" was accepted or its message lacks the name: \"%s\"\n", name,
                 value, e.error);
+        CHECK(0);
+    }
+}
+
+/* name=value, an OMP_ variable, must be ignored: no failure, a warning
+ * naming name and the value, and every setting at its default. */
+static void expect_ignored(const char *name, const char *value)
+{
+    const char *vars[] = {name, value, NULL}, *none[] = {NULL};
+    par_env e = parse(vars), d = parse(none);
+    char quoted[160];
+    snprintf(quoted, sizeof quoted, "%s=\"%s\"", name, value);
+    if (e.bad || !strstr(e.warnings, quoted) || !strstr(e.warnings, "the default stays") ||
+        e.nlevels != d.nlevels || e.thread_limit != d.thread_limit ||
+        e.max_active != d.max_active || e.sched != d.sched || e.chunk != d.chunk ||
+        e.cancellation != d.cancellation) {
+        fprintf(stderr, "%s=\"%s\": bad %d, warnings \"%s\", error \"%s\"\n", name, value, e.bad,
+                e.warnings, e.error);
         CHECK(0);
     }
 }
@@ -136,7 +157,7 @@ static void check_num_threads(void)
                                       "99999999999999999999999",
                                       "18446744073709551617"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        expect_bad("OMP_NUM_THREADS", bad[i]);
+        expect_ignored("OMP_NUM_THREADS", bad[i]);
         expect_bad("UP_NUM_THREADS", bad[i]);
     }
 }
@@ -158,7 +179,7 @@ static void check_thread_limit(void)
     static const char *const bad[] = {"",  "0",   "-1", "2147483648", "99999999999999999999",
                                       "x", "4,2", "4k"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        expect_bad("OMP_THREAD_LIMIT", bad[i]);
+        expect_ignored("OMP_THREAD_LIMIT", bad[i]);
         expect_bad("UP_THREAD_LIMIT", bad[i]);
     }
 }
@@ -190,11 +211,11 @@ static void check_max_active(void)
     CHECK_EQ(e.max_active, 2);
     static const char *const bad[] = {"", "-1", "2147483648", "two", "1,1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        expect_bad("OMP_MAX_ACTIVE_LEVELS", bad[i]);
+        expect_ignored("OMP_MAX_ACTIVE_LEVELS", bad[i]);
         expect_bad("UP_MAX_ACTIVE_LEVELS", bad[i]);
     }
-    expect_bad("OMP_NESTED", "");
-    expect_bad("OMP_NESTED", "maybe");
+    expect_ignored("OMP_NESTED", "");
+    expect_ignored("OMP_NESTED", "maybe");
 }
 
 static void check_schedule(void)
@@ -242,7 +263,7 @@ static void check_schedule(void)
                                       "dynamic,9223372036854775808",
                                       "dynamic,99999999999999999999999"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        expect_bad("OMP_SCHEDULE", bad[i]);
+        expect_ignored("OMP_SCHEDULE", bad[i]);
         expect_bad("UP_SCHEDULE", bad[i]);
     }
 }
@@ -264,19 +285,25 @@ static void check_cancellation(void)
     CHECK_EQ(e.cancellation, 1);
     static const char *const bad[] = {"", "maybe", "2", "-1", "truefalse"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        expect_bad("OMP_CANCELLATION", bad[i]);
+        expect_ignored("OMP_CANCELLATION", bad[i]);
         expect_bad("UP_CANCELLATION", bad[i]);
     }
 }
 
-/* Every problem is kept, the first one for up_last_error(). */
+/* Every problem is kept, the first one for up_last_error(); OMP_ ones
+ * only as warnings, beside them. */
 static void check_several_errors(void)
 {
-    const char *vars[] = {"OMP_NUM_THREADS", "x", "OMP_SCHEDULE", "y", NULL};
+    const char *vars[] = {"UP_NUM_THREADS", "x", "UP_SCHEDULE", "y", "OMP_THREAD_LIMIT", "z", NULL};
     par_env e = parse(vars);
     CHECK(e.bad);
-    CHECK(strstr(e.error, "OMP_NUM_THREADS") && !strstr(e.error, "OMP_SCHEDULE"));
-    CHECK(strstr(e.errors, "OMP_NUM_THREADS") && strstr(e.errors, "OMP_SCHEDULE"));
+    CHECK(strstr(e.error, "UP_NUM_THREADS") && !strstr(e.error, "UP_SCHEDULE"));
+    CHECK(strstr(e.errors, "UP_NUM_THREADS") && strstr(e.errors, "UP_SCHEDULE"));
+    CHECK(!strstr(e.errors, "OMP_THREAD_LIMIT") && strstr(e.warnings, "OMP_THREAD_LIMIT"));
+    const char *omp[] = {"OMP_NUM_THREADS", "x", "OMP_SCHEDULE", "y", NULL};
+    e = parse(omp);
+    CHECK(!e.bad);
+    CHECK(strstr(e.warnings, "OMP_NUM_THREADS") && strstr(e.warnings, "OMP_SCHEDULE"));
 }
 
 static void check_print(void)
@@ -289,7 +316,7 @@ static void check_print(void)
                           "4, 2",
                           "OMP_NESTED",
                           "false",
-                          "OMP_CANCELLATION",
+                          "UP_CANCELLATION",
                           "nope",
                           NULL};
     par_env e = parse(vars);
@@ -306,7 +333,7 @@ static void check_print(void)
         "# UP_MAX_ACTIVE_LEVELS from OMP_NESTED=false\n",
         "UP_SCHEDULE=dynamic,3\n",
         "# UP_SCHEDULE from OMP_SCHEDULE=dynamic,3\n",
-        "# UP_CANCELLATION not in effect: OMP_CANCELLATION=nope is malformed",
+        "# UP_CANCELLATION not in effect: UP_CANCELLATION=nope is malformed",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
         if (!strstr(buf, lines[i])) {
@@ -314,7 +341,19 @@ static void check_print(void)
             CHECK(0);
         }
     CHECK(!strstr(buf, "# UP_THREAD_LIMIT from")); /* set by its own name */
-    CHECK(!strstr(buf, "UP_CANCELLATION="));       /* no line that would parse back */
+    CHECK(!strstr(buf, "\nUP_CANCELLATION="));     /* no line that would parse back */
+    /* A malformed OMP_ variable: the default's line, and why. */
+    const char *ignored[] = {"OMP_CANCELLATION", "nope", NULL};
+    e = parse(ignored);
+    f = fmemopen(buf, sizeof buf - 1, "w");
+    CHECK(f != NULL);
+    par_env_print(&e, f);
+    fclose(f);
+    if (!strstr(buf, "UP_CANCELLATION=1\n# OMP_CANCELLATION=nope is malformed and ignored: "
+                     "UP_CANCELLATION keeps its default\n")) {
+        fprintf(stderr, "the print lacks the ignored OMP_CANCELLATION:\n%s", buf);
+        CHECK(0);
+    }
 }
 #endif
 
@@ -609,6 +648,16 @@ static void case_bad(const char *var)
     CHECK_EQ(up_for(0, 10, NULL, nop_range, NULL), UP_OK);
 }
 
+/* A malformed OMP_ variable: ignored, so regions run with the defaults
+ * (the parser's tests check each value), a team of one thread per CPU. */
+static void case_ignored(void)
+{
+    case_threads(test_cpus());
+    up_for_opts rt = {UP_SCHED_RUNTIME, 0, 0};
+    CHECK_EQ(up_for(0, 10, &rt, nop_range, NULL), UP_OK);
+    CHECK_EQ(up_parallel_for(pool, 0, 10, &rt, nop_range, NULL), UP_OK);
+}
+
 static int run_case(const char *name)
 {
     if (!strcmp(name, "display")) {
@@ -642,6 +691,8 @@ static int run_case(const char *name)
         case_cancel(0);
     else if (!strcmp(name, "cancel_on"))
         case_cancel(1);
+    else if (!strcmp(name, "ignored"))
+        case_ignored();
     else if (!strncmp(name, "bad_", 4))
         case_bad(name + 4);
     else {
@@ -765,14 +816,40 @@ int main(int argc, char **argv)
     spawn_case("cancel_off", VARS("OMP_CANCELLATION=false"));
     spawn_case("cancel_on", VARS("UP_TEST_NOTHING=1"));
     spawn_case("cancel_on", VARS("UP_CANCELLATION=yes", "OMP_CANCELLATION=false"));
-    spawn_case("bad_OMP_NUM_THREADS", VARS("OMP_NUM_THREADS=abc"));
-    CHECK_EQ(count(out, "OMP_NUM_THREADS=\"abc\""), 1); /* printed once */
-    expect_out("ultrapool: OMP_NUM_THREADS=\"abc\"");
+    /* Malformed UP_ values: every region fails, one message each. */
+    spawn_case("bad_UP_NUM_THREADS", VARS("UP_NUM_THREADS=abc", "OMP_NUM_THREADS=2"));
+    CHECK_EQ(count(out, "UP_NUM_THREADS=\"abc\""), 1); /* printed once */
+    expect_out("ultrapool: UP_NUM_THREADS=\"abc\"");
     expect_out("every parallel region fails with UP_EINVAL");
-    spawn_case("bad_OMP_SCHEDULE", VARS("OMP_SCHEDULE="));
+    spawn_case("bad_UP_SCHEDULE", VARS("UP_SCHEDULE="));
     spawn_case("bad_UP_THREAD_LIMIT", VARS("UP_THREAD_LIMIT=0", "OMP_THREAD_LIMIT=4"));
-    spawn_case("bad_OMP_MAX_ACTIVE_LEVELS", VARS("OMP_MAX_ACTIVE_LEVELS=-1"));
-    spawn_case("bad_OMP_CANCELLATION", VARS("OMP_CANCELLATION=sometimes"));
+    spawn_case("bad_UP_MAX_ACTIVE_LEVELS", VARS("UP_MAX_ACTIVE_LEVELS=-1"));
+    spawn_case("bad_UP_CANCELLATION", VARS("UP_CANCELLATION=sometimes"));
+    /* Malformed OMP_ values: one warning for each, naming the variable
+     * and its value, then the defaults, and the regions run. Several
+     * variables share a child, to keep the children few. */
+    static const char *const ignored[][6] = {
+        {"OMP_NUM_THREADS=abc", "OMP_SCHEDULE=bogus", "OMP_MAX_ACTIVE_LEVELS=junk",
+         "OMP_THREAD_LIMIT=0", "OMP_CANCELLATION=sometimes", NULL},
+        {"OMP_NUM_THREADS=0", "OMP_NESTED=junk", "OMP_SCHEDULE=dynamic,-3", NULL},
+        {"OMP_NUM_THREADS=-1", NULL},
+        {"OMP_NUM_THREADS=", NULL},
+        {"OMP_NUM_THREADS=99999999999999999999", NULL},
+        {"OMP_NUM_THREADS=4,x", NULL}};
+    for (size_t i = 0; i < sizeof ignored / sizeof ignored[0]; i++) {
+        spawn_case("ignored", ignored[i]);
+        unsigned n = 0;
+        for (; ignored[i][n]; n++) {
+            const char *eq = strchr(ignored[i][n], '=');
+            char quoted[160];
+            snprintf(quoted, sizeof quoted, "ultrapool: %.*s=\"%s\"", (int)(eq - ignored[i][n]),
+                     ignored[i][n], eq + 1);
+            expect_out(quoted);
+        }
+        CHECK_EQ(count(out, "ultrapool: "), n); /* one warning each */
+        CHECK_EQ(count(out, "ignored, the default stays"), n);
+        CHECK(!strstr(out, "fails with UP_EINVAL"));
+    }
     spawn_case("display",
                VARS("OMP_DISPLAY_ENV=true", "OMP_SCHEDULE=dynamic,3", "OMP_STACKSIZE=4M"));
     expect_out("# ULTRAPOOL CONFIGURATION BEGIN");

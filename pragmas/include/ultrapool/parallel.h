@@ -69,9 +69,10 @@ typedef void (*up_region_fn)(void *ctx);
  * regions nested in it together; past UP_MAX_ACTIVE_LEVELS
  * (OMP_MAX_ACTIVE_LEVELS) nested regions of more than one thread, a
  * region runs on a team of one. These variables are read once per
- * process, at the first region; while one is malformed (the message is
- * printed on stderr once), every region fails with UP_EINVAL and that
- * message in up_last_error(). docs/env.md has the details. A nested
+ * process, at the first region; while an UP_ one is malformed (the
+ * message is printed on stderr once), every region fails with UP_EINVAL
+ * and that message in up_last_error(); a malformed OMP_ one is a warning
+ * on stderr, and its default stays. docs/env.md has the details. A nested
  * region (called from inside a region) gets the idle
  * workers it can find right away, possibly none: it never waits for a
  * thread, so it cannot deadlock. A team has at most 1024 threads:
@@ -158,9 +159,9 @@ typedef enum up_schedule {
     /* OpenMP's schedule(runtime): the schedule and chunk of UP_SCHEDULE,
      * else OMP_SCHEDULE ("dynamic,4", "guided", "nonmonotonic:dynamic",
      * any case), else static; the chunk in up_for_opts is ignored. Read
-     * once per process; while that variable (or another of the layer's,
-     * docs/env.md) is malformed, a loop with this schedule fails with
-     * UP_EINVAL. */
+     * once per process; while UP_SCHEDULE (or another of the layer's UP_
+     * variables, docs/env.md) is malformed, a loop with this schedule
+     * fails with UP_EINVAL. */
     UP_SCHED_RUNTIME
 } up_schedule;
 
