@@ -289,6 +289,7 @@ typedef struct cmsg {
 } cmsg;
 typedef struct cslot {
     up_chan *c;
+    _Atomic unsigned *returned;
     uint64_t slot, id;
 } cslot;
 
@@ -300,12 +301,15 @@ static void chan_task(void *arg)
     int rc = up_chan_send(s->c, &m);
     if (rc != UP_OK)
         soak_fail("up_chan_send of task %" PRIu64 ": %s", s->id, up_strerror(rc));
+    atomic_fetch_add(s->returned, 1); /* the last touch: the channel may go now */
 }
 
 /* Pool tasks send, this thread receives: the tasks block while the
  * channel is full, and this thread drains it while it submits (it submits
  * with up_submit, which never runs a task here, so it cannot be one of
- * the blocked senders). */
+ * the blocked senders). A sender may still be inside up_chan_send after
+ * its element was received, so the channel is destroyed only once every
+ * sending task has returned (chan.h). */
 void soak_op_chan(uint64_t *rng)
 {
     unsigned n = 1 + (unsigned)(test_rand(rng) % 64);
@@ -316,12 +320,13 @@ void soak_op_chan(uint64_t *rng)
     unsigned char *got = calloc(n, 1);
     CHECK(slots && got);
     unsigned accepted = 0, received = 0;
+    _Atomic unsigned returned = 0;
     cmsg m;
     for (unsigned i = 0; i < n; i++) {
         uint64_t id = soak_new_id();
         if (id == SOAK_NO_ID)
             break;
-        slots[i] = (cslot){c, i, id};
+        slots[i] = (cslot){c, &returned, i, id};
         int rc, stopped;
         for (;;) {
             stopped = atomic_load(&R.stop_returned);
@@ -349,6 +354,8 @@ void soak_op_chan(uint64_t *rng)
                       m.id);
         received++;
     }
+    while (atomic_load(&returned) < accepted)
+        sched_yield();
     CHECK_EQ(up_chan_close(c), UP_OK);
     if (up_chan_try_send(c, &m) != UP_ESTOPPED || up_chan_recv(c, &m) != UP_ESTOPPED)
         soak_fail("a closed, drained channel still sends or receives");
