@@ -10,8 +10,9 @@
  * nothing was accepted after a stop had returned.
  *
  * Every choice (configurations, operations, their sizes, what each task
- * does) follows from the seed, so --seed S replays the same sequence of
- * operations (the threads' interleaving is the machine's); --first-round R
+ * does, from its id) follows from the seed, so --seed S replays each
+ * thread's sequence of operations (the threads' interleaving is the
+ * machine's, and with it which ids the tasks get); --first-round R
  * starts at round R of that sequence. A violation prints the seed and the
  * round and exits 1; a round that does not end within --hang seconds is
  * reported the same way (exit 2).
