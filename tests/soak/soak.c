@@ -549,7 +549,7 @@ int main(int argc, char **argv)
     double progress = 15, hang = 300;
     uint64_t first = 0, rounds = UINT64_MAX;
     int have_seed = 0;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
             usage();
@@ -569,7 +569,6 @@ int main(int argc, char **argv)
             hang = atof(v);
         else
             usage();
-        i++;
     }
     if (!have_seed)
         seed0 = test_seed();
