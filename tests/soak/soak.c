@@ -18,7 +18,9 @@
  * reported the same way (exit 2).
  *
  *   soak [--minutes M | --seconds S] [--seed S] [--first-round R]
- *        [--rounds N] [--progress S] [--hang S]
+ *        [--rounds N] [--progress S] [--hang S] [--skip-actions A,B...]
+ * --skip-actions turns task actions (spin, sleep, yield, event_wait,
+ * nested, sem, deadlk) into plain runs, to narrow a failure down.
  * Without a duration it runs 15 s scaled by UP_TEST_SCALE (at least 3 s),
  * its ctest entry. */
 #include "soak.h"
@@ -95,11 +97,15 @@ void soak_submitted(uint64_t id, int rc, int stopped, const char *what)
                   up_last_error());
 }
 
+/* Task actions turned off by --skip-actions (bit per ACT_*), to tell
+ * which one a failure needs. */
+static unsigned skipped_acts;
+
 /* A task's action, from its id: most tasks only count their run. */
 static unsigned action_of(uint64_t id)
 {
     unsigned a = (unsigned)(soak_mix(R.seed ^ id) % 40);
-    return a < ACT_KINDS ? a : ACT_NONE;
+    return a < ACT_KINDS && !(skipped_acts >> a & 1) ? a : ACT_NONE;
 }
 
 void soak_task_body(uint64_t id)
@@ -527,8 +533,25 @@ static void *watchdog_main(void *arg)
 static void usage(void)
 {
     fprintf(stderr, "usage: soak [--minutes M | --seconds S] [--seed S] [--first-round R] "
-                    "[--rounds N] [--progress S] [--hang S]\n");
+                    "[--rounds N] [--progress S] [--hang S] [--skip-actions A,B...]\n");
     exit(2);
+}
+
+/* "sleep,event_wait": those task actions become plain runs. */
+static void skip_actions(const char *list)
+{
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        int found = 0;
+        for (unsigned a = 1; a < ACT_KINDS; a++)
+            if (strlen(act_names[a]) == n && !strncmp(p, act_names[a], n))
+                skipped_acts |= 1u << a, found = 1;
+        if (!found) {
+            fprintf(stderr, "soak: no task action '%.*s'\n", (int)n, p);
+            usage();
+        }
+        p += n + (p[n] == ',');
+    }
 }
 
 static void summary_line(const char *head, const char *const *names, _Atomic uint64_t *counts,
@@ -567,6 +590,8 @@ int main(int argc, char **argv)
             progress = atof(v);
         else if (!strcmp(a, "--hang"))
             hang = atof(v);
+        else if (!strcmp(a, "--skip-actions"))
+            skip_actions(v);
         else
             usage();
     }
