@@ -107,7 +107,7 @@ static void f_taskloop(uint64_t k, up_omp_chunk_fn chunk, const void *payload, s
 static const up_omp_ops failed_ops = {
     UP_OMP_OPS_VERSION, "none",    f_parallel,  f_zero,     f_one,        f_zero,    f_nothing,
     f_single,           f_share,   f_reduce,    f_task,     f_nothing,    f_nothing, f_zero,
-    f_taskgroup,        f_nothing, f_cancelled, f_taskloop, f_task_plain,
+    f_taskgroup,        f_nothing, f_cancelled, f_taskloop, f_task_plain, f_zero,    f_zero,
 };
 
 int par_backend_error(const up_omp_ops *ops, const char *who)
