@@ -27,7 +27,8 @@ extern char **environ;
 static char **process_environ(void) { return environ; }
 #endif
 
-static _Thread_local char errbuf[256];
+/* Long enough for a backend error that lists every folder it tried. */
+static _Thread_local char errbuf[1024];
 
 void up__set_error(const char *fmt, ...)
 {
