@@ -162,8 +162,7 @@ static int parallel_omp(const up_omp_ops *omp, up_pool *pool, unsigned nthreads,
     if (rc == UP_EAGAIN && omp->active_level() >= omp->max_active_levels())
         up__set_error("%s: %u threads, but %u active regions enclose it and %s allows no "
                       "further active level (OMP_MAX_ACTIVE_LEVELS=%u)",
-                      who, nthreads, omp->active_level(), omp->runtime,
-                      omp->max_active_levels());
+                      who, nthreads, omp->active_level(), omp->runtime, omp->max_active_levels());
     else if (rc == UP_EAGAIN)
         up__set_error("%s: %s would give fewer than %u threads", who, omp->runtime, nthreads);
     else if (rc == UP_EINVAL) /* as on ultrapool: a team above the thread limit */
@@ -236,8 +235,8 @@ static int limit_team(const par_env *env, par_team *outer, unsigned *nthreads, i
 
 /* up_parallel_exact where its region could only be a team of one: nothing
  * runs, and the message names the limit that stands in the way. */
-static int refuse_inactive(const par_env *env, const char *who, unsigned nthreads,
-                           unsigned level, unsigned active)
+static int refuse_inactive(const par_env *env, const char *who, unsigned nthreads, unsigned level,
+                           unsigned active)
 {
     if (level > PAR_MAX_LEVELS) {
         up__set_error("%s: %u threads, but a region nested %u deep runs on a team of one "
