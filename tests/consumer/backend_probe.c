@@ -4,7 +4,7 @@
  * "error: MESSAGE" (up_last_error) and exits 2. run.sh checks where the
  * file came from and which folders the message lists. */
 #if defined(__linux__) && !defined(_GNU_SOURCE)
-#define _GNU_SOURCE /* dl_iterate_phdr */
+#define _GNU_SOURCE /* dl_iterate_phdr (loaded_image.h) */
 #endif
 #include <stdatomic.h>
 #include <stdio.h>
@@ -12,21 +12,7 @@
 
 #include <ultrapool/parallel.h>
 
-#if defined(__linux__) || defined(__FreeBSD__)
-#include <link.h>
-static int find_image(struct dl_phdr_info *info, size_t size, void *out)
-{
-    (void)size;
-    if (info->dlpi_name && strstr(info->dlpi_name, "libultrapool_omp_")) {
-        snprintf(out, 1024, "%s", info->dlpi_name);
-        return 1;
-    }
-    return 0;
-}
-static void loaded_module(char *out) { dl_iterate_phdr(find_image, out); }
-#else
-static void loaded_module(char *out) { snprintf(out, 1024, "(unknown)"); }
-#endif
+#include "loaded_image.h" /* tests/common */
 
 static atomic_int members;
 static void region(void *arg)
@@ -50,8 +36,8 @@ int main(int argc, char **argv)
         return 1;
     }
     up_pool_destroy(pool);
-    char file[1024] = "";
-    loaded_module(file);
+    char file[1024];
+    loaded_image("libultrapool_omp_", file, sizeof file);
     printf("loaded: %s\n", file);
     return 0;
 }

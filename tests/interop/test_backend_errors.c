@@ -16,10 +16,6 @@
  *     loaded from.
  * UP_TEST_BACKENDS (ctest) lists the modules this tree built,
  * UP_TEST_MODULE_DIR the folder they are in. */
-#if defined(__linux__) || defined(__FreeBSD__)
-#include <link.h> /* dl_iterate_phdr: _GNU_SOURCE, set by CMake */
-#define HAVE_PHDR 1
-#endif
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +25,7 @@
 #include <ultrapool/parallel.h>
 
 #include "check.h"
+#include "loaded_image.h"
 
 static _Atomic int ran;
 static void region(void *arg)
@@ -63,23 +60,6 @@ static void expect_error(int rc, const char *who, const char *what)
 }
 
 /* ---- UP_BACKEND_PATH ---------------------------------------------------- */
-
-/* The file the backend module was loaded from into out (1024 bytes), ""
- * where the loader cannot tell. */
-#ifdef HAVE_PHDR
-static int find_image(struct dl_phdr_info *info, size_t size, void *out)
-{
-    (void)size;
-    if (info->dlpi_name && strstr(info->dlpi_name, "libultrapool_omp_")) {
-        snprintf(out, 1024, "%s", info->dlpi_name);
-        return 1;
-    }
-    return 0;
-}
-static void loaded_module(char *out) { dl_iterate_phdr(find_image, out); }
-#else
-static void loaded_module(char *out) { out[0] = '\0'; }
-#endif
 
 static void copy_file(const char *from, const char *to)
 {
@@ -145,7 +125,7 @@ static int backend_path(up_pool *pool)
         atomic_store(&ran, 0);
         CHECK_EQ(up_parallel(pool, 2, region, NULL), UP_OK);
         CHECK_EQ(atomic_load(&ran), 1);
-        loaded_module(loaded);
+        loaded_image("libultrapool_omp_", loaded, sizeof loaded);
         printf("loaded %s\n", loaded);
         CHECK(!loaded[0] || !strcmp(loaded, to));
         CHECK_EQ(up_set_backend(UP_BACKEND_ULTRAPOOL), UP_OK);
