@@ -103,6 +103,8 @@ static int parallel(unsigned nthreads, int exact, up_region_fn fn, void *ctx)
 static unsigned thread_num(void) { return (unsigned)omp_get_thread_num(); }
 static unsigned num_threads(void) { return (unsigned)omp_get_num_threads(); }
 static unsigned level(void) { return (unsigned)omp_get_level(); }
+static unsigned active_level(void) { return (unsigned)omp_get_active_level(); }
+static unsigned max_active_levels(void) { return (unsigned)omp_get_max_active_levels(); }
 
 static void barrier(void)
 {
@@ -451,6 +453,8 @@ static const up_omp_ops ops = {
     cancelled,
     taskloop,
     task_plain,
+    active_level,
+    max_active_levels,
 };
 
 EXPORT const up_omp_ops *up_omp_backend(void) { return &ops; }

@@ -19,7 +19,7 @@
 
 /* Bumped whenever the table changes: a module built from other sources is
  * refused with a message, not called. */
-#define UP_OMP_OPS_VERSION 3
+#define UP_OMP_OPS_VERSION 4
 
 typedef void (*up_omp_units_fn)(uint64_t b, uint64_t e, void *p);
 typedef void (*up_omp_chunk_fn)(uint64_t k, void *p);
@@ -71,6 +71,11 @@ typedef struct up_omp_ops {
      * case: the layer calls it straight from up_task, without building a
      * task description first. */
     int (*task_plain)(up_task_fn fn, void *arg);
+    /* omp_get_active_level() and omp_get_max_active_levels(): the layer
+     * names the limit when an exact region is refused for want of a
+     * level that may be active. */
+    unsigned (*active_level)(void);
+    unsigned (*max_active_levels)(void);
 } up_omp_ops;
 
 /* Guided scheduling's take at offset i of [0, n): what is left over twice

@@ -17,6 +17,7 @@
  * calls all fail with the loading error, so nothing runs on a backend the
  * user did not ask for. */
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,7 @@ const char *up_backend_name(up_backend b)
 
 /* ---- the failed backend ----------------------------------------------- */
 
-static char failure[512]; /* written once, before failed_ops is published */
+static char failure[1024]; /* written once, before failed_ops is published */
 
 /* The failed table's entries do nothing: the calls that return an error
  * have already returned it (par_backend_error), and the others have no
@@ -107,7 +108,7 @@ static void f_taskloop(uint64_t k, up_omp_chunk_fn chunk, const void *payload, s
 static const up_omp_ops failed_ops = {
     UP_OMP_OPS_VERSION, "none",    f_parallel,  f_zero,     f_one,        f_zero,    f_nothing,
     f_single,           f_share,   f_reduce,    f_task,     f_nothing,    f_nothing, f_zero,
-    f_taskgroup,        f_nothing, f_cancelled, f_taskloop, f_task_plain,
+    f_taskgroup,        f_nothing, f_cancelled, f_taskloop, f_task_plain, f_zero,    f_zero,
 };
 
 int par_backend_error(const up_omp_ops *ops, const char *who)
@@ -163,8 +164,29 @@ static const char *rival_runtime(up_backend b)
 
 /* ---- loading ---------------------------------------------------------- */
 
-/* The directory of the image holding this code: where an installed
- * libultrapool_par.so keeps the modules beside it. */
+/* Where the modules are looked for, in this order:
+ *   1. the folders of UP_BACKEND_PATH (absolute, colon-separated);
+ *   2. the library's own folder: for libultrapool_par.so the folder it was
+ *      loaded from (dladdr), so an installed tree finds the modules beside
+ *      it wherever it was installed or moved; for the static library,
+ *      which became part of a program, the libdir fixed at configure time
+ *      (UP_BACKEND_INSTALL_DIR);
+ *      but for the uninstalled build, the build tree's module folder
+ *      instead (UP_BACKEND_BUILD_DIR): the shared library knows it is the
+ *      build tree's when it sits where the build put it, and a program of
+ *      the build tree that links the static library says so through
+ *      src/build_tree.c.in, compiled into those programs only. An
+ *      installed copy never looks in the build tree;
+ *   3. the loader's own search path (LD_LIBRARY_PATH, ...), by name. */
+#define MAX_DIRS 17 /* UP_BACKEND_PATH's 16 and the library's own */
+#define DIR_MAX  1024
+
+static const char *build_dir; /* set before main (build_tree.c), or NULL */
+
+void up__par_backend_build_dir(const char *dir) { build_dir = dir; }
+
+#if defined(UP_BACKEND_BUILD_LIBDIR) /* the shared library */
+/* The folder of the image holding this code. */
 static int own_directory(char *buf, size_t size)
 {
     Dl_info info;
@@ -181,9 +203,70 @@ static int own_directory(char *buf, size_t size)
     return 1;
 }
 
-/* Opens b's module: beside this library, in the build tree, in the
- * install directory, then by name through the loader's search path. On
- * failure, why is the message for the user. */
+/* Whether folders a and b are the same one (symbolic links resolved). */
+static int same_directory(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+    return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
+}
+
+/* The library's own folder (2. above) into buf; 0 when it has none. The
+ * shared library: beside itself, or the build tree's modules when it is
+ * the build tree's copy. */
+static int home_directory(char *buf, size_t size)
+{
+    if (!own_directory(buf, size))
+        return 0;
+    if (UP_BACKEND_BUILD_DIR[0] && same_directory(buf, UP_BACKEND_BUILD_LIBDIR))
+        snprintf(buf, size, "%s", UP_BACKEND_BUILD_DIR);
+    return 1;
+}
+#else
+/* The static library: the build tree's modules in a program of the build
+ * tree, else the configured libdir. */
+static int home_directory(char *buf, size_t size)
+{
+    const char *d = build_dir ? build_dir : UP_BACKEND_INSTALL_DIR;
+    if (!d[0])
+        return 0;
+    snprintf(buf, size, "%s", d);
+    return 1;
+}
+#endif
+
+/* Splits UP_BACKEND_PATH into dirs; -1 with why when it is malformed. */
+static int path_directories(const char *v, char dirs[][DIR_MAX], int max, char *why, size_t size)
+{
+    int n = 0;
+    const char *problem = NULL;
+    for (const char *p = v;; n++) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        if (len == 0)
+            problem = "an empty folder";
+        else if (p[0] != '/')
+            problem = "a folder that is not an absolute path";
+        else if (len >= DIR_MAX)
+            problem = "a folder name too long";
+        else if (n == max)
+            problem = "too many folders";
+        if (problem) {
+            snprintf(why, size,
+                     "UP_BACKEND_PATH=\"%.200s\": %s; it must be a colon-separated list of at most "
+                     "%d absolute folders",
+                     v, problem, max);
+            return -1;
+        }
+        memcpy(dirs[n], p, len);
+        dirs[n][len] = '\0';
+        if (!colon)
+            return n + 1;
+        p = colon + 1;
+    }
+}
+
+/* Opens b's module from the folders above. On failure, why is the message
+ * for the user, with every folder tried. */
 static const up_omp_ops *load(up_backend b, char *why, size_t size)
 {
     char file[64];
@@ -196,19 +279,18 @@ static const up_omp_ops *load(up_backend b, char *why, size_t size)
                  rival, runtimes[b]);
         return NULL;
     }
-    char dirs[3][1024];
+    static char dirs[MAX_DIRS][DIR_MAX]; /* (resolve_lock) */
     int ndirs = 0;
-    if (own_directory(dirs[ndirs], sizeof dirs[0]))
+    const char *env = getenv("UP_BACKEND_PATH");
+    if (env && (ndirs = path_directories(env, dirs, MAX_DIRS - 1, why, size)) < 0)
+        return NULL;
+    if (home_directory(dirs[ndirs], sizeof dirs[0]))
         ndirs++;
-    if (UP_BACKEND_BUILD_DIR[0])
-        snprintf(dirs[ndirs++], sizeof dirs[0], "%s", UP_BACKEND_BUILD_DIR);
-    if (UP_BACKEND_INSTALL_DIR[0])
-        snprintf(dirs[ndirs++], sizeof dirs[0], "%s", UP_BACKEND_INSTALL_DIR);
     void *h = NULL;
-    char path[1100], last[400] = "";
+    char path[DIR_MAX + 80], last[400] = "";
     for (int i = 0; i <= ndirs && !h; i++) {
         if (i < ndirs)
-            snprintf(path, sizeof path, "%.1023s/%.63s", dirs[i], file);
+            snprintf(path, sizeof path, "%s/%.63s", dirs[i], file);
         else
             snprintf(path, sizeof path, "%s", file);
         h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -216,12 +298,17 @@ static const up_omp_ops *load(up_backend b, char *why, size_t size)
             const char *e = dlerror();
             /* Keep the most telling error: a module that exists but does
              * not load (a missing libgomp.so.1) beats "not found". */
-            if (e && (!last[0] || !strcasestr(e, "no such file")))
+            if (e && !strcasestr(e, "no such file"))
                 snprintf(last, sizeof last, "%s", e);
         }
     }
     if (!h) {
-        snprintf(why, size, "cannot load %s (%s)", file, last[0] ? last : "not found");
+        size_t n = (size_t)snprintf(why, size, "cannot load %s (%s); tried ", file,
+                                    last[0] ? last : "not found");
+        for (int i = 0; i < ndirs && n < size; i++)
+            n += (size_t)snprintf(why + n, size - n, "%s, ", dirs[i]);
+        if (n < size)
+            snprintf(why + n, size - n, "then the loader's search path");
         return NULL;
     }
     up_omp_backend_fn entry = NULL;
@@ -268,7 +355,7 @@ static void resolve_locked(void)
         return;
     const char *v = getenv("UP_BACKEND");
     up_backend b = UP_BACKEND_ULTRAPOOL;
-    char why[400];
+    char why[960];
     if (v && *v) {
         unsigned i = 0;
         while (i <= UP_BACKEND_LLVM && strcasecmp(v, names[i]) != 0)
@@ -310,7 +397,7 @@ int up_set_backend(up_backend b)
         up__set_error("up_set_backend: called inside a parallel region");
         return UP_EINVAL;
     }
-    char why[400];
+    char why[960];
     pthread_mutex_lock(&resolve_lock);
     int rc = select_locked(b, why, sizeof why);
     pthread_mutex_unlock(&resolve_lock);

@@ -65,6 +65,10 @@ static inline int par_backend_check(const char *who)
     const up_omp_ops *ops = par_omp();
     return ops ? par_backend_error(ops, who) : UP_OK;
 }
+/* The build tree's module folder, for the static library inside a program
+ * of the build tree: called before main by build_tree.c, which only those
+ * programs compile (never the installed library). */
+void up__par_backend_build_dir(const char *dir);
 
 typedef struct par_thread par_thread;
 typedef struct par_team par_team;

@@ -159,7 +159,11 @@ static int parallel_omp(const up_omp_ops *omp, up_pool *pool, unsigned nthreads,
         !strcmp(env->num_threads_from.name, "UP_NUM_THREADS"))
         nthreads = par_env_threads(env, omp->level() + 1);
     rc = omp->parallel(nthreads, exact, fn, ctx);
-    if (rc == UP_EAGAIN)
+    if (rc == UP_EAGAIN && omp->active_level() >= omp->max_active_levels())
+        up__set_error("%s: %u threads, but %u active regions enclose it and %s allows no "
+                      "further active level (OMP_MAX_ACTIVE_LEVELS=%u)",
+                      who, nthreads, omp->active_level(), omp->runtime, omp->max_active_levels());
+    else if (rc == UP_EAGAIN)
         up__set_error("%s: %s would give fewer than %u threads", who, omp->runtime, nthreads);
     else if (rc == UP_EINVAL) /* as on ultrapool: a team above the thread limit */
         up__set_error("%s: %u threads, above %s's thread limit (OMP_THREAD_LIMIT)", who, nthreads,
@@ -229,6 +233,30 @@ static int limit_team(const par_env *env, par_team *outer, unsigned *nthreads, i
     return UP_OK;
 }
 
+/* up_parallel_exact where its region could only be a team of one: nothing
+ * runs, and the message names the limit that stands in the way. */
+static int refuse_inactive(const par_env *env, const char *who, unsigned nthreads, unsigned level,
+                           unsigned active)
+{
+    if (level > PAR_MAX_LEVELS) {
+        up__set_error("%s: %u threads, but a region nested %u deep runs on a team of one "
+                      "(at most %u levels)",
+                      who, nthreads, level, PAR_MAX_LEVELS);
+        return UP_EAGAIN;
+    }
+    if (active >= env->max_active) {
+        up__set_error("%s: %u threads, but %u active regions enclose it and no further active "
+                      "level is allowed (%s=%u)",
+                      who, nthreads, active,
+                      env->max_active_from.name ? env->max_active_from.name
+                                                : "UP_MAX_ACTIVE_LEVELS",
+                      env->max_active);
+        return UP_EAGAIN;
+    }
+    up__set_error("%s: out of memory for the task deque of level %u", who, level);
+    return UP_ENOMEM;
+}
+
 static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, int exact)
 {
     const char *who = exact ? "up_parallel_exact" : "up_parallel";
@@ -260,11 +288,16 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
     if (nthreads == 0 && (nthreads = par_env_threads(env, level)) == 0)
         nthreads = default_threads();
     /* Too deep, past the active levels allowed (OpenMP makes such a
-     * region inactive), or no memory for a deque: a team of one. */
+     * region inactive), or no memory for a deque: a team of one, which
+     * up_parallel_exact refuses (all or nothing, as on the OpenMP
+     * backends) rather than run fewer than it asked for. */
     par_team *outer = th->c.team;
-    if (level > PAR_MAX_LEVELS || (outer ? outer->active : 0) >= env->max_active ||
-        !par_level_deque(th, level - 1))
+    unsigned active = outer ? outer->active : 0;
+    if (level > PAR_MAX_LEVELS || active >= env->max_active || !par_level_deque(th, level - 1)) {
+        if (exact && nthreads > 1)
+            return refuse_inactive(env, who, nthreads, level, active);
         nthreads = 1;
+    }
     unsigned extra = 0; /* threads taken from the enclosing group's count */
     _Atomic unsigned *cg = outer ? outer->cg : NULL;
     if (env->thread_limit) {

@@ -27,7 +27,8 @@ extern char **environ;
 static char **process_environ(void) { return environ; }
 #endif
 
-static _Thread_local char errbuf[256];
+/* Long enough for a backend error that lists every folder it tried. */
+static _Thread_local char errbuf[1024];
 
 void up__set_error(const char *fmt, ...)
 {
@@ -149,6 +150,7 @@ static const char *const layer_vars[] = {"UP_NUM_THREADS", "UP_THREAD_LIMIT",
  * version reads. None of them draws the unknown-name warning. */
 static const char *const reserved_vars[] = {
     "UP_BACKEND",               /* the parallel layer's backend (pragmas/src/backend.c) */
+    "UP_BACKEND_PATH",          /* where that backend's modules are looked for first */
     "UP_FUZZ",                  /* set by ctest for the configuration fuzzer */
     "UP_MACHINE",               /* the machine name scripts/bench-par records */
     "UP_MPI_HEARTBEAT_TIMEOUT", /* read by the MPI mode's farms (runtime/mpi/farm.c) */

@@ -46,6 +46,54 @@ PKG_CONFIG_PATH=$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} \
 cmake --build "$out" >>"$out.log" 2>&1 || { cat "$out.log"; exit 1; }
 run_all "$out" 5
 
+# Where the installed libraries find the OpenMP backend modules: the shared
+# one beside itself, the static one through UP_BACKEND_PATH (its configured
+# libdir is not this scratch prefix), and neither ever in the build tree,
+# whose modules are still there: no folder of $build/pragmas may be loaded
+# from or listed in an error.
+echo "== backend modules from the installed tree"
+real_dir() { (cd "$1" && pwd -P); }
+empty=$(mktemp -d)
+trap 'rm -rf "$empty"' EXIT
+modules=$(cd "$libdir" && ls libultrapool_omp_*.so 2>/dev/null |
+          sed 's/^libultrapool_omp_\(.*\)\.so$/\1/') || true
+probe() { # flavour, backend name, UP_BACKEND_PATH ("-": unset), expectation
+    if [ "$3" = - ]; then
+        got=$(env -u UP_BACKEND_PATH "$out/backend_probe_$1" "$2") || true
+    else
+        got=$(UP_BACKEND_PATH=$3 "$out/backend_probe_$1" "$2") || true
+    fi
+    echo "backend_probe_$1 $2 (UP_BACKEND_PATH=$3): $got"
+    case $got in
+        *"$build/pragmas"*) echo "FAIL: the installed library used the build tree"; exit 1 ;;
+    esac
+    case $4 in
+        prefix)
+            case $got in "loaded: "*) ;; *) echo "FAIL: not loaded"; exit 1 ;; esac
+            file=${got#loaded: }
+            [ "$(real_dir "$(dirname "$file")")" = "$(real_dir "$libdir")" ] ||
+                { echo "FAIL: loaded from outside $libdir"; exit 1; } ;;
+        lists-empty)
+            case $got in
+                "loaded: "*) ;; # found in the configured libdir: not the build tree
+                *"$empty"*) ;;
+                *) echo "FAIL: the error does not list $empty"; exit 1 ;;
+            esac ;;
+    esac
+}
+for name in ${modules:-gomp}; do
+    if [ -n "$modules" ]; then
+        probe shared "$name" - prefix
+        probe static "$name" "$libdir" prefix
+    fi
+    probe static "$name" "$empty" lists-empty
+    if [ -n "$modules" ]; then
+        probe shared "$name" "$empty" prefix
+    else
+        probe shared "$name" "$empty" lists-empty
+    fi
+done
+
 # The shared libraries on a machine without hwloc's .pc file and library
 # where CMake and pkg-config look: PKG_CONFIG_LIBDIR replaces pkg-config's
 # whole search path with the prefix, CMAKE_IGNORE_PATH hides the folders

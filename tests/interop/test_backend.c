@@ -12,9 +12,14 @@
  *     guided loop over the whole int64 range, in O(chunks);
  *   - taskloop with nogroup, whose chunks run after the call returned;
  *   - up_parallel_exact all or nothing (with OMP_THREAD_LIMIT=8 set by
- *     ctest). */
+ *     ctest);
+ *   - with "nested-exact" (ctest sets OMP_MAX_ACTIVE_LEVELS=1): inside an
+ *     active region, a nested up_parallel_exact(2) runs nothing and
+ *     returns UP_EAGAIN naming the limit, and a nested up_parallel runs
+ *     on a team of one, on every backend alike. */
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -294,7 +299,43 @@ static void taskloop_region(void *arg)
 
 static void exact_region(void *arg) { atomic_fetch_add((_Atomic int *)arg, 1); }
 
-int main(void)
+static _Atomic int nested_ran, nested_team, nested_checked;
+
+static void nested_team_region(void *arg)
+{
+    (void)arg;
+    atomic_store(&nested_team, (int)up_num_threads());
+}
+
+/* The master of an active team of two, where no further level may be
+ * active: all or nothing means nothing. */
+static void nested_exact_region(void *arg)
+{
+    (void)arg;
+    if (!up_master())
+        return;
+    CHECK_EQ(up_num_threads(), 2u);
+    int rc = up_parallel_exact(pool, 2, exact_region, &nested_ran);
+    const char *e = up_last_error();
+    printf("nested up_parallel_exact(2): %d, \"%s\", ran %d\n", rc, e ? e : "",
+           atomic_load(&nested_ran));
+    CHECK_EQ(rc, UP_EAGAIN);
+    CHECK_EQ(atomic_load(&nested_ran), 0);
+    CHECK(e && strstr(e, "up_parallel_exact") && strstr(e, "MAX_ACTIVE_LEVELS"));
+    CHECK_EQ(up_parallel(pool, 2, nested_team_region, NULL), UP_OK);
+    CHECK_EQ(atomic_load(&nested_team), 1);
+    atomic_store(&nested_checked, 1);
+}
+
+static int nested_exact(void)
+{
+    CHECK_EQ(up_parallel_exact(pool, 2, nested_exact_region, NULL), UP_OK);
+    CHECK_EQ(atomic_load(&nested_checked), 1);
+    CHECK_EQ(up_pool_destroy(pool), UP_OK);
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     const char *want = getenv("UP_BACKEND");
     up_backend b = UP_BACKEND_ULTRAPOOL;
@@ -305,6 +346,10 @@ int main(void)
     CHECK_EQ(up_pool_create(&pool, NULL), UP_OK);
     up_stats before, after;
     up_pool_stats(pool, &before);
+    if (argc > 1 && !strcmp(argv[1], "nested-exact")) {
+        CHECK_EQ(up_get_backend(), b);
+        return nested_exact();
+    }
 
     check_backend(b);
     check_default_team();

@@ -210,6 +210,7 @@ static void check_unknown_names(void)
                      "UP_FUZZ=1",
                      "UP_MACHINE=amd-epyc-2cpu",
                      "UP_BACKEND=gomp",
+                     "UP_BACKEND_PATH=/opt/up/lib",
                      "OMP_NUM_THREADS=2",
                      "up_shards=4",
                      "UPSHARDS=4",

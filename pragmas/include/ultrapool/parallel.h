@@ -86,7 +86,10 @@ UP_API int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *
  * can be gathered in time, runs nothing and returns UP_EAGAIN. For code
  * that partitions its data by up_thread_num(). Under a thread limit it
  * returns UP_EINVAL for nthreads above the limit, and UP_EAGAIN when the
- * enclosing regions use the threads it needs. */
+ * enclosing regions use the threads it needs. Where a region could only
+ * be a team of one (no further active level allowed, or nested too
+ * deep), nthreads above 1 gives UP_EAGAIN, on every backend; each
+ * refusal names the call and the limit in up_last_error(). */
 /* up_level() counts the regions enclosing the caller, teams of one
  * included (OpenMP's omp_get_level), at any depth. Regions nested more
  * than 8 deep run on a team of one, whose tasks run at once. */
@@ -115,7 +118,11 @@ UP_API void up_critical_end(const char *name);
  * or on a real OpenMP runtime: GCC's libgomp or LLVM's libomp. Each OpenMP
  * backend is a module of its own (libultrapool_omp_gomp.so,
  * libultrapool_omp_llvm.so), built with its compiler's OpenMP and loaded
- * on first use, since the two OpenMP runtimes cannot share a process. The
+ * on first use, since the two OpenMP runtimes cannot share a process:
+ * from the folders of UP_BACKEND_PATH (colon-separated, absolute), then
+ * beside libultrapool_par.so (for the static library, the libdir it was
+ * configured for), then the loader's search path; the error of a module
+ * found nowhere lists every folder tried (docs/interop.md). The
  * choice comes from up_set_backend(), else from UP_BACKEND=ultrapool|gomp|
  * llvm, read at the first call of this header that needs it. A backend
  * that cannot be loaded is an error naming the module and the reason,
