@@ -66,7 +66,7 @@ struct up_timer {
     uint64_t next_ns;         /* (lock wheel mu) the deadline of the next run */
     _Atomic unsigned state;   /* (atomic) TIMER_* bits */
     _Atomic unsigned refs;    /* (atomic) the user's, the wheel's, a run's in flight */
-    _Atomic uint64_t skipped; /* (atomic) runs skipped: the previous one still ran */
+    _Atomic uint64_t skipped; /* (atomic) deadlines reached and not run (wait.h) */
     up__event done;           /* a stop waits here for the run in flight */
 };
 
@@ -215,13 +215,16 @@ static up__wrec *fire(up__timer_wheel *w, up_timer *t, uint64_t now_ns, int *dro
         *drop = 1;
         return run;
     }
-    /* The next deadline after now: missed periods are skipped, not
-     * replayed. A deadline past the clock's range is never (UINT64_MAX),
-     * not a wrapped one already due. */
+    /* The next deadline after now: the deadlines between, passed already
+     * (this thread woke late, or the period is below a tick), are skipped
+     * and counted, not replayed, so every deadline up to now_ns is run or
+     * counted once (wait.h). A deadline past the clock's range is never
+     * (UINT64_MAX), not a wrapped one already due. */
     uint64_t next = t->period_ns > UINT64_MAX - t->next_ns ? UINT64_MAX : t->next_ns + t->period_ns;
     if (next <= now_ns) {
         uint64_t behind = (now_ns - t->next_ns) / t->period_ns;
         next = t->next_ns + (behind + 1) * t->period_ns;
+        up__fetch_add_relaxed(&t->skipped, behind);
     }
     t->next_ns = next;
     t->wheel_rec.word = tick_of(next);
@@ -480,6 +483,8 @@ static void timer_run(void *arg)
         tls_timer = t;
         t->fn(t->arg);
         tls_timer = saved;
+    } else {
+        up__fetch_add_relaxed(&t->skipped, 1); /* queued, then stopped: its deadline was reached */
     }
     up__fetch_and_acq_rel(&t->state, ~(unsigned)TIMER_INFLIGHT);
     up__event_notify_all(&t->done);
