@@ -172,6 +172,10 @@ int up__try_retire(up__worker *w, unsigned keep)
     if (up__load_relaxed(&s->nworkers) <= min || work_visible(p))
         return 0;
     up__fetch_sub_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+    if (up__reserve_holds(p)) {
+        up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+        return 0;
+    }
     unsigned n = up__load_relaxed(&s->nworkers);
     do {
         if (n <= min) {

@@ -199,9 +199,13 @@ UP_API void up_pool_print_config(const up_pool *p, void *file /* FILE * */);
  * work, just woken, or starting; a worker running a task is not. Returns
  * the number available when it returns, at most n, so n = UINT_MAX asks
  * for every worker the caps allow and costs no more than starting them:
- * it starts at most as many as the caps had room for when it was called
- * (workers beyond one per CPU that retire meanwhile are not replaced).
- * 0 for a NULL or stopped pool and for n = 0. */
+ * it starts at most as many as the caps had room for when it was called.
+ * The workers it counts are the pool's when it returns: no worker retires
+ * while a reserve runs, nor for the shorter of idle_timeout_ns and
+ * extra_idle_timeout_ns after it returned, so up_pool_stats taken then
+ * shows workers >= the count (equal when every worker was available and n
+ * not reached, as on an idle pool asked for UINT_MAX), unless the pool
+ * stops. 0 for a NULL or stopped pool and for n = 0. */
 UP_API unsigned up_pool_reserve(up_pool *p, unsigned n);
 
 /* Inside a task: the local state of the running worker (what the start
