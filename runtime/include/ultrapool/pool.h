@@ -167,13 +167,21 @@ typedef struct up_stats {
     unsigned workers, workers_peak, shards;
     unsigned parked;    /* workers asleep now */
     unsigned searching; /* workers looking for work now */
-    /* Waiting tasks (<ultrapool/wait.h>): a task waiting on an event or a
-     * timer counts in waiting until a worker takes it, then in released
-     * (or cancelled, when a destroy released it) and in submitted. These
-     * are pool-wide: up_pool_shard_stats leaves them 0. */
-    uint64_t waiting;       /* waiting now, released ones not yet taken included */
-    uint64_t released;      /* taken to run after their event or timer released them */
-    uint64_t cancelled;     /* taken to run after a destroy released them */
+    /* Waiting tasks (<ultrapool/wait.h>), pool-wide (up_pool_shard_stats
+     * leaves them 0). Each waiting task counts in one of the two "now"
+     * fields, never both, so waiting + tasks_parked is every task waiting
+     * now. A stackless task (up_submit_on, up_submit_after) counts in
+     * waiting until a worker takes it, then in released or cancelled and
+     * in submitted. A stackful task (up_sleep_ns, up_event_wait, up_yield
+     * inside a task) counts in tasks_parked from the moment it parked
+     * until its resumption starts, then once in tasks_resumed (also when
+     * a destroy resumed it), never in waiting, released or cancelled;
+     * between its wake-up and its resumption it is a queued task. */
+    uint64_t waiting;       /* stackless tasks waiting now, released ones not yet taken
+                               included */
+    uint64_t released;      /* stackless tasks taken to run after their event or timer
+                               released them */
+    uint64_t cancelled;     /* stackless tasks taken to run after a destroy released them */
     uint64_t tasks_parked;  /* stackful tasks parked now (0 while tasks block threads) */
     uint64_t tasks_resumed; /* stackful tasks resumed after parking; a resumption is
                                queued and run like a task, so each also counts once

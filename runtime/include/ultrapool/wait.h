@@ -206,16 +206,19 @@ UP_API int up_cancelled(void);
  *     none is left).
  *   up_pool_stop_and_wait: waits for them too, so an event that is never
  *     set makes it wait for ever: use up_pool_stop_timeout, which returns
- *     UP_ETIMEDOUT with up_stats.waiting telling how many are left.
+ *     UP_ETIMEDOUT with up_stats.waiting + tasks_parked telling how many
+ *     are left.
  *   up_pool_destroy: releases every task still waiting (on events, on
  *     timers), each runs once with up_cancelled() true, waits for them,
  *     then frees the pool. Events of the pool stay valid as flags until
  *     up_event_destroy (nothing can wait on them any more: the pool they
  *     would submit to is gone); timers until up_timer_stop.
- * Counters (up_stats): waiting, tasks waiting now (including released
- * ones no worker has taken yet); released, waiting tasks taken to run
- * after their event or timer released them; cancelled, those a destroy
- * released. A waiting task counts in submitted when a worker takes it. */
+ * Counters (up_stats, defined in pool.h): waiting, stackless tasks
+ * waiting now (including released ones no worker has taken yet);
+ * released, stackless tasks taken to run after their event or timer
+ * released them; cancelled, those a destroy released; tasks_parked and
+ * tasks_resumed, the stackful ones. A waiting task counts in submitted
+ * when a worker takes it. */
 
 #ifdef __cplusplus
 }
