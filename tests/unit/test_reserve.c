@@ -187,8 +187,9 @@ static void slow_creation(void)
     printf("creation at 8 ms, retirement at 2 ms idle: reserve(UINT_MAX) = %u after %u slowed "
            "creations; retired while it ran: %llu; then %u workers, %llu retired (stats read "
            "%.2f ms after the last creation)\n",
-           got, atomic_load(&slowed_calls), (unsigned long long)atomic_load(&retired_while_creating),
-           st.workers, (unsigned long long)st.retired, (double)(read - last) / 1e6);
+           got, atomic_load(&slowed_calls),
+           (unsigned long long)atomic_load(&retired_while_creating), st.workers,
+           (unsigned long long)st.retired, (double)(read - last) / 1e6);
     CHECK_EQ(got, cap);
     CHECK_EQ(atomic_load(&retired_while_creating), 0);
     /* The hold lasts 2 ms after the return: when the read came in that

@@ -254,10 +254,10 @@ static void check_deadlines(uint64_t first, uint64_t period, unsigned stall_ms)
     printf("period %.3f ms, stall %u ms: %llu runs (%llu before the stall, %llu after it) + "
            "%llu skipped = %llu; deadlines passed: at least %llu (to the third-to-last run, "
            "%.1f ms), at most %llu (to the end, %.1f ms)\n",
-           (double)period / 1e6, stall_ms, (unsigned long long)runs,
-           (unsigned long long)before, (unsigned long long)(runs - stalled),
-           (unsigned long long)skipped, (unsigned long long)(runs + skipped),
-           (unsigned long long)lo, (double)(third_last - start0) / 1e6, (unsigned long long)hi,
+           (double)period / 1e6, stall_ms, (unsigned long long)runs, (unsigned long long)before,
+           (unsigned long long)(runs - stalled), (unsigned long long)skipped,
+           (unsigned long long)(runs + skipped), (unsigned long long)lo,
+           (double)(third_last - start0) / 1e6, (unsigned long long)hi,
            (double)(end - start0) / 1e6);
     CHECK(runs + skipped >= lo);
     CHECK(runs + skipped <= hi);
