@@ -339,7 +339,8 @@ static void resume_task(void *arg)
         /* The other record would keep a stop waiting (it counts as
          * accepted until taken): take it back if it has not fired. */
         up__wrec *other = (a & 2) ? tk->ev_rec : tk->tm_rec;
-        int removed = (a & 2) ? up__event_remove(tk->ev, other) : up__timer_remove(tk->ws, other);
+        int removed = (a & 2) ? up__event_remove(tk->ev, other)
+                              : up__timer_remove(tk->ws, other, req->deadline);
         if (removed) {
             up__wait_unaccept(tk->ws);
             up__fetch_sub_relaxed(&tk->ws->park_accepted, 1);

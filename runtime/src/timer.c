@@ -345,7 +345,7 @@ static int needs_post(up__timer_wheel *w, uint64_t e)
     return 1;
 }
 
-int up__timer_remove(up__wait *ws, up__wrec *r)
+int up__timer_remove(up__wait *ws, up__wrec *r, uint64_t deadline_ns)
 {
     up__timer_wheel *w = up__load_acquire(&ws->wheel);
     if (!w)
@@ -355,8 +355,10 @@ int up__timer_remove(up__wait *ws, up__wrec *r)
     /* A record due at tick e sits, at level l, in slot (e >> 6l) & 63
      * (place() puts it where the wheel's position reaches e at that
      * level), or beyond the wheel in the top level's farthest slot: look
-     * in those lists only. */
-    uint64_t e = r->word;
+     * in those lists only. The tick comes from the caller's deadline, not
+     * from r->word: once r has fired (or a destroy took it) it is on the
+     * release list, which writes word under its own lock. */
+    uint64_t e = tick_of(deadline_ns);
     for (unsigned l = 0; l < LEVELS && !found && !w->closed; l++) {
         unsigned cand[2] = {(unsigned)((e >> (l * SLOT_BITS)) & (SLOTS - 1)),
                             (unsigned)(((w->now >> (l * SLOT_BITS)) + SLOTS - 1) & (SLOTS - 1))};

@@ -212,8 +212,9 @@ int up__park_nap(int *rc);
 /* timer.c */
 /* Starts the wheel if needed: after UP_OK, up__timer_push cannot fail. */
 int up__timer_ensure(up__wait *ws);
-/* Takes r off the wheel if it is still there (1), else 0 (it fired). */
-int up__timer_remove(up__wait *ws, up__wrec *r);
+/* Takes r, pushed with deadline_ns, off the wheel if it is still there
+ * (1), else 0 (it fired). */
+int up__timer_remove(up__wait *ws, up__wrec *r, uint64_t deadline_ns);
 /* event.c: takes r off ev's waiters if it is still there (1), else 0 (a
  * set or a destroy released it). */
 int up__event_remove(struct up_event *ev, up__wrec *r);
