@@ -195,6 +195,10 @@ int up__try_retire(up__worker *w, unsigned keep)
     uint64_t old = up__fetch_sub_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
     up__assert_internal(UP__IDLE_SPINNING(old) >= 1 && up__idle_sane(p, old));
     (void)old;
+    if (up__reserve_holds(p)) {
+        up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
+        return 0;
+    }
     unsigned n = up__load_relaxed(&s->nworkers);
     do {
         if (n <= min) {

@@ -164,6 +164,7 @@ static void tf_free(up__worker *w, up__tfiber *tf)
 }
 
 static void resume_task(void *arg);
+const up_fn up__park_resume_fn = resume_task;
 
 static void ticket_drop(ticket *t)
 {
@@ -340,9 +341,11 @@ static void resume_task(void *arg)
         /* The other record would keep a stop waiting (it counts as
          * accepted until taken): take it back if it has not fired. */
         up__wrec *other = (a & 2) ? tk->ev_rec : tk->tm_rec;
-        int removed = (a & 2) ? up__event_remove(tk->ev, other) : up__timer_remove(tk->ws, other);
+        int removed = (a & 2) ? up__event_remove(tk->ev, other)
+                              : up__timer_remove(tk->ws, other, req->deadline);
         if (removed) {
             up__wait_unaccept(tk->ws);
+            up__fetch_sub_relaxed(&tk->ws->park_accepted, 1);
             up__slab_free_chain(&tk->ws->slab, other, other, 1);
             ticket_drop(tk);
         }
@@ -420,7 +423,17 @@ static void give_back(up__wait *ws, up__wrec *r)
     if (!r)
         return;
     up__wait_unaccept(ws);
+    up__fetch_sub_relaxed(&ws->park_accepted, 1);
     up__slab_free_chain(&ws->slab, r, r, 1);
+}
+
+/* A record that resumes a parked task, accepted and counted as one. */
+static up__wrec *park_record(up__wait *ws, void *arg, const char *who, int *err)
+{
+    up__wrec *r = up__wait_record(ws, resume_task, arg, who, err);
+    if (r)
+        up__fetch_add_relaxed(&ws->park_accepted, 1);
+    return r;
 }
 
 /* 1 and *rc set when the call parked; 0: the caller blocks. */
@@ -446,10 +459,9 @@ static int try_park(int kind, up_event *ev, uint64_t deadline, int *rc)
         atomic_init(&tk->refs, 2);
         atomic_init(&tk->fired, 0);
         tk->req = &req;
-        req.rec = up__wait_record(ws, resume_task, (void *)((uintptr_t)tk | 1), "event_wait", &err);
+        req.rec = park_record(ws, (void *)((uintptr_t)tk | 1), "event_wait", &err);
         if (req.rec)
-            req.rec2 =
-                up__wait_record(ws, resume_task, (void *)((uintptr_t)tk | 3), "event_wait", &err);
+            req.rec2 = park_record(ws, (void *)((uintptr_t)tk | 3), "event_wait", &err);
         if (!req.rec || !req.rec2) {
             give_back(ws, req.rec);
             free(tk);
@@ -460,7 +472,7 @@ static int try_park(int kind, up_event *ev, uint64_t deadline, int *rc)
         tk->ev_rec = req.rec;
         tk->tm_rec = req.rec2;
     } else {
-        req.rec = up__wait_record(ws, resume_task, &req, "park", &err);
+        req.rec = park_record(ws, &req, "park", &err);
         if (!req.rec)
             return 0;
     }

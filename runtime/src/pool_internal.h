@@ -195,6 +195,10 @@ struct up_pool {
     UP_ALIGNED_LINE _Atomic unsigned workers; /* (atomic) reserved workers, all shards */
     _Atomic unsigned workers_peak;
     _Atomic uint64_t spawned, retired, overloads, spawn_failed, bind_failed, wakes;
+    /* up_pool_reserve calls running now, and the time the last one
+     * returned (atomic; spawn.c: up__reserve_holds). */
+    _Atomic unsigned reserving;
+    _Atomic uint64_t reserve_end_ns;
     /* Region members parked in the layer's waits (waiter.c): how many now,
      * and how many times (atomic, counted in up_stats.parked and parks). */
     UP_ALIGNED_LINE _Atomic unsigned layer_parked;
@@ -313,6 +317,10 @@ void up__wake_all(up_pool *p);
 /* spawn.c: caps, threads, joins */
 unsigned up__reserve_worker(up_pool *p, up__shard *s, unsigned limit);
 int up__spawn(up_pool *p, up__shard *s, int beyond_cpus);
+/* 1 while no worker may retire: a reserve runs or returned less than an
+ * idle timeout ago. Called by a retiring worker after it gave up its
+ * searcher count (idle.c). */
+int up__reserve_holds(up_pool *p);
 void up__free_worker(up__worker *w);
 void up__join_exited(up_pool *p);
 /* cede.c: submitters that run their own tasks, workers that make room.

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "os.h"
 #include "pool_internal.h"
 #include "rng.h"
@@ -182,22 +183,60 @@ int up__spawn(up_pool *p, up__shard *s, int beyond_cpus)
     return UP_OK;
 }
 
+static unsigned reserve_workers(up_pool *p, unsigned n);
+
+/* Holding retirement. The workers a reserve counts are for its caller,
+ * who submits to them after it returns; a worker that retired meanwhile
+ * (a reserve starting many threads outlasts extra_idle_timeout, 50 ms)
+ * made the count a number of threads started, not of threads there, and
+ * up_pool_stats disagreed with it (pool.h). So no worker retires while a
+ * reserve runs, nor for the shorter idle timeout after one returned.
+ * Ordering: a retiring worker gives up its searcher count in the idle word
+ * and then loads reserving; a reserve adds to reserving and then loads
+ * the idle word; all four sequentially consistent, so either the reserve
+ * does not count the worker or the worker sees the reserve and stays.
+ * reserve_end_ns is stored before reserving drops, so a worker that sees
+ * no reserve running sees when the last one ended. */
+int up__reserve_holds(up_pool *p)
+{
+    if (up__load_seqcst(&p->reserving) != 0)
+        return 1;
+    uint64_t end = up__load_seqcst(&p->reserve_end_ns);
+    if (end == 0)
+        return 0;
+    uint64_t hold = p->cfg.idle_timeout_ns < p->cfg.extra_idle_timeout_ns
+                        ? p->cfg.idle_timeout_ns
+                        : p->cfg.extra_idle_timeout_ns;
+    return up__now_ns() - end < hold;
+}
+
 /* Wakes parked workers first (they cost no thread creation), then starts
  * new ones, one shard after another so they spread, until n are available
  * or no shard can take one more. Every start goes through
  * up__reserve_worker, so the caps bound the work: the loop ends after one
  * round of nshards refusals in a row, at the first thread the OS refuses,
  * or once it started as many as the caps had room for when it began,
- * whatever n is. That last bound matters for a large n: workers started
- * beyond one per CPU retire after extra_idle_timeout, each giving its
- * place under the caps back, so without it a loop that outlasts that
- * timeout could start threads for ever. Available means searching, just woken, or
- * starting (created, not yet looking for work): workers that run a task
- * are not counted. */
+ * whatever n is (no worker retires meanwhile, but another caller may take
+ * the room). Available means searching, just woken, or starting (created,
+ * not yet looking for work): workers that run a task are not counted. */
 unsigned up_pool_reserve(up_pool *p, unsigned n)
 {
     if (!p || n == 0 || up__load_acquire(&p->stopping))
         return 0;
+    up__fetch_add_seqcst(&p->reserving, 1);
+    unsigned got = reserve_workers(p, n);
+    /* The latest end wins: a reserve ending earlier must not shorten the
+     * hold of one that ended later. */
+    uint64_t now = up__now_ns(), end = up__load_relaxed(&p->reserve_end_ns);
+    while (end < now && !up__cas_weak_seqcst(&p->reserve_end_ns, &end, now))
+        ;
+    up__fetch_sub_seqcst(&p->reserving, 1);
+    return got;
+}
+
+/* up_pool_reserve's work, with retirement held. */
+static unsigned reserve_workers(up_pool *p, unsigned n)
+{
     /* One load, so no worker moving from starting to searching is
      * counted twice or missed (pool_internal.h). The wakes take the
      * longest parked workers, those counted parked here: a searcher

@@ -66,7 +66,7 @@ struct up_timer {
     uint64_t next_ns;         /* (lock wheel mu) the deadline of the next run */
     _Atomic unsigned state;   /* (atomic) TIMER_* bits */
     _Atomic unsigned refs;    /* (atomic) the user's, the wheel's, a run's in flight */
-    _Atomic uint64_t skipped; /* (atomic) runs skipped: the previous one still ran */
+    _Atomic uint64_t skipped; /* (atomic) deadlines reached and not run (wait.h) */
     up__event done;           /* a stop waits here for the run in flight */
 };
 
@@ -216,13 +216,16 @@ static up__wrec *fire(up__timer_wheel *w, up_timer *t, uint64_t now_ns, int *dro
         *drop = 1;
         return run;
     }
-    /* The next deadline after now: missed periods are skipped, not
-     * replayed. A deadline past the clock's range is never (UINT64_MAX),
-     * not a wrapped one already due. */
+    /* The next deadline after now: the deadlines between, passed already
+     * (this thread woke late, or the period is below a tick), are skipped
+     * and counted, not replayed, so every deadline up to now_ns is run or
+     * counted once (wait.h). A deadline past the clock's range is never
+     * (UINT64_MAX), not a wrapped one already due. */
     uint64_t next = t->period_ns > UINT64_MAX - t->next_ns ? UINT64_MAX : t->next_ns + t->period_ns;
     if (next <= now_ns) {
         uint64_t behind = (now_ns - t->next_ns) / t->period_ns;
         next = t->next_ns + (behind + 1) * t->period_ns;
+        up__fetch_add_relaxed(&t->skipped, behind);
     }
     t->next_ns = next;
     t->wheel_rec.word = tick_of(next);
@@ -343,7 +346,7 @@ static int needs_post(up__timer_wheel *w, uint64_t e)
     return 1;
 }
 
-int up__timer_remove(up__wait *ws, up__wrec *r)
+int up__timer_remove(up__wait *ws, up__wrec *r, uint64_t deadline_ns)
 {
     up__timer_wheel *w = up__load_acquire(&ws->wheel);
     if (!w)
@@ -353,8 +356,10 @@ int up__timer_remove(up__wait *ws, up__wrec *r)
     /* A record due at tick e sits, at level l, in slot (e >> 6l) & 63
      * (place() puts it where the wheel's position reaches e at that
      * level), or beyond the wheel in the top level's farthest slot: look
-     * in those lists only. */
-    uint64_t e = r->word;
+     * in those lists only. The tick comes from the caller's deadline, not
+     * from r->word: once r has fired (or a destroy took it) it is on the
+     * release list, which writes word under its own lock. */
+    uint64_t e = tick_of(deadline_ns);
     for (unsigned l = 0; l < LEVELS && !found && !w->closed; l++) {
         unsigned cand[2] = {(unsigned)((e >> (l * SLOT_BITS)) & (SLOTS - 1)),
                             (unsigned)(((w->now >> (l * SLOT_BITS)) + SLOTS - 1) & (SLOTS - 1))};
@@ -484,6 +489,8 @@ static void timer_run(void *arg)
         tls_timer = t;
         t->fn(t->arg);
         tls_timer = saved;
+    } else {
+        up__fetch_add_relaxed(&t->skipped, 1); /* queued, then stopped: its deadline was reached */
     }
     up__fetch_and_acq_rel(&t->state, ~(unsigned)TIMER_INFLIGHT);
     up__event_notify_all(&t->done);

@@ -214,6 +214,18 @@ static void task_of(const up__wrec *r, int cancelled, up__task *t)
     }
 }
 
+/* n records taken, parks of them a parked task's: cancelled counts the
+ * others only (a parked task resumed by a destroy is one more
+ * tasks_resumed, pool.h). */
+static void count_taken(up__wait *ws, uint64_t n, uint64_t parks, int cancelled)
+{
+    if (parks)
+        up__fetch_add_relaxed(&ws->park_taken, parks);
+    up__fetch_add_acq_rel(&ws->taken, n);
+    if (cancelled && n > parks)
+        up__fetch_add_relaxed(&ws->cancelled, n - parks);
+}
+
 int up__wait_take(up__worker *w, up__task *out)
 {
     up_pool *p = w->pool;
@@ -230,7 +242,7 @@ int up__wait_take(up__worker *w, up__task *out)
     up__wrec *last = c, *r = c->next;
     task_of(c, cancelled, out);
     up__count_owner(&w->pushed);
-    uint64_t n = 1;
+    uint64_t n = 1, parks = c->fn == up__park_resume_fn;
     while (r && n < BATCH) {
         up__task t;
         /* A parked task's record points at its request on its stack (a
@@ -246,15 +258,14 @@ int up__wait_take(up__worker *w, up__task *out)
             up__store_relaxed(&w->pushed, pushed);
             break;
         }
+        parks += r->fn == up__park_resume_fn;
         last = r;
         r = r->next;
         n++;
     }
     /* Taken after the pushed counts: a stop that reads taken (acquire)
      * and then the submitted counts sees these tasks submitted. */
-    up__fetch_add_acq_rel(&ws->taken, n);
-    if (cancelled)
-        up__fetch_add_relaxed(&ws->cancelled, n);
+    count_taken(ws, n, parks, cancelled);
     up__slab_free_chain(&ws->slab, c, last, n);
     /* The rest of the chain goes to the back: chains are served round
      * robin, BATCH records at a time, so a short chain (a ticker's run)
@@ -299,9 +310,7 @@ int up__wait_drain_here(up_pool *p)
             /* Submitted (direct_run), then taken, then run and counted
              * executed on the one path (up__run_counted). */
             up__fetch_add_acq_rel(&ws->direct_run, 1);
-            up__fetch_add_acq_rel(&ws->taken, 1);
-            if (cancelled)
-                up__fetch_add_relaxed(&ws->cancelled, 1);
+            count_taken(ws, 1, last->fn == up__park_resume_fn, cancelled);
             up__run_counted(p, NULL, &p->shards[0], &t);
         }
         up__slab_free_chain(&ws->slab, c, last, n);
@@ -369,12 +378,20 @@ void up__wait_stats(const up_pool *cp, up_stats *out)
     up__wait *ws = up__load_acquire(&p->wait);
     if (!ws)
         return;
-    /* taken before accepted: waiting never shows negative. */
+    /* taken before accepted: waiting never shows negative. Parked tasks'
+     * records are left out of waiting and released (counted as
+     * tasks_parked and tasks_resumed); each counter is read on its own,
+     * so a difference is clamped at 0 while a record moves. */
+    uint64_t park_taken = up__load_acquire(&ws->park_taken);
     uint64_t taken = up__load_acquire(&ws->taken);
     uint64_t cancelled = up__load_relaxed(&ws->cancelled);
+    uint64_t park_accepted = up__load_acquire(&ws->park_accepted);
     uint64_t accepted = up__load_acquire(&ws->accepted);
-    out->waiting = accepted - taken;
-    out->released = taken - cancelled;
+    uint64_t all = accepted - taken;
+    uint64_t parks = park_accepted > park_taken ? park_accepted - park_taken : 0;
+    uint64_t plain_taken = taken > park_taken ? taken - park_taken : 0;
+    out->waiting = all > parks ? all - parks : 0;
+    out->released = plain_taken > cancelled ? plain_taken - cancelled : 0;
     out->cancelled = cancelled;
     out->submitted += up__load_acquire(&ws->direct_run);
     /* resumed before parked: parked-now never shows negative. */

@@ -16,7 +16,12 @@
  * waiting = accepted - taken. A taken record becomes a task counted
  * submitted before it can run (a worker's pushed count, or direct_run for
  * a non-worker), so a stop waits for executed == submitted and
- * accepted == taken. */
+ * accepted == taken. The records of parked tasks (function
+ * up__park_resume_fn, one per parked task, two for a timed event wait)
+ * count in accepted and taken too, and also in park_accepted and
+ * park_taken, so that up_stats counts each waiting task once: waiting
+ * and released are the other records, tasks_parked the parked tasks
+ * (pool.h). */
 #ifndef UP_WAIT_INTERNAL_H
 #define UP_WAIT_INTERNAL_H
 
@@ -91,9 +96,11 @@ struct up__wait {
     UP_ALIGNED_LINE _Atomic uint64_t taken;
     _Atomic uint64_t cancelled;  /* of taken: released by a destroy */
     _Atomic uint64_t direct_run; /* of taken: run by a non-worker, counted submitted */
-    /* Stackful tasks parked and resumed so far (park_task.c). */
+    /* Stackful tasks parked and resumed so far (park_task.c), and their
+     * records: accepted (less those given back) and taken. */
     UP_ALIGNED_LINE _Atomic uint64_t tasks_parked;
     _Atomic uint64_t tasks_resumed;
+    _Atomic uint64_t park_accepted, park_taken;
     /* Events alive on this pool, for a destroy to cancel their waiters. */
     pthread_mutex_t reg_mu;
     struct up_event *events; /* (lock reg_mu) */
@@ -103,6 +110,9 @@ struct up__wait {
     pthread_mutex_t timer_once;            /* serializes the start */
     struct up__timer_wheel *_Atomic wheel; /* (atomic) NULL until then */
 };
+
+/* The function of a parked task's records (park_task.c). */
+extern const up_fn up__park_resume_fn;
 
 /* The pool's state, created on first call; NULL (and up_last_error set)
  * when memory is out. */
@@ -204,8 +214,9 @@ int up__park_nap(int *rc);
 /* timer.c */
 /* Starts the wheel if needed: after UP_OK, up__timer_push cannot fail. */
 int up__timer_ensure(up__wait *ws);
-/* Takes r off the wheel if it is still there (1), else 0 (it fired). */
-int up__timer_remove(up__wait *ws, up__wrec *r);
+/* Takes r, pushed with deadline_ns, off the wheel if it is still there
+ * (1), else 0 (it fired). */
+int up__timer_remove(up__wait *ws, up__wrec *r, uint64_t deadline_ns);
 /* event.c: takes r off ev's waiters if it is still there (1), else 0 (a
  * set or a destroy released it). */
 int up__event_remove(struct up_event *ev, up__wrec *r);

@@ -1,14 +1,17 @@
 /* Timers (<ultrapool/wait.h>): up_submit_after never runs a task before
  * its deadline (CLOCK_MONOTONIC) and runs each exactly once; periodic
  * timers run, skip runs that would overlap, and never run after
- * up_timer_stop returns; the stop and destroy rules for tasks waiting on
- * the wheel. */
+ * up_timer_stop returns; every deadline a periodic timer reaches is run
+ * or counted skipped, also when the pool stalls or the period is below the
+ * wheel's tick; the stop and destroy rules for tasks waiting on the
+ * wheel. */
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 
 static up_pool *make_pool(void)
 {
@@ -197,11 +200,87 @@ static void test_stop_destroy(void)
     printf("stop/destroy: ok\n");
 }
 
+/* A ticker that keeps the start times of its last three runs. */
+typedef struct ticker {
+    _Atomic uint64_t runs;
+    _Atomic uint64_t at[3]; /* at[runs % 3]: start of that run */
+} ticker;
+
+static void on_ticker(void *arg)
+{
+    ticker *k = arg;
+    uint64_t n = atomic_load(&k->runs);
+    atomic_store(&k->at[n % 3], test_now_ns());
+    atomic_store(&k->runs, n + 1); /* one run at a time: no race on n */
+}
+
+static void block_worker(void *arg) { test_sleep_ms(*(unsigned *)arg); }
+
+/* Every deadline first + k * period that the timer reaches is run or
+ * counted skipped (wait.h). Bounds from the observed clock:
+ *   at most the deadlines up to the end (the first deadline is at least
+ *   start0 + first);
+ *   at least the deadlines up to the start of the third-to-last run: the
+ *   timer thread queued the last run in a pass that began after it had
+ *   queued the one before, which it could only do after the run before
+ *   that had ended, and a pass counts every deadline up to its clock (the
+ *   first deadline is at most start1 + first).
+ * stall_ms: the pool's only worker is held that long in the middle, so
+ * runs come due while the previous one has not started. */
+static void check_deadlines(uint64_t first, uint64_t period, unsigned stall_ms)
+{
+    up_pool *p = test_one_worker_pool(0, NULL, NULL);
+    ticker k = {0};
+    up_timer *t;
+    uint64_t start0 = test_now_ns();
+    CHECK_EQ(up_timer_start(p, first, period, on_ticker, &k, &t), UP_OK);
+    uint64_t start1 = test_now_ns();
+    WAIT_UNTIL(atomic_load(&k.runs) >= 5, 20000);
+    uint64_t before = atomic_load(&k.runs), stalled = before;
+    if (stall_ms) {
+        CHECK_EQ(up_submit(p, block_worker, &stall_ms), UP_OK);
+        test_sleep_ms(stall_ms + 20);
+        stalled = atomic_load(&k.runs);
+    }
+    WAIT_UNTIL(atomic_load(&k.runs) >= stalled + 5, 20000);
+    /* The pool stops the timer firing; the runs it queued still run. */
+    CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
+    uint64_t end = test_now_ns();
+    uint64_t runs = atomic_load(&k.runs), skipped = up_timer_skipped(t);
+    CHECK(runs >= 3);
+    uint64_t third_last = atomic_load(&k.at[(runs - 3) % 3]);
+    uint64_t hi = (end - start0 - first) / period + 1;
+    uint64_t lo = third_last < start1 + first ? 0 : (third_last - start1 - first) / period + 1;
+    printf("period %.3f ms, stall %u ms: %llu runs (%llu before the stall, %llu after it) + "
+           "%llu skipped = %llu; deadlines passed: at least %llu (to the third-to-last run, "
+           "%.1f ms), at most %llu (to the end, %.1f ms)\n",
+           (double)period / 1e6, stall_ms, (unsigned long long)runs, (unsigned long long)before,
+           (unsigned long long)(runs - stalled), (unsigned long long)skipped,
+           (unsigned long long)(runs + skipped), (unsigned long long)lo,
+           (double)(third_last - start0) / 1e6, (unsigned long long)hi,
+           (double)(end - start0) / 1e6);
+    CHECK(runs + skipped >= lo);
+    CHECK(runs + skipped <= hi);
+    CHECK_EQ(up_pool_destroy(p), UP_OK);
+    CHECK_EQ(up_timer_stop(t), UP_OK);
+}
+
+/* Deadlines the timer passes while its pool is stalled, and those between
+ * the wheel's ticks (a period below 2^20 ns: each pass of the timer
+ * thread finds several due, as a late timer thread does). */
+static void test_missed(void)
+{
+    check_deadlines(2000000, 2000000, 150);
+    check_deadlines(250000, 250000, 0);
+    check_deadlines(1000000, 300000, 60);
+}
+
 int main(void)
 {
     uint64_t seed = test_seed();
     test_after(seed);
     test_periodic();
+    test_missed();
     test_stop_destroy();
     return 0;
 }

@@ -167,13 +167,21 @@ typedef struct up_stats {
     unsigned workers, workers_peak, shards;
     unsigned parked;    /* workers asleep now */
     unsigned searching; /* workers looking for work now */
-    /* Waiting tasks (<ultrapool/wait.h>): a task waiting on an event or a
-     * timer counts in waiting until a worker takes it, then in released
-     * (or cancelled, when a destroy released it) and in submitted. These
-     * are pool-wide: up_pool_shard_stats leaves them 0. */
-    uint64_t waiting;       /* waiting now, released ones not yet taken included */
-    uint64_t released;      /* taken to run after their event or timer released them */
-    uint64_t cancelled;     /* taken to run after a destroy released them */
+    /* Waiting tasks (<ultrapool/wait.h>), pool-wide (up_pool_shard_stats
+     * leaves them 0). Each waiting task counts in one of the two "now"
+     * fields, never both, so waiting + tasks_parked is every task waiting
+     * now. A stackless task (up_submit_on, up_submit_after) counts in
+     * waiting until a worker takes it, then in released or cancelled and
+     * in submitted. A stackful task (up_sleep_ns, up_event_wait, up_yield
+     * inside a task) counts in tasks_parked from the moment it parked
+     * until its resumption starts, then once in tasks_resumed (also when
+     * a destroy resumed it), never in waiting, released or cancelled;
+     * between its wake-up and its resumption it is a queued task. */
+    uint64_t waiting;       /* stackless tasks waiting now, released ones not yet taken
+                               included */
+    uint64_t released;      /* stackless tasks taken to run after their event or timer
+                               released them */
+    uint64_t cancelled;     /* stackless tasks taken to run after a destroy released them */
     uint64_t tasks_parked;  /* stackful tasks parked now (0 while tasks block threads) */
     uint64_t tasks_resumed; /* stackful tasks resumed after parking; a resumption is
                                queued and run like a task, so each also counts once
@@ -199,9 +207,13 @@ UP_API void up_pool_print_config(const up_pool *p, void *file /* FILE * */);
  * work, just woken, or starting; a worker running a task is not. Returns
  * the number available when it returns, at most n, so n = UINT_MAX asks
  * for every worker the caps allow and costs no more than starting them:
- * it starts at most as many as the caps had room for when it was called
- * (workers beyond one per CPU that retire meanwhile are not replaced).
- * 0 for a NULL or stopped pool and for n = 0. */
+ * it starts at most as many as the caps had room for when it was called.
+ * The workers it counts are the pool's when it returns: no worker retires
+ * while a reserve runs, nor for the shorter of idle_timeout_ns and
+ * extra_idle_timeout_ns after it returned, so up_pool_stats taken then
+ * shows workers >= the count (equal when every worker was available and n
+ * not reached, as on an idle pool asked for UINT_MAX), unless the pool
+ * stops. 0 for a NULL or stopped pool and for n = 0. */
 UP_API unsigned up_pool_reserve(up_pool *p, unsigned n);
 
 /* Inside a task: the local state of the running worker (what the start

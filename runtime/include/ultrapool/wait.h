@@ -75,10 +75,21 @@ UP_API int up_submit_after(up_pool *p, uint64_t delay_ns, up_fn fn, void *arg);
 /* A periodic timer: fn(arg) runs on p first after first_ns, then every
  * period_ns (period_ns 0: once), until up_timer_stop or up_pool_stop.
  * Periods are counted from the first deadline, not from the runs, so a
- * ticker does not drift. A run due while the previous run has not
- * finished (or not started) is skipped and counted in up_timer_skipped(),
- * as are runs missed while the pool was too busy: a ticker never piles
- * up. Runs are not counted in up_stats.waiting between periods. *out is
+ * ticker does not drift: its deadlines are D_k = start + first_ns +
+ * k * period_ns (start: the call's CLOCK_MONOTONIC time), k = 0, 1, ...
+ * The pool's timer thread reaches them in order, each once, never before
+ * its time: a deadline reached while the previous run has not finished
+ * (or not started), or while the pool is stopping or out of memory, is
+ * skipped; so is every further deadline that has also passed when the
+ * thread comes to the timer late (a stalled machine, or a period below
+ * the wheel's tick of 2^20 ns), and a run queued but not started when
+ * up_timer_stop is called. A ticker never piles up, and every deadline
+ * reached is either run or counted in up_timer_skipped(), never both: once
+ * the timer no longer fires (after up_pool_stop_and_wait, say), the runs
+ * of fn plus up_timer_skipped() equal the number of deadlines D_0 .. D_j
+ * up to the last one reached, D_j being the last that had passed when
+ * the timer thread last handled the timer. Runs are not counted in
+ * up_stats.waiting between periods. *out is
  * stored before the first run can start, so a run may read it (to stop
  * its own timer). UP_EINVAL
  * (NULL p, fn or out), UP_ESTOPPED, UP_ENOMEM, UP_EAGAIN (no timer
@@ -195,16 +206,19 @@ UP_API int up_cancelled(void);
  *     none is left).
  *   up_pool_stop_and_wait: waits for them too, so an event that is never
  *     set makes it wait for ever: use up_pool_stop_timeout, which returns
- *     UP_ETIMEDOUT with up_stats.waiting telling how many are left.
+ *     UP_ETIMEDOUT with up_stats.waiting + tasks_parked telling how many
+ *     are left.
  *   up_pool_destroy: releases every task still waiting (on events, on
  *     timers), each runs once with up_cancelled() true, waits for them,
  *     then frees the pool. Events of the pool stay valid as flags until
  *     up_event_destroy (nothing can wait on them any more: the pool they
  *     would submit to is gone); timers until up_timer_stop.
- * Counters (up_stats): waiting, tasks waiting now (including released
- * ones no worker has taken yet); released, waiting tasks taken to run
- * after their event or timer released them; cancelled, those a destroy
- * released. A waiting task counts in submitted when a worker takes it. */
+ * Counters (up_stats, defined in pool.h): waiting, stackless tasks
+ * waiting now (including released ones no worker has taken yet);
+ * released, stackless tasks taken to run after their event or timer
+ * released them; cancelled, those a destroy released; tasks_parked and
+ * tasks_resumed, the stackful ones. A waiting task counts in submitted
+ * when a worker takes it. */
 
 #ifdef __cplusplus
 }
