@@ -7,8 +7,8 @@
  * parks, the current context (the task's frames and the loop frames below
  * them) becomes the parked fiber: the worker switches to a fresh loop
  * fiber, which publishes the parked one (a record whose function resumes
- * it, accepted with up__wait_accept so the stop and destroy rules hold)
- * and runs the worker loop from the top. A task that parks again after a
+ * it, accepted with up__wait_record_parked, after a stop too, so the stop
+ * and destroy rules hold) and runs the worker loop from the top. A task that parks again after a
  * resume switches back to the context that resumed it, which publishes it.
  *
  * Resuming on any thread X: the record's function (resume_task) switches
@@ -53,10 +53,25 @@ enum { REQ_SLEEP, REQ_EVENT, REQ_YIELD, REQ_NAP };
 
 /* A timed event wait has two records, one on the event and one on the
  * wheel; the first to run resumes the task, the other does nothing. The
- * ticket outlives the task's frame; the last of its two users frees it. */
+ * ticket outlives the task's frame; the last of its three users (the two
+ * records and the publisher) frees it.
+ *
+ * The event's record is published first and may run (a set, a destroy's
+ * sweep) before the wheel's is pushed; its removal of the wheel's record
+ * would then find nothing, and that record would hold a stop until its
+ * deadline. tm_pub says who deals with it: the publisher moves it from
+ * TM_NONE to TM_PUSHING before the push and to TM_PUSHED after; a winner
+ * from the event's side moves it from TM_NONE to TM_FIRED, and the
+ * publisher, failing its move, never pushes the record but gives it back;
+ * a winner that finds TM_PUSHING waits the few instructions of the push
+ * for TM_PUSHED, then removes it. One CAS on one word decides, so exactly
+ * one of the two takes the record out. */
+enum { TM_NONE, TM_PUSHING, TM_PUSHED, TM_FIRED };
+
 typedef struct ticket {
     _Atomic unsigned refs;
     _Atomic int fired;
+    _Atomic int tm_pub;        /* (atomic) TM_*, above */
     struct park_req *req;      /* valid until fired is won */
     up_event *ev;              /* (ro) */
     up__wait *ws;              /* (ro) */
@@ -196,11 +211,25 @@ static void publish(park_req *req)
     case REQ_NAP:
         up__wait_release(ws, rec, 0);
         break;
-    default:
+    default: {
+        ticket *tk = rec2 ? (ticket *)((uintptr_t)rec2->arg & ~(uintptr_t)3) : NULL;
         up__event_push(ev, rec, up__load_acquire(&ev->head));
-        if (rec2)
+        if (!tk)
+            break;
+        int st = TM_NONE;
+        if (up__cas_strong_acq_rel(&tk->tm_pub, &st, TM_PUSHING)) {
             up__timer_push(ws, rec2, deadline);
+            up__store_release(&tk->tm_pub, TM_PUSHED);
+        } else {
+            /* The event's record won first: the wheel's never goes out. */
+            up__wait_unaccept(ws);
+            up__fetch_sub_relaxed(&ws->park_accepted, 1);
+            up__slab_free_chain(&ws->slab, rec2, rec2, 1);
+            ticket_drop(tk);
+        }
+        ticket_drop(tk); /* the publisher's */
         break;
+    }
     }
 }
 
@@ -341,8 +370,19 @@ static void resume_task(void *arg)
         /* The other record would keep a stop waiting (it counts as
          * accepted until taken): take it back if it has not fired. */
         up__wrec *other = (a & 2) ? tk->ev_rec : tk->tm_rec;
-        int removed = (a & 2) ? up__event_remove(tk->ev, other)
-                              : up__timer_remove(tk->ws, other, req->deadline);
+        int removed = 0;
+        if (a & 2) {
+            removed = up__event_remove(tk->ev, other); /* published before this one */
+        } else {
+            int st = TM_NONE;
+            if (!up__cas_strong_acq_rel(&tk->tm_pub, &st, TM_FIRED)) {
+                while (st == TM_PUSHING) {
+                    sched_yield();
+                    st = up__load_acquire(&tk->tm_pub);
+                }
+                removed = up__timer_remove(tk->ws, other, req->deadline);
+            }
+        }
         if (removed) {
             up__wait_unaccept(tk->ws);
             up__fetch_sub_relaxed(&tk->ws->park_accepted, 1);
@@ -430,7 +470,7 @@ static void give_back(up__wait *ws, up__wrec *r)
 /* A record that resumes a parked task, accepted and counted as one. */
 static up__wrec *park_record(up__wait *ws, void *arg, const char *who, int *err)
 {
-    up__wrec *r = up__wait_record(ws, resume_task, arg, who, err);
+    up__wrec *r = up__wait_record_parked(ws, resume_task, arg, who, err);
     if (r)
         up__fetch_add_relaxed(&ws->park_accepted, 1);
     return r;
@@ -456,8 +496,9 @@ static int try_park(int kind, up_event *ev, uint64_t deadline, int *rc)
         tk = malloc(sizeof *tk);
         if (!tk)
             return 0;
-        atomic_init(&tk->refs, 2);
+        atomic_init(&tk->refs, 3);
         atomic_init(&tk->fired, 0);
+        atomic_init(&tk->tm_pub, TM_NONE);
         tk->req = &req;
         req.rec = park_record(ws, (void *)((uintptr_t)tk | 1), "event_wait", &err);
         if (req.rec)

@@ -143,6 +143,13 @@ size_t up__stack_guarded_budget(void)
     return guarded_budget;
 }
 
+void up__stack_lower_budget(size_t n)
+{
+    pthread_once(&budget_once, budget_read);
+    if (n < guarded_budget)
+        guarded_budget = n;
+}
+
 unsigned up__stack_maps_per_stack(void)
 {
     pthread_once(&budget_once, budget_read);

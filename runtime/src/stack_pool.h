@@ -186,6 +186,9 @@ long up__stack_max_map_count(void);
  * (max_map_count - 4096) / M (M: see the top of this file), read once; SIZE_MAX where there is no
  * such limit to read. */
 size_t up__stack_guarded_budget(void);
+/* Tests: lowers that budget to n (never raises it), before any pool maps
+ * a stack, so a test can go beyond it with fewer tasks (a sanitizer run). */
+void up__stack_lower_budget(size_t n);
 /* Kernel mappings one guarded stack takes here: 1 with guard regions, 2
  * with a PROT_NONE guard page (for tools that size a run by the budget). */
 unsigned up__stack_maps_per_stack(void);

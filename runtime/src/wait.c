@@ -91,7 +91,10 @@ int up__wait_accept(up__wait *ws)
 
 void up__wait_unaccept(up__wait *ws) { up__fetch_sub_seqcst(&ws->accepted, 1); }
 
-up__wrec *up__wait_record(up__wait *ws, up_fn fn, void *arg, const char *who, int *rc)
+/* fresh: a new task, refused once the pool is stopping; else the resume
+ * of a task already accepted and not yet counted executed, which a stop
+ * waits for anyway (see up__wait_record_parked). */
+static up__wrec *record(up__wait *ws, up_fn fn, void *arg, const char *who, int *rc, int fresh)
 {
     up__wrec *r = up__slab_alloc(&ws->slab);
     if (!r) {
@@ -99,7 +102,9 @@ up__wrec *up__wait_record(up__wait *ws, up_fn fn, void *arg, const char *who, in
         *rc = UP_ENOMEM;
         return NULL;
     }
-    if (!up__wait_accept(ws)) {
+    if (!fresh) {
+        up__fetch_add_seqcst(&ws->accepted, 1);
+    } else if (!up__wait_accept(ws)) {
         up__slab_free_chain(&ws->slab, r, r, 1);
         up__set_error("%s: the pool is stopped", who);
         *rc = UP_ESTOPPED;
@@ -109,6 +114,16 @@ up__wrec *up__wait_record(up__wait *ws, up_fn fn, void *arg, const char *who, in
     r->arg = arg;
     r->next = NULL;
     return r;
+}
+
+up__wrec *up__wait_record(up__wait *ws, up_fn fn, void *arg, const char *who, int *rc)
+{
+    return record(ws, fn, arg, who, rc, 1);
+}
+
+up__wrec *up__wait_record_parked(up__wait *ws, up_fn fn, void *arg, const char *who, int *rc)
+{
+    return record(ws, fn, arg, who, rc, 0);
 }
 
 int up__wait_run_now(up_pool *p, up__wait *ws, up_fn fn, void *arg, const char *who)

@@ -127,6 +127,17 @@ void up__wait_unaccept(up__wait *ws);
  * pool is stopped. The caller publishes it (on an event, in the wheel) or
  * gives it back with up__wait_unaccept and up__slab_free_chain. */
 up__wrec *up__wait_record(up__wait *ws, up_fn fn, void *arg, const char *who, int *rc);
+/* The same for the resume of a task that parks (park_task.c), never
+ * UP_ESTOPPED: the task was accepted before any stop and is counted
+ * submitted but not executed until it returns, so a stop waits for it
+ * whether it parks or blocks, and its record is accepted (seq_cst) before
+ * its end can be counted, so a stop that sees the task done sees the
+ * record taken too. Parking after the stop keeps such a task waiting as
+ * it would have without the stop, holding no thread; a destroy's sweep
+ * that came first leaves the record to the closed wheel or the
+ * cancelling event (timer.c, event.c), which release it cancelled at
+ * once. */
+up__wrec *up__wait_record_parked(up__wait *ws, up_fn fn, void *arg, const char *who, int *rc);
 /* A task whose event is set or whose time is now: a plain submit when a
  * queue has room, else a released record, so never UP_EOVERLOAD. */
 int up__wait_run_now(struct up_pool *p, up__wait *ws, up_fn fn, void *arg, const char *who);

@@ -119,7 +119,6 @@ UP_API uint64_t up_timer_skipped(const up_timer *t);
  *   - the task is not running inside a helping wait (up_group_wait,
  *     up_submit_wait facing a full queue ...) of another task;
  *   - for up_event_wait, the event belongs to that same pool;
- *   - the pool is not stopped (a stopped pool accepts no new waits);
  *   - a stack for the worker's next loop can be had. Guarded stacks count
  *     against the kernel's map count (see vm.max_map_count): one mapping
  *     each on Linux 6.13 and later (lightweight guard regions), two
@@ -203,16 +202,20 @@ UP_API int up_cancelled(void);
  *     up_timer_start return UP_ESTOPPED); periodic timers stop firing;
  *     tasks already waiting stay waiting until their event is set or
  *     their time comes, and then run (a worker is started for them if
- *     none is left).
+ *     none is left). A task accepted before the stop (queued or running)
+ *     that calls up_sleep_ns, up_event_wait or up_yield after it parks
+ *     as it would have without the stop, holding no thread.
  *   up_pool_stop_and_wait: waits for them too, so an event that is never
  *     set makes it wait for ever: use up_pool_stop_timeout, which returns
  *     UP_ETIMEDOUT with up_stats.waiting + tasks_parked telling how many
  *     are left.
  *   up_pool_destroy: releases every task still waiting (on events, on
  *     timers), each runs once with up_cancelled() true, waits for them,
- *     then frees the pool. Events of the pool stay valid as flags until
- *     up_event_destroy (nothing can wait on them any more: the pool they
- *     would submit to is gone); timers until up_timer_stop.
+ *     then frees the pool; a sleep or event wait that parks once the
+ *     destroy has begun ends at once, cancelled, the same way. Events of
+ *     the pool stay valid as flags until up_event_destroy (nothing can
+ *     wait on them any more: the pool they would submit to is gone);
+ *     timers until up_timer_stop.
  * Counters (up_stats, defined in pool.h): waiting, stackless tasks
  * waiting now (including released ones no worker has taken yet);
  * released, stackless tasks taken to run after their event or timer
