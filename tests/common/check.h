@@ -96,11 +96,47 @@ static inline void test_spin(unsigned n)
         __asm__ __volatile__("" ::: "memory");
 }
 
-/* Polls cond every millisecond for up to ms milliseconds. */
+/* How much longer a wait may take in this build: the sanitizers slow
+ * every thread, and TSan most (it serialises much of the synchronisation
+ * the pool does). A bound on how long a condition takes to come true is
+ * multiplied by this; a test never asserts a speed with it. */
+static inline unsigned test_time_factor(void)
+{
+#if defined(UP_TSAN_BUILD)
+    return 5;
+#elif defined(UP_SANITIZER_BUILD)
+    return 2;
+#else
+    return 1;
+#endif
+}
+
+/* Polls cond about every millisecond until it holds, for up to ms
+ * milliseconds of wall-clock time times test_time_factor(), and fails the
+ * test when the bound passes first, naming the condition and the time it
+ * waited. The clock bounds the wait, not a count of polls: on a busy
+ * machine each 1 ms sleep lasts longer. cond is evaluated once more after
+ * the bound has passed, so a thread the machine delayed until then is
+ * still seen. */
 #define WAIT_UNTIL(cond, ms)                                                                       \
     do {                                                                                           \
-        for (unsigned w_ = 0; w_ < (ms) && !(cond); w_++)                                          \
+        uint64_t w_t0_ = test_now_ns();                                                            \
+        uint64_t w_bound_ = (uint64_t)(ms)*test_time_factor() * 1000000u;                          \
+        for (;;) {                                                                                 \
+            uint64_t w_elapsed_ = test_now_ns() - w_t0_;                                           \
+            if (cond)                                                                              \
+                break;                                                                             \
+            if (w_elapsed_ > w_bound_) {                                                           \
+                fprintf(stderr,                                                                    \
+                        "%s:%d: WAIT_UNTIL timed out after %.0f ms (bound %u ms x %u): %s\n",      \
+                        __FILE__, __LINE__, (double)w_elapsed_ / 1e6, (unsigned)(ms),              \
+                        test_time_factor(), #cond);                                                \
+                fflush(stdout);                                                                    \
+                fflush(stderr);                                                                    \
+                abort();                                                                           \
+            }                                                                                      \
             test_sleep_ms(1);                                                                      \
+        }                                                                                          \
     } while (0)
 
 #endif
