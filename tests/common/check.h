@@ -139,4 +139,37 @@ static inline unsigned test_time_factor(void)
         }                                                                                          \
     } while (0)
 
+/* Waits until the count read by count_expr reaches target, polling about
+ * every millisecond, and fails the test only when the count stops moving:
+ * stall_ms milliseconds (times test_time_factor()) without a change. Many
+ * tasks on a busy machine take as long as the machine gives them; what
+ * tells a hang is no progress, so the bound restarts at each change. A
+ * failure names the expression, the count reached and the time waited. */
+#define WAIT_PROGRESS(count_expr, target, stall_ms)                                                \
+    do {                                                                                           \
+        uint64_t p_t0_ = test_now_ns(), p_moved_ = p_t0_;                                          \
+        uint64_t p_bound_ = (uint64_t)(stall_ms)*test_time_factor() * 1000000u;                    \
+        unsigned long long p_want_ = (unsigned long long)(target);                                 \
+        unsigned long long p_seen_ = (unsigned long long)(count_expr);                             \
+        while (p_seen_ < p_want_) {                                                                \
+            uint64_t p_now_ = test_now_ns();                                                       \
+            if (p_now_ - p_moved_ > p_bound_) {                                                    \
+                fprintf(stderr,                                                                    \
+                        "%s:%d: WAIT_PROGRESS stalled: %s at %llu of %llu, unchanged for %.0f "    \
+                        "ms (bound %u ms x %u), %.0f ms in all\n",                                 \
+                        __FILE__, __LINE__, #count_expr, p_seen_, p_want_,                         \
+                        (double)(p_now_ - p_moved_) / 1e6, (unsigned)(stall_ms),                   \
+                        test_time_factor(), (double)(p_now_ - p_t0_) / 1e6);                       \
+                fflush(stdout);                                                                    \
+                fflush(stderr);                                                                    \
+                abort();                                                                           \
+            }                                                                                      \
+            test_sleep_ms(1);                                                                      \
+            unsigned long long p_next_ = (unsigned long long)(count_expr);                         \
+            if (p_next_ != p_seen_)                                                                \
+                p_moved_ = test_now_ns();                                                          \
+            p_seen_ = p_next_;                                                                     \
+        }                                                                                          \
+    } while (0)
+
 #endif
