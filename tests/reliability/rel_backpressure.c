@@ -12,10 +12,12 @@
 static up_pool *pool;
 static _Atomic int gate;
 static _Atomic uint64_t ran;
+static _Atomic int holding; /* hold tasks running */
 
 static void hold(void *arg)
 {
     (void)arg;
+    atomic_fetch_add(&holding, 1);
     while (!atomic_load(&gate))
         test_sleep_ms(1);
     atomic_fetch_add(&ran, 1);
@@ -59,10 +61,13 @@ int main(void)
     cfg.queue_capacity = 8;
     cfg.submit_help = 0;
     CHECK_EQ(up_pool_create(&pool, &cfg), UP_OK);
-    /* Hold both workers, fill both queues. */
+    /* Hold both workers, fill both queues. Both hold tasks must be
+     * running, not queued, before the queues are filled: a hold task a
+     * busy machine's worker takes later frees a slot, and a blocked
+     * submitter gets in while the workers are held. */
     for (int i = 0; i < 2; i++)
         CHECK_EQ(up_submit(pool, hold, NULL), UP_OK);
-    test_sleep_ms(50);
+    WAIT_UNTIL(atomic_load(&holding) == 2, 10000);
     int filled = 0;
     while (up_submit(pool, quick, NULL) == UP_OK)
         filled++;
