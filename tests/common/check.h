@@ -88,6 +88,32 @@ static inline uint64_t test_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A run of rounds bounded by time as well as by count: a test whose every
+ * round waits for threads to be started, woken or joined takes as long
+ * per round as the scheduler makes it, many times longer on a busy
+ * machine. test_budget_left() is 1 while the run may go on: always for
+ * the first min rounds, then while ms milliseconds (the variable var, or
+ * dflt_ms) have not passed since test_budget_start(). The test checks
+ * its property on the rounds that ran and prints how many. */
+typedef struct test_budget {
+    uint64_t t0, ns, min;
+} test_budget;
+
+static inline test_budget test_budget_start(const char *var, uint64_t dflt_ms, uint64_t min)
+{
+    return (test_budget){test_now_ns(), test_param(var, dflt_ms) * 1000000u, min};
+}
+
+static inline int test_budget_left(const test_budget *b, uint64_t rounds_done)
+{
+    return rounds_done < b->min || test_now_ns() - b->t0 < b->ns;
+}
+
+static inline double test_budget_seconds(const test_budget *b)
+{
+    return (double)(test_now_ns() - b->t0) / 1e9;
+}
+
 /* Burns about n loop iterations of CPU (a compiler barrier per iteration
  * keeps the loop from being optimized away). */
 static inline void test_spin(unsigned n)

@@ -40,11 +40,10 @@ int main(void)
     CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
     stamp *st = calloc((size_t)n, sizeof *st);
     uint64_t worst = 0, total = 0;
-    uint64_t budget_ns = test_param("UP_TEST_RETIRE_BUDGET_MS", 30000) * 1000000u;
-    uint64_t t_start = test_now_ns();
+    test_budget budget = test_budget_start("UP_TEST_RETIRE_BUDGET_MS", 30000, 100);
     int asked = n;
     for (int i = 0; i < n; i++) {
-        if (i >= 100 && test_now_ns() - t_start > budget_ns) {
+        if (!test_budget_left(&budget, (uint64_t)i)) {
             n = i; /* the budget is spent: check what ran */
             break;
         }
@@ -70,7 +69,7 @@ int main(void)
     up_pool_stats(p, &ps);
     printf("figure: %d submits (of %d; %.1f s) around a 1 ms idle timeout (floor 0), %llu "
            "retirements, mean wait %.1f us, worst %.1f us (bound 1 s), lost wake-ups 0\n",
-           n, asked, (double)(test_now_ns() - t_start) / 1e9, (unsigned long long)ps.retired,
+           n, asked, test_budget_seconds(&budget), (unsigned long long)ps.retired,
            (double)total / n / 1e3, (double)worst / 1e3);
     /* Thread creation and wake-up cost tens of microseconds here, and up to
      * a few hundred milliseconds on a heavily loaded VM; a lost wake-up
