@@ -88,6 +88,32 @@ static inline uint64_t test_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A run of rounds bounded by time as well as by count: a test whose every
+ * round waits for threads to be started, woken or joined takes as long
+ * per round as the scheduler makes it, many times longer on a busy
+ * machine. test_budget_left() is 1 while the run may go on: always for
+ * the first min rounds, then while ms milliseconds (the variable var, or
+ * dflt_ms) have not passed since test_budget_start(). The test checks
+ * its property on the rounds that ran and prints how many. */
+typedef struct test_budget {
+    uint64_t t0, ns, min;
+} test_budget;
+
+static inline test_budget test_budget_start(const char *var, uint64_t dflt_ms, uint64_t min)
+{
+    return (test_budget){test_now_ns(), test_param(var, dflt_ms) * 1000000u, min};
+}
+
+static inline int test_budget_left(const test_budget *b, uint64_t rounds_done)
+{
+    return rounds_done < b->min || test_now_ns() - b->t0 < b->ns;
+}
+
+static inline double test_budget_seconds(const test_budget *b)
+{
+    return (double)(test_now_ns() - b->t0) / 1e9;
+}
+
 /* Burns about n loop iterations of CPU (a compiler barrier per iteration
  * keeps the loop from being optimized away). */
 static inline void test_spin(unsigned n)
@@ -96,11 +122,80 @@ static inline void test_spin(unsigned n)
         __asm__ __volatile__("" ::: "memory");
 }
 
-/* Polls cond every millisecond for up to ms milliseconds. */
+/* How much longer a wait may take in this build: the sanitizers slow
+ * every thread, and TSan most (it serialises much of the synchronisation
+ * the pool does). A bound on how long a condition takes to come true is
+ * multiplied by this; a test never asserts a speed with it. */
+static inline unsigned test_time_factor(void)
+{
+#if defined(UP_TSAN_BUILD)
+    return 5;
+#elif defined(UP_SANITIZER_BUILD)
+    return 2;
+#else
+    return 1;
+#endif
+}
+
+/* Polls cond about every millisecond until it holds, for up to ms
+ * milliseconds of wall-clock time times test_time_factor(), and fails the
+ * test when the bound passes first, naming the condition and the time it
+ * waited. The clock bounds the wait, not a count of polls: on a busy
+ * machine each 1 ms sleep lasts longer. cond is evaluated once more after
+ * the bound has passed, so a thread the machine delayed until then is
+ * still seen. */
 #define WAIT_UNTIL(cond, ms)                                                                       \
     do {                                                                                           \
-        for (unsigned w_ = 0; w_ < (ms) && !(cond); w_++)                                          \
+        uint64_t w_t0_ = test_now_ns();                                                            \
+        uint64_t w_bound_ = (uint64_t)(ms)*test_time_factor() * 1000000u;                          \
+        for (;;) {                                                                                 \
+            uint64_t w_elapsed_ = test_now_ns() - w_t0_;                                           \
+            if (cond)                                                                              \
+                break;                                                                             \
+            if (w_elapsed_ > w_bound_) {                                                           \
+                fprintf(stderr,                                                                    \
+                        "%s:%d: WAIT_UNTIL timed out after %.0f ms (bound %u ms x %u): %s\n",      \
+                        __FILE__, __LINE__, (double)w_elapsed_ / 1e6, (unsigned)(ms),              \
+                        test_time_factor(), #cond);                                                \
+                fflush(stdout);                                                                    \
+                fflush(stderr);                                                                    \
+                abort();                                                                           \
+            }                                                                                      \
             test_sleep_ms(1);                                                                      \
+        }                                                                                          \
+    } while (0)
+
+/* Waits until the count read by count_expr reaches target, polling about
+ * every millisecond, and fails the test only when the count stops moving:
+ * stall_ms milliseconds (times test_time_factor()) without a change. Many
+ * tasks on a busy machine take as long as the machine gives them; what
+ * tells a hang is no progress, so the bound restarts at each change. A
+ * failure names the expression, the count reached and the time waited. */
+#define WAIT_PROGRESS(count_expr, target, stall_ms)                                                \
+    do {                                                                                           \
+        uint64_t p_t0_ = test_now_ns(), p_moved_ = p_t0_;                                          \
+        uint64_t p_bound_ = (uint64_t)(stall_ms)*test_time_factor() * 1000000u;                    \
+        unsigned long long p_want_ = (unsigned long long)(target);                                 \
+        unsigned long long p_seen_ = (unsigned long long)(count_expr);                             \
+        while (p_seen_ < p_want_) {                                                                \
+            uint64_t p_now_ = test_now_ns();                                                       \
+            if (p_now_ - p_moved_ > p_bound_) {                                                    \
+                fprintf(stderr,                                                                    \
+                        "%s:%d: WAIT_PROGRESS stalled: %s at %llu of %llu, unchanged for %.0f "    \
+                        "ms (bound %u ms x %u), %.0f ms in all\n",                                 \
+                        __FILE__, __LINE__, #count_expr, p_seen_, p_want_,                         \
+                        (double)(p_now_ - p_moved_) / 1e6, (unsigned)(stall_ms),                   \
+                        test_time_factor(), (double)(p_now_ - p_t0_) / 1e6);                       \
+                fflush(stdout);                                                                    \
+                fflush(stderr);                                                                    \
+                abort();                                                                           \
+            }                                                                                      \
+            test_sleep_ms(1);                                                                      \
+            unsigned long long p_next_ = (unsigned long long)(count_expr);                         \
+            if (p_next_ != p_seen_)                                                                \
+                p_moved_ = test_now_ns();                                                          \
+            p_seen_ = p_next_;                                                                     \
+        }                                                                                          \
     } while (0)
 
 #endif

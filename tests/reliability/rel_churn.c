@@ -41,7 +41,10 @@ static void stop_from_inside(void *arg)
 int main(void)
 {
     uint64_t seed = test_seed();
-    int cycles = (int)test_size("UP_TEST_CHURN_CYCLES", 2000);
+    /* Each cycle starts and joins threads, slow on a busy machine: the run
+     * ends after the cycles asked or 60 s of them (UP_TEST_CHURN_BUDGET_MS),
+     * whichever comes first, and after at least 50. */
+    int asked = (int)test_size("UP_TEST_CHURN_CYCLES", 2000), cycles = 0;
     /* One cycle first: a sanitizer's runtime may start a thread of its
      * own on first use, which is not ours to count. */
     up_pool *warm;
@@ -50,7 +53,8 @@ int main(void)
     test_sleep_ms(10);
     int before = thread_count();
     long tasks = 0;
-    for (int c = 0; c < cycles; c++) {
+    test_budget budget = test_budget_start("UP_TEST_CHURN_BUDGET_MS", 60000, 50);
+    for (int c = 0; c < asked && test_budget_left(&budget, (uint64_t)c); c++, cycles++) {
         up_config cfg;
         up_config_init(&cfg);
         cfg.shards = 1 + (unsigned)(test_rand(&seed) % 4);
@@ -70,8 +74,9 @@ int main(void)
         tasks += n + inside;
     }
     int after = thread_count();
-    printf("figure: %d create/destroy cycles, %ld tasks, threads before %d after %d, leaked %d\n",
-           cycles, tasks, before, after, after - before);
+    printf("figure: %d create/destroy cycles (of %d; %.1f s), %ld tasks, threads before %d after "
+           "%d, leaked %d\n",
+           cycles, asked, test_budget_seconds(&budget), tasks, before, after, after - before);
     CHECK(before > 0);
     CHECK_EQ(after, before);
     return 0;

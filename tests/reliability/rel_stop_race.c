@@ -3,7 +3,10 @@
  * pool with stop, stop-and-wait or stop-with-timeout at a random moment.
  * Every accepted task ran; every submit after the stop returned got
  * UP_ESTOPPED. A stop with a timeout returns within its bound plus a
- * margin, and a later stop-and-wait completes. */
+ * margin, and a later stop-and-wait completes. Each iteration starts and
+ * joins threads, slow on a busy machine: the run ends after the
+ * iterations asked or 60 s of them (UP_TEST_STOP_BUDGET_MS), whichever
+ * comes first, and after at least 50. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -61,9 +64,10 @@ static void *submitter(void *arg)
 int main(void)
 {
     uint64_t seed = test_seed();
-    int iters = (int)test_size("UP_TEST_STOP_ITERS", 1000);
+    int asked = (int)test_size("UP_TEST_STOP_ITERS", 1000), iters = 0;
     uint64_t accepted_total = 0, timeouts = 0, worst_overshoot_us = 0;
-    for (int it = 0; it < iters; it++) {
+    test_budget budget = test_budget_start("UP_TEST_STOP_BUDGET_MS", 60000, 50);
+    for (int it = 0; it < asked && test_budget_left(&budget, (uint64_t)it); it++, iters++) {
         up_config cfg;
         up_config_init(&cfg);
         cfg.queue_capacity = 32;
@@ -118,9 +122,9 @@ int main(void)
         CHECK_EQ(up_pool_destroy(pool), UP_OK);
         accepted_total += atomic_load(&s.accepted);
     }
-    printf("figure: %d stop/submit races, %llu accepted tasks all ran, lost 0; %llu stops timed "
-           "out, worst overshoot %llu us, hangs 0\n",
-           iters, (unsigned long long)accepted_total, (unsigned long long)timeouts,
-           (unsigned long long)worst_overshoot_us);
+    printf("figure: %d stop/submit races (of %d; %.1f s), %llu accepted tasks all ran, lost 0; "
+           "%llu stops timed out, worst overshoot %llu us, hangs 0\n",
+           iters, asked, test_budget_seconds(&budget), (unsigned long long)accepted_total,
+           (unsigned long long)timeouts, (unsigned long long)worst_overshoot_us);
     return 0;
 }

@@ -1,6 +1,7 @@
 /* The shard queue on its own: FIFO order, full and empty, close, and
  * exactly-once delivery under concurrent producers and consumers. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 
 #include "check.h"
@@ -75,7 +76,7 @@ static void *producer(void *arg)
     for (uint64_t i = 0; i < per_producer; i++) {
         up__task_set_arg(&t, noop, (void *)(base + i));
         while (up__mpmc_push(&shared, &t) != UP__MPMC_OK)
-            ;
+            sched_yield();
     }
     atomic_fetch_add(&producers_done, 1);
     return NULL;
@@ -99,6 +100,8 @@ static void *consumer(void *arg)
         }
         if (n == 0 && atomic_load(&producers_done) == PRODUCERS && !up__mpmc_nonempty(&shared))
             return NULL;
+        if (n == 0)
+            sched_yield();
     }
 }
 

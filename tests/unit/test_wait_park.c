@@ -41,19 +41,6 @@ static up_pool *make_pool(unsigned workers, up_config *cfgp)
     return p;
 }
 
-/* Waits (polling) until *c reaches n or limit_ns pass. */
-static int wait_count(_Atomic unsigned *c, unsigned n, uint64_t limit_ns)
-{
-    uint64_t t0 = now_ns();
-    while (atomic_load(c) < n) {
-        if (now_ns() - t0 > limit_ns)
-            return 0;
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
-    return 1;
-}
-
 #define SECOND UINT64_C(1000000000)
 
 /* 1. Sleeps overlap on one worker. */
@@ -72,7 +59,7 @@ static void test_sleep_one_worker(void)
     uint64_t t0 = now_ns();
     for (unsigned i = 0; i < n; i++)
         CHECK_EQ(up_submit_wait(p, sleeper, NULL), UP_OK);
-    CHECK(wait_count(&slept, n, 10 * SECOND));
+    WAIT_PROGRESS(atomic_load(&slept), n, 10000);
     double ms = (double)(now_ns() - t0) / 1e6;
     up_stats st;
     up_pool_stats(p, &st);
@@ -111,7 +98,7 @@ static void test_wait_then_set_one_worker(void)
         up_event_reset(ev_ab);
         CHECK_EQ(up_submit_wait(p, task_a, NULL), UP_OK);
         CHECK_EQ(up_submit_wait(p, task_b, NULL), UP_OK);
-        CHECK(wait_count(&ab_done, 2, 10 * SECOND));
+        WAIT_PROGRESS(atomic_load(&ab_done), 2, 10000);
     }
     up_pool_stop_and_wait(p);
     up_pool_destroy(p);
@@ -201,7 +188,7 @@ static void test_migration(void)
     const unsigned n = 400;
     for (uintptr_t i = 0; i < n; i++)
         CHECK_EQ(up_submit_wait(mig_pool, migrant, (void *)i), UP_OK);
-    CHECK(wait_count(&mig_done, n, 30 * SECOND));
+    WAIT_PROGRESS(atomic_load(&mig_done), n, 30000);
     printf("migration: %u of %u tasks ended on another thread than they began\n",
            atomic_load(&migrated), n);
     /* Two workers busy in turn: resumes land on both. */
@@ -244,7 +231,7 @@ static void test_yield(void)
     CHECK_EQ(up_submit_wait(p, yielder, NULL), UP_OK);
     CHECK_EQ(up_submit_wait(p, queued, NULL), UP_OK);
     atomic_store(&go, 1);
-    CHECK(wait_count(&y_done, 2, 10 * SECOND));
+    WAIT_PROGRESS(atomic_load(&y_done), 2, 10000);
     up_pool_stop_and_wait(p);
     up_pool_destroy(p);
     CHECK_EQ(atomic_load(&yield_ok), 1);
@@ -285,7 +272,7 @@ static void test_timeouts(void)
     CHECK_EQ(up_submit_wait(p, waits_timeout, NULL), UP_OK);
     CHECK_EQ(up_submit_wait(p, waits_set, NULL), UP_OK);
     CHECK_EQ(up_submit_wait(p, sets_later, NULL), UP_OK);
-    CHECK(wait_count(&t_done, 3, 10 * SECOND));
+    WAIT_PROGRESS(atomic_load(&t_done), 3, 10000);
     CHECK_EQ(atomic_load(&rc_timeout), UP_ETIMEDOUT);
     CHECK_EQ(atomic_load(&rc_set), UP_OK);
     up_stats st;
@@ -318,7 +305,7 @@ static void test_destroy_parked(void)
     CHECK_EQ(up_event_create(p, &ev_never), UP_OK);
     for (uintptr_t i = 0; i < NDESTROY; i++)
         CHECK_EQ(up_submit_wait(p, waits_never, (void *)i), UP_OK);
-    CHECK(wait_count(&d_started, NDESTROY, 10 * SECOND));
+    WAIT_PROGRESS(atomic_load(&d_started), NDESTROY, 10000);
     for (int k = 0; k < 10000; k++) {
         up_stats st;
         up_pool_stats(p, &st);
@@ -370,7 +357,7 @@ static void test_race_set_reset(void)
         up_event_reset(ev_race);
     }
     up_event_set(ev_race);
-    CHECK(wait_count(&r_done, NRACE, 10 * SECOND));
+    WAIT_PROGRESS(atomic_load(&r_done), NRACE, 10000);
     up_pool_stop_and_wait(p);
     up_pool_destroy(p);
     for (unsigned i = 0; i < NRACE; i++)
@@ -404,7 +391,7 @@ static void test_yield_storm(void)
     up_pool *p = make_pool(2, &cfg);
     for (uintptr_t i = 0; i < NYIELD; i++)
         CHECK_EQ(up_submit_wait(p, many_yields, (void *)i), UP_OK);
-    CHECK(wait_count(&yy_done, NYIELD, 60 * SECOND));
+    WAIT_PROGRESS(atomic_load(&yy_done), NYIELD, 60000);
     uint64_t want = 0;
     for (uint64_t i = 0; i < NYIELD; i++)
         want += i + 199 * 200 / 2;

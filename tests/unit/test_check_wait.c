@@ -1,0 +1,55 @@
+/* The suite's shared wait, WAIT_UNTIL (tests/common/check.h): a condition
+ * that comes true ends the wait; one that never does fails the test,
+ * naming the condition and the time waited, instead of letting the test
+ * run on as if it had held. The failing wait runs in a child process. */
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static _Atomic int polls;
+
+/* True from the fifth poll on. */
+static int fifth_poll(void) { return atomic_fetch_add(&polls, 1) >= 4; }
+
+int main(void)
+{
+    WAIT_UNTIL(fifth_poll(), 10000);
+    CHECK(atomic_load(&polls) == 5);
+
+    int out[2];
+    CHECK_EQ(pipe(out), 0);
+    fflush(stdout);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        dup2(out[1], 2);
+        close(out[0]);
+        uint64_t t0 = test_now_ns();
+        WAIT_UNTIL(atomic_load(&polls) == 0, 20);
+        /* Reached only when the wait gave up silently. */
+        printf("a wait that never held returned after %.0f ms\n",
+               (double)(test_now_ns() - t0) / 1e6);
+        fflush(stdout);
+        _exit(0);
+    }
+    close(out[1]);
+    char msg[512];
+    size_t len = 0;
+    ssize_t r;
+    while (len < sizeof msg - 1 && (r = read(out[0], msg + len, sizeof msg - 1 - len)) > 0)
+        len += (size_t)r;
+    msg[len] = '\0';
+    close(out[0]);
+    int status;
+    CHECK_EQ(waitpid(child, &status, 0), child);
+    printf("the child's report: %s", len ? msg : "(nothing)\n");
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    CHECK(strstr(msg, "WAIT_UNTIL timed out after") != NULL);
+    CHECK(strstr(msg, "atomic_load(&polls) == 0") != NULL);
+    printf("a wait that holds returns; one that never holds fails the test, saying so\n");
+    return 0;
+}
