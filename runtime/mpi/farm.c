@@ -153,7 +153,8 @@ static void lane_main(void *arg)
             if (r.begin == r.end)
                 continue;
             int rc = run_body_locked(f, lane, r);
-            ran_locked(f, r, rc);
+            if (!ran_locked(f, r, rc))
+                pthread_cond_signal(&f->wake);
         }
     } else {
         for (;;) {
@@ -171,6 +172,9 @@ static void lane_main(void *arg)
             if (!ran_locked(f, r, rc)) {
                 f->stopping = true;
                 pthread_cond_broadcast(&f->have);
+                /* The coordinator tells the other ranks now, not at its
+                 * next tick. */
+                pthread_cond_signal(&f->wake);
                 break;
             }
         }
@@ -213,6 +217,12 @@ static void publish_locked(coord *c, uint64_t state)
     pthread_mutex_lock(&f->lock);
 }
 
+static void stop_locked(farm *f)
+{
+    f->stopping = true;
+    pthread_cond_broadcast(&f->have);
+}
+
 /* One grab, lock released around the MPI call. */
 static int grab_locked(coord *c)
 {
@@ -230,12 +240,16 @@ static int grab_locked(coord *c)
     f->need = false;
     pthread_mutex_unlock(&f->lock);
     uint64_t start = 0;
-    int rc = up__ledger_grab(c->l, want, &start);
+    int stop = 0;
+    int rc = up__ledger_grab(c->l, want, &start, &stop);
     pthread_mutex_lock(&f->lock);
     if (rc != UP_OK)
         return rc;
     c->seen = start + want;
-    if (start >= f->n) {
+    if (stop) {
+        /* Another rank failed or timed out: this chunk never starts. */
+        stop_locked(f);
+    } else if (start >= f->n) {
         f->exhausted = true;
     } else {
         range r = {start, f->n - start < want ? f->n : start + want};
@@ -250,12 +264,6 @@ static int grab_locked(coord *c)
     pthread_cond_broadcast(&f->have);
     publish_locked(c, UP__LEDGER_RUNNING);
     return UP_OK;
-}
-
-static void stop_locked(farm *f)
-{
-    f->stopping = true;
-    pthread_cond_broadcast(&f->have);
 }
 
 static int tick_locked(coord *c, uint64_t now)
@@ -290,13 +298,17 @@ static int tick_locked(coord *c, uint64_t now)
     return rc;
 }
 
-/* The coordinator's loop: runs until every lane has returned. */
+/* The coordinator's loop: runs until every lane has returned and a
+ * failure or timeout of this rank has been told to the others. A failing
+ * rank's lanes may all be over before the coordinator wakes (one lane, or
+ * each seeing `stopping` at once): the stop must still be sent, or the
+ * other ranks would run the whole space. */
 static int coordinate(coord *c)
 {
     farm *f = c->f;
     int rc = UP_OK;
     pthread_mutex_lock(&f->lock);
-    while (f->lanes_live > 0) {
+    while (f->lanes_live > 0 || ((f->failed || c->timed_out) && !c->stop_sent)) {
         /* The clock first: a stream of grabs must not starve the
          * heartbeat or the timeout. */
         uint64_t now = up__now_ns();

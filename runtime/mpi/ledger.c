@@ -315,13 +315,20 @@ void up__ledger_close(up__ledger *l)
     MPI_Win_free(&l->win);
 }
 
-int up__ledger_grab(up__ledger *l, uint64_t want, uint64_t *start)
+int up__ledger_grab(up__ledger *l, uint64_t want, uint64_t *start, int *stop)
 {
+    uint64_t stopword = 0, none = 0;
     call_begin(l);
     int rc = MPI_Fetch_and_op(&want, start, MPI_UINT64_T, 0, COUNTER, MPI_SUM, l->win);
+    /* STOP rides along in the same flush: a rank taking chunks sees a
+     * failure at its next grab, a call's time after it was published. */
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Get_accumulate(&none, 0, MPI_UINT64_T, &stopword, 1, MPI_UINT64_T, 0, STOP, 1,
+                                MPI_UINT64_T, MPI_NO_OP, l->win);
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_flush(0, l->win);
     call_end(l);
+    *stop = stopword != 0;
     return rc == MPI_SUCCESS ? UP_OK : up__mpi_error("up_mpi_for: taking a chunk", rc);
 }
 

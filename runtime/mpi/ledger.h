@@ -2,7 +2,7 @@
  * rank, opened for the length of one farm.
  *
  *   rank 0's COUNTER   the next unassigned index; grabs add to it
- *   rank 0's STOP      non-zero once a rank failed (read at each tick)
+ *   rank 0's STOP      non-zero once a rank failed (read at each grab and tick)
  *   each rank's BEAT   its heartbeat, bumped every tick by its own rank
  *   each rank's STATE, CUR_*, NEXT_*: what it is doing, for reports
  *
@@ -56,9 +56,12 @@ int up__ledger_open(up__ledger *l, MPI_Comm comm, uint64_t n, uint64_t silence_n
 void up__ledger_close(up__ledger *l);
 
 /* Takes `want` indexes from the counter; *start is where they begin (at or
- * past n: the space is used up). One remote atomic and one flush. */
-int up__ledger_grab(up__ledger *l, uint64_t want, uint64_t *start);
-/* Tells every rank to stop taking chunks (they see it at their next tick). */
+ * past n: the space is used up), and *stop is set when a rank asked the
+ * farm to stop (the chunk must then not run). Two remote atomics (the
+ * counter, STOP) and one flush. */
+int up__ledger_grab(up__ledger *l, uint64_t want, uint64_t *start, int *stop);
+/* Tells every rank to stop taking chunks (they see it at their next grab
+ * or tick). */
 int up__ledger_stop(up__ledger *l);
 
 /* This rank's state and the chunks it holds, for the reports of others:
