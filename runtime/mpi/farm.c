@@ -280,7 +280,7 @@ static int tick_locked(coord *c, uint64_t now)
         c->mpi_rc = rc;
         stop_locked(f);
     }
-    if (c->timed_out && now >= c->grace_deadline && f->lanes_live) {
+    if (c->timed_out && now >= c->grace_deadline && f->lanes_live && up__ledger_claim_report()) {
         range stuck = oldest_running_locked(f);
         if (stuck.begin != stuck.end)
             fprintf(stderr,
@@ -293,7 +293,7 @@ static int tick_locked(coord *c, uint64_t now)
                     "its grace; aborting the job\n",
                     c->l->rank);
         fflush(stderr);
-        MPI_Abort(c->l->comm, 71);
+        up__ledger_abort(c->l, 71);
     }
     return rc;
 }
