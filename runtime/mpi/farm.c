@@ -504,9 +504,16 @@ static int agree(MPI_Comm comm, uint64_t n, const up_mpi_opts *o, size_t size, u
     }
     mine[2 * SAME] = *silence;
     mine[2 * SAME + 1] = local_rc != 0;
-    int rc = MPI_Allreduce(mine, all, 2 * SAME + 2, MPI_UINT64_T, MPI_MAX, comm);
+    /* Ranks reach a farm at different times: the early ones wait here
+     * sleeping (up__mpi_test_until), not spinning in a blocking collective
+     * on the CPU that a late rank of the same node needs. */
+    MPI_Request req;
+    int rc = MPI_Iallreduce(mine, all, 2 * SAME + 2, MPI_UINT64_T, MPI_MAX, comm, &req);
     if (rc != MPI_SUCCESS)
         return up__mpi_error("up_mpi_for: agreeing on the arguments", rc);
+    if ((rc = up__mpi_test_until(&req, MPI_STATUS_IGNORE, UINT64_MAX, NULL, NULL,
+                                 "up_mpi_for: agreeing on the arguments")) != UP_OK)
+        return rc;
     if (local_rc != 0)
         return local_rc;
     if (all[2 * SAME + 1]) {
@@ -665,10 +672,15 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
     if (!collective)
         return local;
 
+    /* The farm's first collective: waited for asleep, as in agree(). */
     MPI_Comm comm;
-    int rc = MPI_Comm_dup(user_comm, &comm);
+    MPI_Request dup_req;
+    int rc = MPI_Comm_idup(user_comm, &comm, &dup_req);
     if (rc != MPI_SUCCESS)
-        return up__mpi_error("up_mpi_for: MPI_Comm_dup", rc);
+        return up__mpi_error("up_mpi_for: MPI_Comm_idup", rc);
+    if ((rc = up__mpi_test_until(&dup_req, MPI_STATUS_IGNORE, UINT64_MAX, NULL, NULL,
+                                 "up_mpi_for: MPI_Comm_idup")) != UP_OK)
+        return rc;
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     int ranks = 1;
     MPI_Comm_size(comm, &ranks);
@@ -773,11 +785,15 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
                    c.mpi_rc != UP_OK};
     verdict v = {UP_OK, -1, {0}, 0};
     if (status == UP_OK) {
-        rc = MPI_Allgather(&mine, (int)RECORD_WORDS, MPI_UINT64_T, all, (int)RECORD_WORDS,
-                           MPI_UINT64_T, comm);
-        if (rc != MPI_SUCCESS) {
-            status = up__mpi_error("up_mpi_for: MPI_Allgather", rc);
-        } else {
+        MPI_Request req;
+        rc = MPI_Iallgather(&mine, (int)RECORD_WORDS, MPI_UINT64_T, all, (int)RECORD_WORDS,
+                            MPI_UINT64_T, comm, &req);
+        if (rc != MPI_SUCCESS)
+            status = up__mpi_error("up_mpi_for: MPI_Iallgather", rc);
+        else
+            status = up__mpi_test_until(&req, MPI_STATUS_IGNORE, UINT64_MAX, NULL, NULL,
+                                        "up_mpi_for: MPI_Iallgather");
+        if (status == UP_OK) {
             v = judge(all, l.size, n);
             status = v.status;
         }
