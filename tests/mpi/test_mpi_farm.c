@@ -394,23 +394,22 @@ static void test_huge(void)
  * on its lanes after a heartbeat timeout of trying, without running a lane
  * on its own thread, and the others run its share (guided) or every rank
  * reports UP_EOVERLOAD (static, its block undone). */
-static void block_on(void *arg)
-{
-    while (!atomic_load((atomic_int *)arg))
-        usleep(1000);
-}
-
 static void test_full_queue(void)
 {
     up_pool *full = test_one_worker_pool(2, NULL, NULL);
-    static atomic_int gate;
-    atomic_store(&gate, 0);
+    static test_gate gate;
+    test_gate_reset(&gate);
     bool victim = rank == size - 1;
     if (victim) {
-        /* The one worker blocks and the queue fills behind it. */
-        CHECK_EQ(up_submit(full, block_on, &gate), UP_OK);
-        usleep(20000);
-        while (up_submit(full, block_on, &gate) == UP_OK)
+        /* The one worker blocks and the queue fills behind it. The queue
+         * is filled only once the worker runs the first task: filled
+         * before (a loaded machine may take longer than any fixed sleep
+         * to start it), a slot would free when the worker takes it, and a
+         * lane submitted into it would wait behind a blocked task while
+         * its rank held chunks, and the farm would never end. */
+        CHECK_EQ(up_submit(full, test_gate_task, &gate), UP_OK);
+        test_gate_wait_running(&gate);
+        while (up_submit(full, test_gate_task, &gate) == UP_OK)
             ;
     }
     up_mpi_report rep;
@@ -432,7 +431,7 @@ static void test_full_queue(void)
     o.schedule = UP_MPI_STATIC;
     CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, victim ? full : pool, 5000, &o, mark, &c), UP_EOVERLOAD);
     free(c.hits);
-    atomic_store(&gate, 1);
+    test_gate_open(&gate);
     up_pool_stop_and_wait(full);
     up_pool_destroy(full);
     if (rank == 0)
