@@ -244,9 +244,30 @@ static void report_gone(up__ledger *l, bool calling_thread)
     up__ledger_abort(l, 70);
 }
 
+/* Whether the watched rank's process has ended: no such pid, or (Linux)
+ * a zombie that its launcher has not reaped yet, which on a loaded
+ * machine can take longer than the launcher's whole teardown. */
 static bool watched_gone(const up__ledger *l)
 {
-    return l->watched_pid > 0 && kill(l->watched_pid, 0) != 0 && errno == ESRCH;
+    if (l->watched_pid <= 0)
+        return false;
+    if (kill(l->watched_pid, 0) != 0)
+        return errno == ESRCH;
+#if defined(__linux__)
+    char path[64], stat[256];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)l->watched_pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t got = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[got] = '\0';
+    /* "pid (comm) S ...": the state follows the last ')'. */
+    const char *paren = strrchr(stat, ')');
+    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+#else
+    return false;
+#endif
 }
 
 /* A call counts as stuck only for the time this thread saw pass while it

@@ -25,8 +25,9 @@ if [ "$mode" = hang ] && ! grep -q "ultrapool mpi: rank [0-9]*: a call on the fa
 fi
 # A killed rank's process is gone from the node: its watcher (rank 0) must
 # say so itself, before the launcher's teardown (whose SIGTERM a loaded
-# rank may not get to handle before the SIGKILL behind it).
-case $mode in kill*)
+# rank may not get to handle before the SIGKILL behind it). (kill-short:
+# its 300 ms heartbeat may tell first; any report naming rank 1 will do.)
+case $mode in kill)
   if ! grep -Eq "ultrapool mpi: rank 1 died during a farm \(its process [0-9]+ on this node has ended\).*holding chunk \[[0-9]+, [0-9]+\)" "$log"; then
     echo "die.sh: rank 0 did not report rank 1's death with its chunk"; exit 1
   fi ;;
