@@ -277,7 +277,7 @@ static bool watched_gone(const up__ledger *l)
 static void *watchdog(void *arg)
 {
     up__ledger *l = arg;
-    uint64_t last = up__now_ns(), awake_since = last;
+    uint64_t last = up__now_ns(), awake_since = last, alive_at = last;
     pthread_mutex_lock(&l->dog_lock);
     while (!l->dog_quit) {
         struct timespec ts = up__realtime_after(l->period_ns);
@@ -290,9 +290,14 @@ static void *watchdog(void *arg)
         if (since != 0 && since < awake_since)
             since = awake_since;
         /* The calling thread reports a death at its tick, unless it is
-         * stuck in a call (perhaps on a lock the dead rank held). */
-        if (!l->dog_quit && since != 0 && now > since && now - since >= l->period_ns &&
-            watched_gone(l))
+         * stuck in a call that began after the watched rank was last seen
+         * alive (on a lock the dead rank held). A rank that ends after
+         * this one's call got stuck is more likely ending the job after
+         * the same hang: the stuck call is reported instead. */
+        bool gone = l->watched_pid > 0 && watched_gone(l);
+        if (!gone)
+            alive_at = now;
+        else if (!l->dog_quit && since != 0 && since >= alive_at && now - since >= l->period_ns)
             report_gone(l, false);
         if (!l->dog_quit && since != 0 && now > since && now - since >= l->silence_ns)
             report_stuck(l, now - since);
@@ -581,7 +586,7 @@ int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop)
         l->watched_since_ns = now;
         atomic_store(&view.heard_ns, now);
     }
-    if (watched_gone(l)) {
+    if (w[STATE - BEAT] != UP__LEDGER_ABORTING && watched_gone(l)) {
         report_gone(l, true);
     } else if (now - l->watched_since_ns > l->silence_ns) {
         report_silent(l, w, now - l->watched_since_ns);
