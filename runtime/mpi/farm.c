@@ -157,7 +157,8 @@ static void lane_main(void *arg)
             if (r.begin == r.end)
                 continue;
             int rc = run_body_locked(f, lane, r);
-            ran_locked(f, r, rc);
+            if (!ran_locked(f, r, rc))
+                pthread_cond_signal(&f->wake);
         }
     } else {
         for (;;) {
@@ -175,6 +176,9 @@ static void lane_main(void *arg)
             if (!ran_locked(f, r, rc)) {
                 f->stopping = true;
                 pthread_cond_broadcast(&f->have);
+                /* The coordinator tells the other ranks now, not at its
+                 * next tick. */
+                pthread_cond_signal(&f->wake);
                 break;
             }
         }
@@ -218,6 +222,12 @@ static void publish_locked(coord *c, uint64_t state)
     pthread_mutex_lock(&f->lock);
 }
 
+static void stop_locked(farm *f)
+{
+    f->stopping = true;
+    pthread_cond_broadcast(&f->have);
+}
+
 /* One grab, lock released around the MPI call. */
 static int grab_locked(coord *c)
 {
@@ -235,12 +245,16 @@ static int grab_locked(coord *c)
     f->need = false;
     pthread_mutex_unlock(&f->lock);
     uint64_t start = 0;
-    int rc = up__ledger_grab(c->l, want, &start);
+    int stop = 0;
+    int rc = up__ledger_grab(c->l, want, &start, &stop);
     pthread_mutex_lock(&f->lock);
     if (rc != UP_OK)
         return rc;
     c->seen = start + want;
-    if (start >= f->n) {
+    if (stop) {
+        /* Another rank failed or timed out: this chunk never starts. */
+        stop_locked(f);
+    } else if (start >= f->n) {
         f->exhausted = true;
     } else {
         range r = {start, f->n - start < want ? f->n : start + want};
@@ -260,12 +274,6 @@ static int grab_locked(coord *c)
     return UP_OK;
 }
 
-static void stop_locked(farm *f)
-{
-    f->stopping = true;
-    pthread_cond_broadcast(&f->have);
-}
-
 static int tick_locked(coord *c, uint64_t now)
 {
     farm *f = c->f;
@@ -280,7 +288,7 @@ static int tick_locked(coord *c, uint64_t now)
         c->mpi_rc = rc;
         stop_locked(f);
     }
-    if (c->timed_out && now >= c->grace_deadline && f->lanes_live) {
+    if (c->timed_out && now >= c->grace_deadline && f->lanes_live && up__ledger_claim_report()) {
         range stuck = oldest_running_locked(f);
         if (stuck.begin != stuck.end)
             fprintf(stderr,
@@ -293,18 +301,22 @@ static int tick_locked(coord *c, uint64_t now)
                     "its grace; aborting the job\n",
                     c->l->rank);
         fflush(stderr);
-        MPI_Abort(c->l->comm, 71);
+        up__ledger_abort(c->l, 71);
     }
     return rc;
 }
 
-/* The coordinator's loop: runs until every lane has returned. */
+/* The coordinator's loop: runs until every lane has returned and a
+ * failure or timeout of this rank has been told to the others. A failing
+ * rank's lanes may all be over before the coordinator wakes (one lane, or
+ * each seeing `stopping` at once): the stop must still be sent, or the
+ * other ranks would run the whole space. */
 static int coordinate(coord *c)
 {
     farm *f = c->f;
     int rc = UP_OK;
     pthread_mutex_lock(&f->lock);
-    while (f->lanes_live > 0) {
+    while (f->lanes_live > 0 || ((f->failed || c->timed_out) && !c->stop_sent)) {
         /* The clock first: a stream of grabs must not starve the
          * heartbeat or the timeout. */
         uint64_t now = up__now_ns();
@@ -500,9 +512,16 @@ static int agree(MPI_Comm comm, uint64_t n, const up_mpi_opts *o, size_t size, u
     }
     mine[2 * SAME] = *silence;
     mine[2 * SAME + 1] = local_rc != 0;
-    int rc = MPI_Allreduce(mine, all, 2 * SAME + 2, MPI_UINT64_T, MPI_MAX, comm);
+    /* Ranks reach a farm at different times: the early ones wait here
+     * sleeping (up__mpi_test_until), not spinning in a blocking collective
+     * on the CPU that a late rank of the same node needs. */
+    MPI_Request req;
+    int rc = MPI_Iallreduce(mine, all, 2 * SAME + 2, MPI_UINT64_T, MPI_MAX, comm, &req);
     if (rc != MPI_SUCCESS)
         return up__mpi_error("up_mpi_for: agreeing on the arguments", rc);
+    if ((rc = up__mpi_test_until(&req, MPI_STATUS_IGNORE, UINT64_MAX, NULL, NULL,
+                                 "up_mpi_for: agreeing on the arguments")) != UP_OK)
+        return rc;
     if (local_rc != 0)
         return local_rc;
     if (all[2 * SAME + 1]) {
@@ -661,10 +680,15 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
     if (!collective)
         return local;
 
+    /* The farm's first collective: waited for asleep, as in agree(). */
     MPI_Comm comm;
-    int rc = MPI_Comm_dup(user_comm, &comm);
+    MPI_Request dup_req;
+    int rc = MPI_Comm_idup(user_comm, &comm, &dup_req);
     if (rc != MPI_SUCCESS)
-        return up__mpi_error("up_mpi_for: MPI_Comm_dup", rc);
+        return up__mpi_error("up_mpi_for: MPI_Comm_idup", rc);
+    if ((rc = up__mpi_test_until(&dup_req, MPI_STATUS_IGNORE, UINT64_MAX, NULL, NULL,
+                                 "up_mpi_for: MPI_Comm_idup")) != UP_OK)
+        return rc;
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     int ranks = 1;
     MPI_Comm_size(comm, &ranks);
@@ -769,11 +793,15 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
                    c.mpi_rc != UP_OK};
     verdict v = {UP_OK, -1, {0}, 0};
     if (status == UP_OK) {
-        rc = MPI_Allgather(&mine, (int)RECORD_WORDS, MPI_UINT64_T, all, (int)RECORD_WORDS,
-                           MPI_UINT64_T, comm);
-        if (rc != MPI_SUCCESS) {
-            status = up__mpi_error("up_mpi_for: MPI_Allgather", rc);
-        } else {
+        MPI_Request req;
+        rc = MPI_Iallgather(&mine, (int)RECORD_WORDS, MPI_UINT64_T, all, (int)RECORD_WORDS,
+                            MPI_UINT64_T, comm, &req);
+        if (rc != MPI_SUCCESS)
+            status = up__mpi_error("up_mpi_for: MPI_Iallgather", rc);
+        else
+            status = up__mpi_test_until(&req, MPI_STATUS_IGNORE, UINT64_MAX, NULL, NULL,
+                                        "up_mpi_for: MPI_Iallgather");
+        if (status == UP_OK) {
             v = judge(all, l.size, n);
             status = v.status;
         }

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "up_layer.h" /* up__set_error, up__now_ns */
@@ -135,16 +136,23 @@ static void handler_remove(void)
     pthread_mutex_unlock(&handler_lock);
 }
 
+/* Set by the first report of the process (claim_report); never cleared:
+ * the job is ending. */
+static atomic_int reported;
+
+int up__ledger_claim_report(void)
+{
+    return atomic_exchange(&reported, 1) == 0;
+}
+
 /* Ends the job after a report. The SIGTERM report is switched off first:
  * the launcher's SIGTERM that follows would otherwise add a line saying
- * the launcher ended this rank. MPI_Abort returns at once when another
- * thread of the process is already aborting (the watchdog and the calling
- * thread may report together), and an MPI may return from it: then this
- * rank ends on its own, which its launcher treats as a failed job. */
-static void abort_job(MPI_Comm comm, int code)
+ * the launcher ended this rank. An MPI may return from MPI_Abort: then
+ * this rank ends on its own, which its launcher treats as a failed job. */
+void up__ledger_abort(up__ledger *l, int code)
 {
     atomic_store(&view.active, 0);
-    MPI_Abort(comm, code);
+    MPI_Abort(l->comm, code);
     _exit(code);
 }
 
@@ -175,6 +183,8 @@ static void call_end(up__ledger *l)
 
 static void report_stuck(up__ledger *l, uint64_t stuck_ns)
 {
+    if (!up__ledger_claim_report())
+        return;
     char watch[224] = "";
     int w = atomic_load(&view.watched);
     if (w >= 0 && atomic_load(&view.rank) == l->rank)
@@ -190,18 +200,105 @@ static void report_stuck(up__ledger *l, uint64_t stuck_ns)
             "aborts the job\n",
             l->rank, (double)stuck_ns / 1e9, watch, l->rank);
     fflush(stderr);
-    abort_job(l->comm, 70);
+    up__ledger_abort(l, 70);
 }
 
+static int send_beat(up__ledger *l);
+
+/* Before the calling thread stops beating to end the job: its watcher
+ * must not report that silence as a second death. */
+static void publish_aborting(up__ledger *l)
+{
+    l->noted[0] = UP__LEDGER_ABORTING;
+    call_begin(l);
+    if (send_beat(l) == MPI_SUCCESS)
+        MPI_Win_flush(l->rank, l->win);
+    call_end(l);
+}
+
+/* The watched rank's process has ended (its pid is gone from this node).
+ * Open MPI's mpirun ends the whole job about a second after one rank
+ * dies, with a SIGTERM that a loaded rank may not get to handle before the
+ * SIGKILL that follows it, and the heartbeat takes as long. So the death
+ * is reported at the watcher's next tick after the launcher reaps the
+ * process, with the chunk that tick read, while every survivor still
+ * runs; by the watchdog (with the last chunk seen) when the calling thread
+ * is stuck in a call. */
+static void report_gone(up__ledger *l, bool calling_thread)
+{
+    if (!up__ledger_claim_report())
+        return;
+    if (calling_thread)
+        publish_aborting(l);
+    char held[160] = "";
+    if (atomic_load(&view.rank) == l->rank)
+        snprintf(held, sizeof held, ", last heard %llu ms ago, holding chunk [%llu, %llu) of [0, %llu)",
+                 (unsigned long long)((up__now_ns() - atomic_load(&view.heard_ns)) / 1000000u),
+                 (unsigned long long)atomic_load(&view.cur_begin),
+                 (unsigned long long)atomic_load(&view.cur_end), (unsigned long long)l->n);
+    fprintf(stderr,
+            "ultrapool mpi: rank %d died during a farm (its process %ld on this node has "
+            "ended)%s; rank %d aborts the job\n",
+            l->watched, (long)l->watched_pid, held, l->rank);
+    fflush(stderr);
+    up__ledger_abort(l, 70);
+}
+
+/* Whether the watched rank's process has ended: no such pid, or (Linux)
+ * a zombie that its launcher has not reaped yet, which on a loaded
+ * machine can take longer than the launcher's whole teardown. */
+static bool watched_gone(const up__ledger *l)
+{
+    if (l->watched_pid <= 0)
+        return false;
+    if (kill(l->watched_pid, 0) != 0)
+        return errno == ESRCH;
+#if defined(__linux__)
+    char path[64], stat[256];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)l->watched_pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t got = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[got] = '\0';
+    /* "pid (comm) S ...": the state follows the last ')'. */
+    const char *paren = strrchr(stat, ')');
+    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+#else
+    return false;
+#endif
+}
+
+/* A call counts as stuck only for the time this thread saw pass while it
+ * woke every period: a rank that was itself stopped (SIGSTOP, a debugger)
+ * or starved of CPU for longer than half the silence finds, on waking, a
+ * call that merely could not run, and starts counting again. */
 static void *watchdog(void *arg)
 {
     up__ledger *l = arg;
+    uint64_t last = up__now_ns(), awake_since = last, alive_at = last;
     pthread_mutex_lock(&l->dog_lock);
     while (!l->dog_quit) {
         struct timespec ts = up__realtime_after(l->period_ns);
         pthread_cond_timedwait(&l->dog_wake, &l->dog_lock, &ts);
         uint64_t since = atomic_load_explicit(&l->call_since_ns, memory_order_relaxed);
         uint64_t now = up__now_ns();
+        if (now - last > l->period_ns + l->silence_ns / 2)
+            awake_since = now;
+        last = now;
+        if (since != 0 && since < awake_since)
+            since = awake_since;
+        /* The calling thread reports a death at its tick, unless it is
+         * stuck in a call that began after the watched rank was last seen
+         * alive (on a lock the dead rank held). A rank that ends after
+         * this one's call got stuck is more likely ending the job after
+         * the same hang: the stuck call is reported instead. */
+        bool gone = l->watched_pid > 0 && watched_gone(l);
+        if (!gone)
+            alive_at = now;
+        else if (!l->dog_quit && since != 0 && since >= alive_at && now - since >= l->period_ns)
+            report_gone(l, false);
         if (!l->dog_quit && since != 0 && now > since && now - since >= l->silence_ns)
             report_stuck(l, now - since);
     }
@@ -252,6 +349,39 @@ static int put_word(up__ledger *l, int target, int word, uint64_t value)
                           l->win);
 }
 
+/* This process's node: its host name and, on Linux, its PID namespace
+ * (containers on one host may share a name, not their pids). */
+static uint64_t node_id(void)
+{
+    char name[256] = "";
+    gethostname(name, sizeof name - 1);
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (const char *c = name; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211u;
+    struct stat st;
+    if (stat("/proc/self/ns/pid", &st) == 0)
+        h = (h ^ (uint64_t)st.st_ino) * 1099511628211u;
+    return h;
+}
+
+/* Each rank learns the pid of the rank it watches when that rank runs on
+ * its node, and keeps it only if it can see it now (the rank is alive and
+ * in the farm): the watchdog then checks that the process still exists.
+ * The two messages are received here, before the farm starts. */
+static int learn_watched_pid(up__ledger *l)
+{
+    uint64_t mine[2] = {node_id(), (uint64_t)getpid()}, theirs[2] = {0, 0};
+    int watcher = (l->rank + l->size - 1) % l->size;
+    int rc = MPI_Sendrecv(mine, 2, MPI_UINT64_T, watcher, 0, theirs, 2, MPI_UINT64_T, l->watched,
+                          0, l->comm, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    pid_t pid = (pid_t)theirs[1];
+    if (theirs[0] == mine[0] && pid > 0 && pid != getpid() && (kill(pid, 0) == 0 || errno == EPERM))
+        l->watched_pid = pid;
+    return MPI_SUCCESS;
+}
+
 int up__ledger_open(up__ledger *l, MPI_Comm comm, uint64_t n, uint64_t silence_ns)
 {
     memset(l, 0, sizeof *l);
@@ -284,6 +414,11 @@ int up__ledger_open(up__ledger *l, MPI_Comm comm, uint64_t n, uint64_t silence_n
         what = "up_mpi_for: MPI_Barrier";
         rc = MPI_Barrier(comm);
     }
+    l->watched = l->size > 1 ? (l->rank + 1) % l->size : -1;
+    if (rc == MPI_SUCCESS && l->watched >= 0) {
+        what = "up_mpi_for: MPI_Sendrecv";
+        rc = learn_watched_pid(l);
+    }
     if (rc != MPI_SUCCESS) {
         up__mpi_error(what, rc);
         if (locked)
@@ -292,7 +427,6 @@ int up__ledger_open(up__ledger *l, MPI_Comm comm, uint64_t n, uint64_t silence_n
         return UP_EINVAL;
     }
     uint64_t now = up__now_ns();
-    l->watched = l->size > 1 ? (l->rank + 1) % l->size : -1;
     l->watched_since_ns = now;
     l->next_tick_ns = now;
     atomic_store(&view.rank, l->rank);
@@ -315,13 +449,20 @@ void up__ledger_close(up__ledger *l)
     MPI_Win_free(&l->win);
 }
 
-int up__ledger_grab(up__ledger *l, uint64_t want, uint64_t *start)
+int up__ledger_grab(up__ledger *l, uint64_t want, uint64_t *start, int *stop)
 {
+    uint64_t stopword = 0, none = 0;
     call_begin(l);
     int rc = MPI_Fetch_and_op(&want, start, MPI_UINT64_T, 0, COUNTER, MPI_SUM, l->win);
+    /* STOP rides along in the same flush: a rank taking chunks sees a
+     * failure at its next grab, a call's time after it was published. */
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Get_accumulate(&none, 0, MPI_UINT64_T, &stopword, 1, MPI_UINT64_T, 0, STOP, 1,
+                                MPI_UINT64_T, MPI_NO_OP, l->win);
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_flush(0, l->win);
     call_end(l);
+    *stop = stopword != 0;
     return rc == MPI_SUCCESS ? UP_OK : up__mpi_error("up_mpi_for: taking a chunk", rc);
 }
 
@@ -338,6 +479,8 @@ int up__ledger_stop(up__ledger *l)
 static void note(up__ledger *l, uint64_t state, uint64_t cur_begin, uint64_t cur_end,
                  uint64_t next_begin, uint64_t next_end)
 {
+    if (atomic_load(&reported))
+        state = UP__LEDGER_ABORTING;
     uint64_t words[5] = {state, cur_begin, cur_end, next_begin, next_end};
     memcpy(l->noted, words, sizeof words);
 }
@@ -370,7 +513,8 @@ int up__ledger_publish(up__ledger *l, uint64_t state, uint64_t cur_begin, uint64
 void up__ledger_progress(up__ledger *l)
 {
     int flag = 0;
-    /* Nothing is ever sent on the farm's own communicator: the probe only
+    /* Nothing is sent on the farm's own communicator once the farm runs
+     * (the open's exchange of pids is received within it): the probe only
      * drives MPI's progress engine. */
     call_begin(l);
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, l->comm, &flag, MPI_STATUS_IGNORE);
@@ -379,6 +523,9 @@ void up__ledger_progress(up__ledger *l)
 
 static void report_silent(up__ledger *l, const uint64_t *w, uint64_t quiet_ns)
 {
+    if (!up__ledger_claim_report())
+        return;
+    publish_aborting(l);
     const uint64_t *c = w + CUR_BEGIN - BEAT, *x = w + NEXT_BEGIN - BEAT;
     char held[128] = "no chunk";
     if (c[0] < c[1] && x[0] < x[1])
@@ -396,13 +543,15 @@ static void report_silent(up__ledger *l, const uint64_t *w, uint64_t quiet_ns)
             w[STATE - BEAT] == UP__LEDGER_DONE ? "after finishing its share" : "while running",
             held, (unsigned long long)l->n, l->rank);
     fflush(stderr);
-    abort_job(l->comm, 70);
+    up__ledger_abort(l, 70);
 }
 
 int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop)
 {
     l->next_tick_ns = now_ns + l->period_ns;
     ++l->beat;
+    if (atomic_load(&reported))
+        l->noted[0] = UP__LEDGER_ABORTING;
     call_begin(l);
     int rc = send_beat(l);
     uint64_t stopword = 0, w[WATCHED_WORDS], none = 0;
@@ -415,6 +564,8 @@ int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop)
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_flush_all(l->win);
     call_end(l);
+    if (rc != MPI_SUCCESS && watched_gone(l))
+        report_gone(l, true);
     if (rc != MPI_SUCCESS)
         return up__mpi_error("up_mpi_for: heartbeat", rc);
     *stop = stopword != 0;
@@ -423,12 +574,20 @@ int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop)
     uint64_t now = up__now_ns();
     /* The chunk at every read: a rank publishes one (a static rank its
      * block) before its first heartbeat. */
-    atomic_store(&view.cur_begin, w[CUR_BEGIN - BEAT]);
-    atomic_store(&view.cur_end, w[CUR_END - BEAT]);
-    if (w[0] != l->watched_beat) {
+    const uint64_t *held = w + CUR_BEGIN - BEAT;
+    if (held[0] >= held[1])
+        held = w + NEXT_BEGIN - BEAT;
+    atomic_store(&view.cur_begin, held[0]);
+    atomic_store(&view.cur_end, held[1]);
+    /* A rank that is ending the job after its own report may fall silent
+     * for longer than the timeout inside MPI_Abort: not a second death. */
+    if (w[0] != l->watched_beat || w[STATE - BEAT] == UP__LEDGER_ABORTING) {
         l->watched_beat = w[0];
         l->watched_since_ns = now;
         atomic_store(&view.heard_ns, now);
+    }
+    if (w[STATE - BEAT] != UP__LEDGER_ABORTING && watched_gone(l)) {
+        report_gone(l, true);
     } else if (now - l->watched_since_ns > l->silence_ns) {
         report_silent(l, w, now - l->watched_since_ns);
     }

@@ -2,7 +2,7 @@
  * rank, opened for the length of one farm.
  *
  *   rank 0's COUNTER   the next unassigned index; grabs add to it
- *   rank 0's STOP      non-zero once a rank failed (read at each tick)
+ *   rank 0's STOP      non-zero once a rank failed (read at each grab and tick)
  *   each rank's BEAT   its heartbeat, bumped every tick by its own rank
  *   each rank's STATE, CUR_*, NEXT_*: what it is doing, for reports
  *
@@ -20,10 +20,19 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <mpi.h>
 
-enum { UP__LEDGER_RUNNING = 1, UP__LEDGER_DONE = 2, UP__LEDGER_FAILED = 3 };
+/* A rank's STATE word. ABORTING: this rank has reported a death or a hang
+ * and is ending the job; its watcher must not call its silence a second
+ * death (MPI_Abort can take longer than a short heartbeat timeout). */
+enum {
+    UP__LEDGER_RUNNING = 1,
+    UP__LEDGER_DONE = 2,
+    UP__LEDGER_FAILED = 3,
+    UP__LEDGER_ABORTING = 4
+};
 
 typedef struct up__ledger {
     MPI_Comm comm; /* the farm's duplicate, MPI_ERRORS_RETURN */
@@ -35,6 +44,7 @@ typedef struct up__ledger {
     uint64_t period_ns;        /* between ticks */
     uint64_t silence_ns;       /* a watched rank this quiet is dead */
     int watched;               /* the next rank, -1 alone */
+    pid_t watched_pid;         /* its process, when on this node and visible; else 0 */
     uint64_t watched_beat;     /* its last heartbeat seen */
     uint64_t watched_since_ns; /* when that value was first seen */
     uint64_t next_tick_ns;
@@ -56,9 +66,12 @@ int up__ledger_open(up__ledger *l, MPI_Comm comm, uint64_t n, uint64_t silence_n
 void up__ledger_close(up__ledger *l);
 
 /* Takes `want` indexes from the counter; *start is where they begin (at or
- * past n: the space is used up). One remote atomic and one flush. */
-int up__ledger_grab(up__ledger *l, uint64_t want, uint64_t *start);
-/* Tells every rank to stop taking chunks (they see it at their next tick). */
+ * past n: the space is used up), and *stop is set when a rank asked the
+ * farm to stop (the chunk must then not run). Two remote atomics (the
+ * counter, STOP) and one flush. */
+int up__ledger_grab(up__ledger *l, uint64_t want, uint64_t *start, int *stop);
+/* Tells every rank to stop taking chunks (they see it at their next grab
+ * or tick). */
 int up__ledger_stop(up__ledger *l);
 
 /* This rank's state and the chunks it holds, for the reports of others:
@@ -72,6 +85,15 @@ int up__ledger_publish(up__ledger *l, uint64_t state, uint64_t cur_begin, uint64
  * silence_ns is reported on stderr and the job is aborted (MPI_Abort);
  * this does not return then. Returns UP_OK or UP_EINVAL on an MPI error. */
 int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop);
+
+/* One report per process: the first of its reporters (the watcher, the
+ * watchdog, a body stuck past the timeout) to claim it prints its report
+ * and then calls up__ledger_abort; the others say nothing. Afterwards this
+ * rank's heartbeats carry UP__LEDGER_ABORTING. */
+int up__ledger_claim_report(void);
+/* Ends the job with `code` after a claimed report (MPI_Abort; _exit if it
+ * returns). */
+void up__ledger_abort(up__ledger *l, int code);
 
 /* Rank 0 holds the counter: where MPI implements one-sided operations in
  * software (Open MPI's osc/pt2pt, osc/ucx without hardware atomics), a

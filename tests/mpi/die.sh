@@ -1,8 +1,10 @@
 #!/bin/sh
 # die.sh MPIEXEC NP MODE PROGRAM [MPIEXEC_FLAGS...]: runs PROGRAM MODE on NP
 # ranks and checks that the job ends non-zero within 60 s, that a
-# surviving rank reported rank 1 with a chunk, and prints how long after
-# the victim's death the job ended. In mode hang (every rank's grabs and
+# surviving rank reported rank 1 with a chunk (when killed: its watcher,
+# from its process being gone), that no report calls another rank dead,
+# and prints how long after the victim's death the job ended and its
+# exit status. kill-short: kill with a heartbeat timeout of 300 ms. In mode hang (every rank's grabs and
 # heartbeat reads stop returning) a watchdog must also have said so.
 set -u
 mpiexec=$1 np=$2 mode=$3 prog=$4
@@ -21,16 +23,30 @@ grep -q "up_mpi_for returned" "$log" && { echo "die.sh: a rank returned from the
 if [ "$mode" = hang ] && ! grep -q "ultrapool mpi: rank [0-9]*: a call on the farm's window has not returned" "$log"; then
   echo "die.sh: no watchdog reported the calls that never returned"; exit 1
 fi
-# Any report: the watcher's (heartbeat), the SIGTERM handler's or rank 0's
-# watchdog's.
-if ! grep -Eq "ultrapool mpi: rank 1 has been silent .*holding chunks? \[[0-9]+, [0-9]+\)|ultrapool mpi: rank [0-9]+ terminated by the launcher during a farm; rank 1 last heard [0-9]+ ms ago, holding chunk \[[0-9]+, [0-9]+\)|watch rank 1, last heard [0-9]+ ms ago, holding chunk \[[0-9]+, [0-9]+\)" "$log"; then
+# A killed rank's process is gone from the node: its watcher (rank 0) must
+# say so itself, before the launcher's teardown (whose SIGTERM a loaded
+# rank may not get to handle before the SIGKILL behind it). (kill-short:
+# its 300 ms heartbeat may tell first; any report naming rank 1 will do.)
+case $mode in kill)
+  if ! grep -Eq "ultrapool mpi: rank 1 died during a farm \(its process [0-9]+ on this node has ended\).*holding chunk \[[0-9]+, [0-9]+\)" "$log"; then
+    echo "die.sh: rank 0 did not report rank 1's death with its chunk"; exit 1
+  fi ;;
+esac
+# Only rank 1 is dead or silent: no report may say so of another rank (a
+# rank ending the job after its report is silent inside MPI_Abort).
+if grep -Eq "ultrapool mpi: rank ([02-9]|[1-9][0-9]+) (has been silent|died during)" "$log"; then
+  echo "die.sh: a report calls a live rank dead or silent"; exit 1
+fi
+# Any report: the watcher's (heartbeat, or its process gone), the SIGTERM
+# handler's or rank 0's watchdog's.
+if ! grep -Eq "ultrapool mpi: rank 1 died during a farm .*holding chunk \[[0-9]+, [0-9]+\)|ultrapool mpi: rank 1 has been silent .*holding chunks? \[[0-9]+, [0-9]+\)|ultrapool mpi: rank [0-9]+ terminated by the launcher during a farm; rank 1 last heard [0-9]+ ms ago, holding chunk \[[0-9]+, [0-9]+\)|watch rank 1, last heard [0-9]+ ms ago, holding chunk \[[0-9]+, [0-9]+\)" "$log"; then
   echo "die.sh: no report names rank 1 and its chunk"; exit 1
 fi
 # The victim dies inside a chunk it holds (its block, when static): never
 # an empty one.
 # (Only reports about rank 1: rank 1's own SIGTERM report names the rank it
 # watched, whose view it stopped updating when it was stopped.)
-if grep -Eq "rank 1,? (has been silent|last heard)[^;]*holding chunks? \[0, 0\)" "$log"; then
+if grep -Eq "rank 1,? (has been silent|last heard|died during)[^;]*holding chunks? \[0, 0\)" "$log"; then
   echo "die.sh: a report names an empty chunk for rank 1"; exit 1
 fi
 awk -v a="$at" -v b="$ended" -v rc="$rc" 'BEGIN { printf "die.sh: job ended %.2f s after the victim, exit %d\n", b - a, rc }'

@@ -2,8 +2,10 @@
  * farm: run by die.sh under mpirun, which checks that the job ends
  * non-zero with a report naming the rank and its chunk. Rank 1 is the
  * victim: after a few of its chunks it prints the time and then raises
- * SIGKILL (the launcher sees the death) or SIGSTOP (it does not: only the
- * heartbeat tells); stop-static stops it in its static block. The other
+ * SIGKILL (the launcher sees the death, and its watcher sees its process
+ * gone) or SIGSTOP (it does not: only the heartbeat tells); stop-static
+ * stops it in its static block; kill-short kills it with a heartbeat
+ * timeout of 300 ms. The other
  * ranks have minutes of work left.
  *
  * hang: what a rank stopped inside an atomic call on the window does to
@@ -78,9 +80,11 @@ static int body(uint64_t begin, uint64_t end, void *ctx)
 
 int main(int argc, char **argv)
 {
-    CHECK(argc == 2 && (strcmp(argv[1], "kill") == 0 || strcmp(argv[1], "stop") == 0 ||
+    CHECK(argc == 2 && (strcmp(argv[1], "kill") == 0 || strcmp(argv[1], "kill-short") == 0 ||
+                        strcmp(argv[1], "stop") == 0 ||
                         strcmp(argv[1], "stop-static") == 0 || strcmp(argv[1], "hang") == 0));
-    sig = strcmp(argv[1], "kill") == 0 ? SIGKILL : strcmp(argv[1], "hang") == 0 ? 0 : SIGSTOP;
+    int short_beat = strcmp(argv[1], "kill-short") == 0;
+    sig = strncmp(argv[1], "kill", 4) == 0 ? SIGKILL : strcmp(argv[1], "hang") == 0 ? 0 : SIGSTOP;
     int statics = strcmp(argv[1], "stop-static") == 0;
     CHECK_EQ(up_mpi_init(&argc, &argv, MPI_THREAD_FUNNELED, NULL), UP_OK);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -92,6 +96,10 @@ int main(int argc, char **argv)
     /* Static: rank 1's block, published once, is what a report names. */
     o.schedule = statics ? UP_MPI_STATIC : UP_MPI_DYNAMIC;
     o.min_chunk = 10;
+    /* Shorter than MPI_Abort takes to end the job: the watcher of the
+     * rank that aborts must not call it silent. */
+    if (short_beat)
+        o.heartbeat_timeout_ns = 300000000u;
     int rc = up_mpi_for(MPI_COMM_WORLD, pool, 1000000, &o, body, NULL);
     /* Not reached by a correct farm: the job is aborted first. */
     fprintf(stderr, "rank %d: up_mpi_for returned %d (%s)\n", rank, rc, up_last_error());

@@ -18,6 +18,14 @@
 static int rank, size;
 static up_pool *pool;
 
+/* How much longer waits may take here: the sanitizers slow every MPI and
+ * pool call about tenfold. */
+#if defined(UP_SANITIZER_BUILD)
+#define SLACK 10
+#else
+#define SLACK 1
+#endif
+
 typedef struct cover {
     unsigned char *hits;
     atomic_uint_fast64_t calls;
@@ -199,6 +207,130 @@ static void test_failure(uint64_t n)
                (unsigned long long)rep.items_all, (unsigned long long)n);
 }
 
+/* How promptly a failure stops the other ranks. Every call runs one index
+ * for about 1 ms (a sleep, so a loaded machine still runs it on time); the
+ * last rank's 20th call fails; that rank has one lane, so its farm's
+ * lanes are all over the moment it fails, and the others two. Each rank notes when each of its calls
+ * started, and after the farm the ranks count the calls that started
+ * after the failure. A rank notices a failure at its next chunk grab or
+ * heartbeat (docs/mpi.md: within 100 ms), so after the failure each of
+ * the 2 lanes of a rank can start at most what 100 ms of its own observed
+ * call time holds, plus the two chunks the rank holds. The space is four
+ * times that budget past the failure, so a farm that does not stop runs
+ * it all. Timestamps are compared across ranks, so this needs every rank
+ * on one node (one CLOCK_MONOTONIC); elsewhere it says so and skips. */
+#define NOTICE_NS   (100000000u * (uint64_t)SLACK)
+#define PROMPT_FAIL 20 /* the failing rank's call that fails */
+
+typedef struct prompt {
+    uint64_t *starts; /* when each call began */
+    atomic_uint_fast64_t calls, busy_ns;
+    atomic_uint_fast64_t failed_at; /* 0 until the failing call returns */
+    int fail_rank;
+} prompt;
+
+static int prompt_body(uint64_t begin, uint64_t end, void *ctx)
+{
+    prompt *p = ctx;
+    (void)begin;
+    (void)end;
+    uint64_t t0 = test_now_ns();
+    uint64_t k = atomic_fetch_add(&p->calls, 1);
+    p->starts[k] = t0;
+    if (rank == p->fail_rank && k + 1 == PROMPT_FAIL) {
+        atomic_store(&p->failed_at, test_now_ns());
+        return -7;
+    }
+    test_sleep_ms(1);
+    atomic_fetch_add(&p->busy_ns, test_now_ns() - t0);
+    return 0;
+}
+
+static bool one_node(void)
+{
+    char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    int len = 0;
+    MPI_Get_processor_name(name, &len);
+    uint64_t h = 1469598103934665603u; /* FNV-1a of the name */
+    for (int i = 0; i < len; i++)
+        h = (h ^ (unsigned char)name[i]) * 1099511628211u;
+    uint64_t lo = h, hi = h;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    return lo == hi;
+}
+
+static void test_failure_prompt(void)
+{
+    if (!one_node()) {
+        if (rank == 0)
+            printf("failure notice: ranks on several nodes, no common clock: skipped\n");
+        return;
+    }
+    enum { LANES = 2 };
+    /* What one lane may start after the failure, in calls of ~1 ms. */
+    uint64_t lane_budget = NOTICE_NS / 1000000u + 2;
+    uint64_t allowed = (uint64_t)size * LANES * lane_budget;
+    uint64_t n = (uint64_t)size * PROMPT_FAIL + 4 * allowed;
+    prompt p = {calloc(n, sizeof(uint64_t)), 0, 0, 0, size - 1};
+    CHECK(p.starts);
+    up_mpi_report rep;
+    up_mpi_opts o;
+    up_mpi_opts_init(&o);
+    o.report = &rep;
+    o.schedule = UP_MPI_DYNAMIC;
+    o.min_chunk = 1;
+    o.lanes = rank == size - 1 ? 1 : LANES;
+    MPI_Barrier(MPI_COMM_WORLD);
+    int rc = up_mpi_for(MPI_COMM_WORLD, pool, n, &o, prompt_body, &p);
+    uint64_t returned = test_now_ns();
+    CHECK_EQ(rc, UP_ECANCELED);
+    CHECK_EQ(rep.rank, size - 1);
+    CHECK_EQ(rep.body_code, -7);
+    uint64_t failed_at = atomic_load(&p.failed_at);
+    MPI_Bcast(&failed_at, 1, MPI_UINT64_T, size - 1, MPI_COMM_WORLD);
+    CHECK(failed_at != 0);
+    /* This rank's calls begun after the failure, and its mean call. */
+    uint64_t calls = atomic_load(&p.calls), after = 0, last = failed_at;
+    for (uint64_t i = 0; i < calls; i++)
+        if (p.starts[i] > failed_at) {
+            after++;
+            last = p.starts[i] > last ? p.starts[i] : last;
+        }
+    uint64_t call_ns = calls > 1 ? atomic_load(&p.busy_ns) / (calls - (rank == size - 1)) : 1000000u;
+    /* The verdict per rank: its lanes started no more than the notice
+     * time allows at the call time it observed, and it returned within
+     * that time and a few calls (its last body, the final exchange). */
+    uint64_t lane_allowed = NOTICE_NS / (call_ns ? call_ns : 1) + 2;
+    uint64_t took = returned - failed_at, took_allowed = NOTICE_NS + 8 * call_ns + NOTICE_NS;
+    uint64_t mine[4] = {after, (last - failed_at) / 1000u, took / 1000u, call_ns / 1000u};
+    uint64_t all[4 * 64];
+    CHECK(size <= 64);
+    MPI_Allgather(mine, 4, MPI_UINT64_T, all, 4, MPI_UINT64_T, MPI_COMM_WORLD);
+    bool late = after > LANES * lane_allowed || took > took_allowed;
+    int any_late = late;
+    MPI_Allreduce(MPI_IN_PLACE, &any_late, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("failure notice: rank %d failed after %d calls; %llu of %llu indexes ran; per rank "
+               "(calls started after the failure, the last one at, UP_ECANCELED at, mean call):\n",
+               size - 1, PROMPT_FAIL, (unsigned long long)rep.items_all, (unsigned long long)n);
+        for (int r = 0; r < size; r++)
+            printf("  rank %d: %llu calls, +%.1f ms, +%.1f ms, %.2f ms\n", r,
+                   (unsigned long long)all[4 * r], all[4 * r + 1] / 1e3, all[4 * r + 2] / 1e3,
+                   all[4 * r + 3] / 1e3);
+        fflush(stdout);
+    }
+    if (late)
+        fprintf(stderr,
+                "rank %d: %llu calls started after the failure (at most %llu), UP_ECANCELED "
+                "%.1f ms after it (at most %.1f ms)\n",
+                rank, (unsigned long long)after, (unsigned long long)(LANES * lane_allowed),
+                took / 1e6, took_allowed / 1e6);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(!any_late);
+    free(p.starts);
+}
+
 static int slow(uint64_t begin, uint64_t end, void *ctx)
 {
     (void)ctx;
@@ -251,6 +383,7 @@ static void test_huge(void)
     o.max_chunk = 0;
     o.schedule = UP_MPI_DYNAMIC;
     o.min_chunk = UINT64_C(1) << 61;
+    o.timeout_ns = 0; /* it must cover the space, however slow the machine */
     CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, UINT64_C(1) << 62, &o, check_huge, NULL), UP_OK);
     CHECK_EQ(rep.items_all, UINT64_C(1) << 62);
     if (rank == 0)
@@ -261,30 +394,34 @@ static void test_huge(void)
  * on its lanes after a heartbeat timeout of trying, without running a lane
  * on its own thread, and the others run its share (guided) or every rank
  * reports UP_EOVERLOAD (static, its block undone). */
-static void block_on(void *arg)
-{
-    while (!atomic_load((atomic_int *)arg))
-        usleep(1000);
-}
-
 static void test_full_queue(void)
 {
     up_pool *full = test_one_worker_pool(2, NULL, NULL);
-    static atomic_int gate;
-    atomic_store(&gate, 0);
+    static test_gate gate;
+    test_gate_reset(&gate);
     bool victim = rank == size - 1;
     if (victim) {
-        /* The one worker blocks and the queue fills behind it. */
-        CHECK_EQ(up_submit(full, block_on, &gate), UP_OK);
-        usleep(20000);
-        while (up_submit(full, block_on, &gate) == UP_OK)
+        /* The one worker blocks and the queue fills behind it. The queue
+         * is filled only once the worker runs the first task: filled
+         * before (a loaded machine may take longer than any fixed sleep
+         * to start it), a slot would free when the worker takes it, and a
+         * lane submitted into it would wait behind a blocked task while
+         * its rank held chunks, and the farm would never end. */
+        CHECK_EQ(up_submit(full, test_gate_task, &gate), UP_OK);
+        test_gate_wait_running(&gate);
+        while (up_submit(full, test_gate_task, &gate) == UP_OK)
             ;
     }
     up_mpi_report rep;
     up_mpi_opts o;
     up_mpi_opts_init(&o);
     o.report = &rep;
-    o.heartbeat_timeout_ns = 300000000u;
+    /* The victim gives up after a heartbeat timeout of trying, twice; the
+     * other ranks' calls must not look hung meanwhile on a loaded machine,
+     * where a rank can wait for the CPU for hundreds of milliseconds (a
+     * 300 ms timeout was exceeded under ThreadSanitizer beside CPU hogs):
+     * the default 1 s, 2 s under the sanitizers. */
+    o.heartbeat_timeout_ns = SLACK > 1 ? 2000000000u : 1000000000u;
     cover c = {calloc(5000, 1), 0, 0};
     CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, victim ? full : pool, 5000, &o, mark, &c),
              size > 1 ? UP_OK : UP_EOVERLOAD);
@@ -294,7 +431,7 @@ static void test_full_queue(void)
     o.schedule = UP_MPI_STATIC;
     CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, victim ? full : pool, 5000, &o, mark, &c), UP_EOVERLOAD);
     free(c.hits);
-    atomic_store(&gate, 1);
+    test_gate_open(&gate);
     up_pool_stop_and_wait(full);
     up_pool_destroy(full);
     if (rank == 0)
@@ -517,15 +654,25 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("%d ranks, %u CPUs in rank 0's pool, n=%llu\n", size, up_pool_cpus(pool),
                (unsigned long long)n);
-    test_cover(n);
-    test_reduce(n);
-    test_failure(test_size("UP_TEST_MPI_FAIL_N", 20000));
-    test_timeout();
-    test_huge();
-    test_full_queue();
-    test_bad_args();
-    test_wait();
-    test_wait_parks();
+    /* Each part's time on rank 0, to see where a slow run goes. */
+#define PART(call)                                                                                 \
+    do {                                                                                           \
+        double t0_ = MPI_Wtime();                                                                  \
+        call;                                                                                      \
+        if (rank == 0)                                                                             \
+            printf("  (%s: %.2f s)\n", #call, MPI_Wtime() - t0_);                                  \
+        fflush(stdout);                                                                            \
+    } while (0)
+    PART(test_cover(n));
+    PART(test_reduce(n));
+    PART(test_failure(test_size("UP_TEST_MPI_FAIL_N", 20000)));
+    PART(test_failure_prompt());
+    PART(test_timeout());
+    PART(test_huge());
+    PART(test_full_queue());
+    PART(test_bad_args());
+    PART(test_wait());
+    PART(test_wait_parks());
     up_mpi_opts o;
     up_mpi_opts_init(&o);
     o.body_calls_mpi = 1;

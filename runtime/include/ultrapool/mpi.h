@@ -20,16 +20,22 @@
  *
  * Failures. The farm's MPI calls use a duplicate of the communicator with
  * MPI_ERRORS_RETURN. A body that returns non-zero stops the farm on every
- * rank (chunks already started finish); every rank's call returns
+ * rank (chunks already started finish; the other ranks see it at their
+ * next chunk grab, within 100 ms at the latest); every rank's call returns
  * UP_ECANCELED and fills the report with the failing rank, chunk and code
  * (the lowest rank's, when several fail). Each rank's calling thread beats
- * a heartbeat every 100 ms and watches the next rank's; a rank silent for
- * heartbeat_timeout_ns (one that died, or hangs) is reported on stderr by
- * its watcher with its rank and the chunk it was running, and the watcher
- * aborts the job with MPI_Abort (the standard offers nothing gentler). If
- * the launcher ends the job first (Open MPI's mpirun sends SIGTERM to the
- * other ranks about a second after one dies), each rank still running a
- * farm prints the same report from its SIGTERM handler before it exits.
+ * a heartbeat every 100 ms and watches the next rank's; a rank whose
+ * process has ended (seen when it ran on the watcher's node) or that is
+ * silent for heartbeat_timeout_ns (one that died elsewhere, or hangs) is
+ * reported on stderr by its watcher with its rank and the chunk it was
+ * running, and the watcher aborts the job with MPI_Abort error code 70
+ * (the standard offers nothing gentler); a body still running a heartbeat
+ * timeout after the farm's timeout aborts it with 71. The job's exit
+ * status is the launcher's: Open MPI's mpirun gives 128 + the signal of a
+ * rank killed by one (137 for SIGKILL). If the launcher ends the job first
+ * (Open MPI's mpirun sends SIGTERM to the other ranks about a second after
+ * one dies), each rank still running a farm prints what it last knew of
+ * the rank it watches from its SIGTERM handler before it exits.
  * A rank stopped inside an MPI call can keep a lock the other ranks' calls
  * need, so that their calls never return and no heartbeat is read: with
  * more than one rank, each rank's farm therefore runs a watchdog thread,
