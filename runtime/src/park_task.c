@@ -367,9 +367,13 @@ static void resume_task(void *arg)
         saved = w->cur;
         w->cur = tf;
     }
+    /* The task brings its own thread-local state (park below); this
+     * context's comes back when the task leaves the thread. */
+    up__task_tls mine = up__tls_task;
     void *msg = up__fiber_switch(&here, &tf->f, NULL);
     /* Back on this thread (the task stayed on it until it parked again
      * or finished). */
+    up__tls_task = mine;
     if (w)
         w->cur = saved;
     handle(w, msg);
@@ -403,15 +407,25 @@ static int park(up__worker *w, park_req *req)
     /* Running -> parked: the task runs on w's current fiber; a task
      * fiber other than the loop runs only once a resumer took it. */
     up__assert_internal(me != NULL && (me == w->loop || me->resumer != NULL));
-    if (me == w->loop) {
-        up__tfiber *fresh = tf_new(w);
-        if (!fresh)
-            return 1;
+    up__tfiber *fresh = NULL;
+    if (me == w->loop && (fresh = tf_new(w)) == NULL)
+        return 1;
+    /* The task's thread-local state goes with it (pool_internal.h): the
+     * thread runs on without it (a fresh loop starts from zero; a resumer
+     * puts its own back), and whichever thread resumes the task gets it. */
+    up__task_tls mine = up__tls_task;
+    up__tls_task = (up__task_tls){0};
+    if (fresh) {
         w->loop = w->cur = fresh;
         up__fiber_switch(&me->f, &fresh->f, req);
     } else {
         up__fiber_switch(&me->f, me->resumer, req);
     }
+    /* Resumed, perhaps on another thread. Resumed by a destroy, the task
+     * runs on as released by it (wait.h: up_cancelled() true). */
+    if (req->result == UP_ECANCELED)
+        mine.cancelled = 1;
+    *up__task_tls_here() = mine;
     return 0;
 }
 

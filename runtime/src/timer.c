@@ -70,8 +70,6 @@ struct up_timer {
     up__event done;           /* a stop waits here for the run in flight */
 };
 
-static _Thread_local up_timer *tls_timer; /* the timer whose run this thread runs */
-
 static void fire_marker(void *arg) { (void)arg; }
 
 static uint64_t tick_of(uint64_t ns) /* rounded up */
@@ -480,10 +478,10 @@ static void timer_run(void *arg)
     up__assert_internal((up__load_relaxed(&t->state) & ~(unsigned)(TIMER_STOPPED | TIMER_INFLIGHT)) == 0);
     up__assert_internal(up__load_relaxed(&t->state) & TIMER_INFLIGHT);
     if (!(up__load_acquire(&t->state) & TIMER_STOPPED)) {
-        up_timer *saved = tls_timer;
-        tls_timer = t;
+        up_timer *saved = up__tls_task.timer;
+        up__tls_task.timer = t;
         t->fn(t->arg);
-        tls_timer = saved;
+        up__task_tls_here()->timer = saved; /* fn may have parked: see group.c */
     }
     up__fetch_and_acq_rel(&t->state, ~(unsigned)TIMER_INFLIGHT);
     up__event_notify_all(&t->done);
@@ -551,7 +549,7 @@ int up_timer_stop(up_timer *t)
         return UP_EINVAL;
     }
     up__fetch_or_seqcst(&t->state, TIMER_STOPPED);
-    if (tls_timer == t) {
+    if (up__tls_task.timer == t) {
         timer_unref(t); /* the user's; the run in progress holds its own */
         up__set_error("timer_stop: called from the timer's own run");
         return UP_EDEADLK;
