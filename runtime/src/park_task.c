@@ -53,7 +53,21 @@ enum { REQ_SLEEP, REQ_EVENT, REQ_YIELD, REQ_NAP };
 
 /* A timed event wait has two records, one on the event and one on the
  * wheel; the first to run resumes the task, the other does nothing. The
- * ticket outlives the task's frame; the last of its two users frees it. */
+ * ticket outlives the task's frame; the last of its two users frees it.
+ *
+ * Who owns each record, and who frees it. A record belongs to its
+ * container (the event's list, the wheel) while on it; an event set, the
+ * wheel or a destroy moves it to the release list, and the worker that
+ * takes it from there frees it (up__wait_take) before its task runs. The
+ * first of the two tasks to run wins fired; the loser only drops its
+ * reference. The winner takes the other record back if it is still on its
+ * container (else it would hold a stop until released) and then frees it,
+ * as its owner. But by then that record may have been released, taken and
+ * freed, even reused by another wait on the same event or wheel: its
+ * address alone does not name it. So the winner never reads it; the
+ * container, under its exclusion, unlinks the record at that address only
+ * if it holds this ticket's tagged arg, which no other record can hold
+ * while the winner keeps the ticket alive. */
 typedef struct ticket {
     _Atomic unsigned refs;
     _Atomic int fired;
@@ -340,7 +354,9 @@ static void resume_task(void *arg)
         /* The other record would keep a stop waiting (it counts as
          * accepted until taken): take it back if it has not fired. */
         up__wrec *other = (a & 2) ? tk->ev_rec : tk->tm_rec;
-        int removed = (a & 2) ? up__event_remove(tk->ev, other) : up__timer_remove(tk->ws, other);
+        const void *other_arg = (const void *)((a & 2) ? a & ~(uintptr_t)2 : a | 2);
+        int removed = (a & 2) ? up__event_remove(tk->ev, other, other_arg)
+                              : up__timer_remove(tk->ws, other, req->deadline, other_arg);
         if (removed) {
             up__wait_unaccept(tk->ws);
             up__slab_free_chain(&tk->ws->slab, other, other, 1);

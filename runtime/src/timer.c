@@ -341,7 +341,7 @@ static int needs_post(up__timer_wheel *w, uint64_t e)
     return 1;
 }
 
-int up__timer_remove(up__wait *ws, up__wrec *r)
+int up__timer_remove(up__wait *ws, up__wrec *r, uint64_t deadline_ns, const void *arg)
 {
     up__timer_wheel *w = up__load_acquire(&ws->wheel);
     if (!w)
@@ -351,15 +351,21 @@ int up__timer_remove(up__wait *ws, up__wrec *r)
     /* A record due at tick e sits, at level l, in slot (e >> 6l) & 63
      * (place() puts it where the wheel's position reaches e at that
      * level), or beyond the wheel in the top level's farthest slot: look
-     * in those lists only. */
-    uint64_t e = r->word;
+     * in those lists only. The tick comes from the caller's deadline, not
+     * from r->word: once r has fired (or a destroy took it) it is on the
+     * release list, which writes word under its own lock. And r itself is
+     * read only once found on the wheel, under mu, where it is the wheel's:
+     * off the wheel it may have been freed already and reused for another
+     * wait (park_task.c), so a record at r's address counts only if it
+     * still holds the caller's arg. */
+    uint64_t e = tick_of(deadline_ns);
     for (unsigned l = 0; l < LEVELS && !found && !w->closed; l++) {
         unsigned cand[2] = {(unsigned)((e >> (l * SLOT_BITS)) & (SLOTS - 1)),
                             (unsigned)(((w->now >> (l * SLOT_BITS)) + SLOTS - 1) & (SLOTS - 1))};
         for (unsigned c = 0; c < (l == LEVELS - 1 ? 2u : 1u) && !found; c++) {
             unsigned j = cand[c];
             for (up__wrec **pp = &w->slot[l][j]; *pp; pp = &(*pp)->next) {
-                if (*pp == r) {
+                if (*pp == r && r->arg == arg) {
                     *pp = r->next;
                     if (!w->slot[l][j])
                         w->occ[l] &= ~(UINT64_C(1) << j);
