@@ -123,14 +123,7 @@ static void stopper(void *arg)
 
 static int parked_timer_run(void)
 {
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 2;
-    cfg.shard_max_workers = 2;
-    cfg.max_workers = 2;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    up_pool *p = test_fixed_pool(2);
     CHECK_EQ(up_timer_start(p, MS, 0, timer_fn, NULL, &t2), UP_OK);
     WAIT_UNTIL(atomic_load(&run_parked), 10000);
     int parked = atomic_load(&run_parked) && wait_parked(p);
@@ -187,14 +180,7 @@ static void plain(void *arg)
 
 static void hopping_group_tasks(void)
 {
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 3;
-    cfg.shard_max_workers = 3;
-    cfg.max_workers = 3;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    up_pool *p = test_fixed_pool(3);
     CHECK_EQ(up_group_create(&g3, p, 0), UP_OK);
     unsigned n = (unsigned)test_size("UP_TEST_PARK_STATE_TASKS", 400);
     for (unsigned i = 0; i < n; i++) {

@@ -21,6 +21,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 
 #define US UINT64_C(1000)
 
@@ -29,13 +30,6 @@ static up_event *ev;
 static _Atomic unsigned waiters_done, rounds_done, timeouts;
 static _Atomic unsigned char *runs; /* per victim task id */
 static unsigned rounds;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void victim(void *arg) { atomic_fetch_add(&runs[(uintptr_t)arg], 1); }
 
@@ -64,13 +58,7 @@ int main(void)
     runs = calloc(nvictims, 1);
     CHECK(runs != NULL);
 
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 4;
-    cfg.shard_max_workers = 4;
-    cfg.max_workers = 4;
-    CHECK_EQ(up_pool_create(&pool, &cfg), UP_OK);
+    pool = test_fixed_pool(4);
     CHECK_EQ(up_event_create(pool, &ev), UP_OK);
     for (unsigned i = 0; i < nwaiters; i++)
         CHECK_EQ(up_submit_wait(pool, waiter, (void *)(uintptr_t)(seed + i)), UP_OK);
@@ -80,7 +68,7 @@ int main(void)
      * where the waits' records went. Until the waiters are done or have
      * made no progress for 10 s (scaled up under sanitizers by the
      * rounds' own pace: progress is what is measured). */
-    uint64_t s = seed, last_change = now_ns();
+    uint64_t s = seed, last_change = test_now_ns();
     unsigned last_rounds = 0, v = 0;
     while (atomic_load(&waiters_done) < nwaiters) {
         if (v + 2 <= nvictims) {
@@ -99,8 +87,8 @@ int main(void)
         unsigned r = atomic_load(&rounds_done);
         if (r != last_rounds) {
             last_rounds = r;
-            last_change = now_ns();
-        } else if (now_ns() - last_change > 10 * UINT64_C(1000000000)) {
+            last_change = test_now_ns();
+        } else if (test_now_ns() - last_change > 10 * UINT64_C(1000000000)) {
             fprintf(stderr, "no wait ended for 10 s: %u of %u waiters done, %u of %u rounds\n",
                     atomic_load(&waiters_done), nwaiters, r, nwaiters * rounds);
             CHECK(!"a waiter was lost");
