@@ -74,8 +74,9 @@ int main(void)
         if (v + 2 <= nvictims) {
             CHECK_EQ(up_submit_on(pool, ev, victim, (void *)(uintptr_t)v), UP_OK);
             v++;
-            CHECK_EQ(up_submit_after(pool, test_rand(&s) % (800 * US), victim, (void *)(uintptr_t)v),
-                     UP_OK);
+            CHECK_EQ(
+                up_submit_after(pool, test_rand(&s) % (800 * US), victim, (void *)(uintptr_t)v),
+                UP_OK);
             v++;
         }
         struct timespec ts = {0, (long)(test_rand(&s) % (600 * US))};
