@@ -166,7 +166,7 @@ int up_submit_on(up_pool *p, up_event *ev, up_fn fn, void *arg)
  * and a reset both after the check leave them waiting for the next set,
  * as if they had arrived after that reset. Each record still leaves the
  * list once. */
-int up__event_remove(up_event *ev, up__wrec *r)
+int up__event_remove(up_event *ev, up__wrec *r, const void *arg)
 {
     uint64_t sets = up__load_seqcst(&ev->sets);
     uintptr_t h = up__load_acquire(&ev->head);
@@ -180,7 +180,10 @@ int up__event_remove(up_event *ev, up__wrec *r)
     int found = 0;
     while (c) {
         up__wrec *next = c->next;
-        if (c == r) {
+        /* The detached records are this thread's now. r off the list may
+         * have been freed and its address reused by another waiter: only
+         * a record that still holds arg is the caller's. */
+        if (c == r && c->arg == arg) {
             found = 1;
         } else {
             c->next = rest;

@@ -69,12 +69,13 @@ typedef struct record {
 _Static_assert(sizeof(record) <= UP_PAYLOAD_MAX, "a group task must fit a queue slot");
 
 /* The group tasks running on this thread, innermost first: each frame
- * lives on the stack of the task that pushed it. */
-typedef struct frame {
+ * lives on the stack of the task that pushed it. The chain is the running
+ * task's (up__tls_task.group_frames): a task that parks takes it along
+ * and the thread runs its next task with an empty one (park_task.c). */
+typedef struct up__group_frame {
     up_group *g;
-    struct frame *prev;
+    struct up__group_frame *prev;
 } frame;
-static _Thread_local frame *tls_frames;
 
 enum { FOR_ROOM, FOR_ALL };
 
@@ -89,7 +90,7 @@ static int ready(const up_group *g, uint64_t s, int kind)
 static uint64_t frames_of(const up_group *g)
 {
     uint64_t n = 0;
-    for (frame *f = tls_frames; f; f = f->prev)
+    for (frame *f = up__tls_task.group_frames; f; f = f->prev)
         n += f->g == g;
     return n;
 }
@@ -128,10 +129,14 @@ static void run_record(void *payload)
     if (up__load_acquire(&g->state) & CANCELLED) {
         up__fetch_add_relaxed(&g->skipped, 1);
     } else {
-        frame f = {g, tls_frames};
-        tls_frames = &f;
+        frame f = {g, up__tls_task.group_frames};
+        up__tls_task.group_frames = &f;
         int rc = r->fn(r->arg);
-        tls_frames = f.prev;
+        /* fn may have parked and come back on another thread, whose state
+         * is this task's again (park_task.c): look the thread up anew. */
+        up__task_tls *here = up__task_tls_here();
+        up__assert_internal(here->group_frames == &f);
+        here->group_frames = f.prev;
         if (rc != 0) {
             int none = 0;
             up__cas_strong_acq_rel(&g->first_error, &none, rc);
@@ -220,11 +225,13 @@ static uint64_t await(up_group *g, int kind)
             /* A task run from here belongs to no group until it says so:
              * the empty frame hides the enclosing ones from
              * up_group_current(), while frames_of() still sees them. */
-            frame barrier = {NULL, tls_frames};
-            tls_frames = &barrier;
+            frame barrier = {NULL, up__tls_task.group_frames};
+            up__tls_task.group_frames = &barrier;
+            /* Nothing run while helping parks (park_task.c: may_park), so
+             * this stays on one thread. */
             int ran = up__help_once(g->pool);
             up__help_leave();
-            tls_frames = barrier.prev;
+            up__tls_task.group_frames = barrier.prev;
             if (ran) {
                 spins = 0;
                 continue;
@@ -349,7 +356,11 @@ uint64_t up_group_skipped(const up_group *g)
     return g ? up__load_acquire(&((up_group *)g)->skipped) : 0;
 }
 
-up_group *up_group_current(void) { return tls_frames ? tls_frames->g : NULL; }
+up_group *up_group_current(void)
+{
+    frame *f = up__tls_task.group_frames;
+    return f ? f->g : NULL;
+}
 
 int up_group_destroy(up_group *g)
 {

@@ -65,7 +65,21 @@ enum { REQ_SLEEP, REQ_EVENT, REQ_YIELD, REQ_NAP };
  * publisher, failing its move, never pushes the record but gives it back;
  * a winner that finds TM_PUSHING waits the few instructions of the push
  * for TM_PUSHED, then removes it. One CAS on one word decides, so exactly
- * one of the two takes the record out. */
+ * one of the two takes the record out.
+ *
+ * Who owns each record, and who frees it. A record belongs to its
+ * container (the event's list, the wheel) while on it; an event set, the
+ * wheel or a destroy moves it to the release list, and the worker that
+ * takes it from there frees it (up__wait_take) before its task runs. The
+ * first of the two tasks to run wins fired; the loser only drops its
+ * reference. The winner takes the other record back if it is still on its
+ * container (else it would hold a stop until released) and then frees it,
+ * as its owner. But by then that record may have been released, taken and
+ * freed, even reused by another wait on the same event or wheel: its
+ * address alone does not name it. So the winner never reads it; the
+ * container, under its exclusion, unlinks the record at that address only
+ * if it holds this ticket's tagged arg, which no other record can hold
+ * while the winner keeps the ticket alive. */
 enum { TM_NONE, TM_PUSHING, TM_PUSHED, TM_FIRED };
 
 typedef struct ticket {
@@ -370,9 +384,10 @@ static void resume_task(void *arg)
         /* The other record would keep a stop waiting (it counts as
          * accepted until taken): take it back if it has not fired. */
         up__wrec *other = (a & 2) ? tk->ev_rec : tk->tm_rec;
+        const void *other_arg = (const void *)((a & 2) ? a & ~(uintptr_t)2 : a | 2);
         int removed = 0;
         if (a & 2) {
-            removed = up__event_remove(tk->ev, other); /* published before this one */
+            removed = up__event_remove(tk->ev, other, other_arg); /* published before this one */
         } else {
             int st = TM_NONE;
             if (!up__cas_strong_acq_rel(&tk->tm_pub, &st, TM_FIRED)) {
@@ -380,7 +395,7 @@ static void resume_task(void *arg)
                     sched_yield();
                     st = up__load_acquire(&tk->tm_pub);
                 }
-                removed = up__timer_remove(tk->ws, other, req->deadline);
+                removed = up__timer_remove(tk->ws, other, req->deadline, other_arg);
             }
         }
         if (removed) {
@@ -410,9 +425,13 @@ static void resume_task(void *arg)
         saved = w->cur;
         w->cur = tf;
     }
+    /* The task brings its own thread-local state (park below); this
+     * context's comes back when the task leaves the thread. */
+    up__task_tls mine = up__tls_task;
     void *msg = up__fiber_switch(&here, &tf->f, NULL);
     /* Back on this thread (the task stayed on it until it parked again
      * or finished). */
+    up__tls_task = mine;
     if (w)
         w->cur = saved;
     handle(w, msg);
@@ -446,15 +465,25 @@ static int park(up__worker *w, park_req *req)
     /* Running -> parked: the task runs on w's current fiber; a task
      * fiber other than the loop runs only once a resumer took it. */
     up__assert_internal(me != NULL && (me == w->loop || me->resumer != NULL));
-    if (me == w->loop) {
-        up__tfiber *fresh = tf_new(w);
-        if (!fresh)
-            return 1;
+    up__tfiber *fresh = NULL;
+    if (me == w->loop && (fresh = tf_new(w)) == NULL)
+        return 1;
+    /* The task's thread-local state goes with it (pool_internal.h): the
+     * thread runs on without it (a fresh loop starts from zero; a resumer
+     * puts its own back), and whichever thread resumes the task gets it. */
+    up__task_tls mine = up__tls_task;
+    up__tls_task = (up__task_tls){0};
+    if (fresh) {
         w->loop = w->cur = fresh;
         up__fiber_switch(&me->f, &fresh->f, req);
     } else {
         up__fiber_switch(&me->f, me->resumer, req);
     }
+    /* Resumed, perhaps on another thread. Resumed by a destroy, the task
+     * runs on as released by it (wait.h: up_cancelled() true). */
+    if (req->result == UP_ECANCELED)
+        mine.cancelled = 1;
+    *up__task_tls_here() = mine;
     return 0;
 }
 

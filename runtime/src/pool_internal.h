@@ -261,6 +261,22 @@ void up__lend_wait(up__worker *w);
 extern _Thread_local up__worker *up__tls_worker;
 extern _Thread_local up_pool *up__tls_running;
 
+/* Thread-local state that belongs to the running task, not to its thread.
+ * A task that parks may resume on another thread (fiber.h), so park_task.c
+ * takes this state off the thread when the task parks (the thread's next
+ * task starts with it zero, as between tasks) and gives it back on the
+ * thread that resumes the task; the resumer keeps its own meanwhile. */
+typedef struct up__task_tls {
+    struct up__group_frame *group_frames; /* group.c: the group tasks running, innermost first */
+    struct up_timer *timer;               /* timer.c: the timer whose run this is */
+    int cancelled;                        /* wait.c: the task runs as released by a destroy */
+} up__task_tls;
+extern _Thread_local up__task_tls up__tls_task;
+/* &up__tls_task of the calling thread, looked up anew at every call: code
+ * that may have parked since its last look uses this, never an address
+ * the compiler computed before the park (on the old thread). */
+up__task_tls *up__task_tls_here(void);
+
 /* worker.c: the loop */
 void *up__worker_main(void *arg);
 struct up__tfiber;

@@ -70,8 +70,6 @@ struct up_timer {
     up__event done;           /* a stop waits here for the run in flight */
 };
 
-static _Thread_local up_timer *tls_timer; /* the timer whose run this thread runs */
-
 static void fire_marker(void *arg) { (void)arg; }
 
 static uint64_t tick_of(uint64_t ns) /* rounded up */
@@ -346,7 +344,7 @@ static int needs_post(up__timer_wheel *w, uint64_t e)
     return 1;
 }
 
-int up__timer_remove(up__wait *ws, up__wrec *r, uint64_t deadline_ns)
+int up__timer_remove(up__wait *ws, up__wrec *r, uint64_t deadline_ns, const void *arg)
 {
     up__timer_wheel *w = up__load_acquire(&ws->wheel);
     if (!w)
@@ -358,7 +356,11 @@ int up__timer_remove(up__wait *ws, up__wrec *r, uint64_t deadline_ns)
      * level), or beyond the wheel in the top level's farthest slot: look
      * in those lists only. The tick comes from the caller's deadline, not
      * from r->word: once r has fired (or a destroy took it) it is on the
-     * release list, which writes word under its own lock. */
+     * release list, which writes word under its own lock. And r itself is
+     * read only once found on the wheel, under mu, where it is the wheel's:
+     * off the wheel it may have been freed already and reused for another
+     * wait (park_task.c), so a record at r's address counts only if it
+     * still holds the caller's arg. */
     uint64_t e = tick_of(deadline_ns);
     for (unsigned l = 0; l < LEVELS && !found && !w->closed; l++) {
         unsigned cand[2] = {(unsigned)((e >> (l * SLOT_BITS)) & (SLOTS - 1)),
@@ -366,7 +368,7 @@ int up__timer_remove(up__wait *ws, up__wrec *r, uint64_t deadline_ns)
         for (unsigned c = 0; c < (l == LEVELS - 1 ? 2u : 1u) && !found; c++) {
             unsigned j = cand[c];
             for (up__wrec **pp = &w->slot[l][j]; *pp; pp = &(*pp)->next) {
-                if (*pp == r) {
+                if (*pp == r && r->arg == arg) {
                     *pp = r->next;
                     if (!w->slot[l][j])
                         w->occ[l] &= ~(UINT64_C(1) << j);
@@ -485,10 +487,10 @@ static void timer_run(void *arg)
     up__assert_internal((up__load_relaxed(&t->state) & ~(unsigned)(TIMER_STOPPED | TIMER_INFLIGHT)) == 0);
     up__assert_internal(up__load_relaxed(&t->state) & TIMER_INFLIGHT);
     if (!(up__load_acquire(&t->state) & TIMER_STOPPED)) {
-        up_timer *saved = tls_timer;
-        tls_timer = t;
+        up_timer *saved = up__tls_task.timer;
+        up__tls_task.timer = t;
         t->fn(t->arg);
-        tls_timer = saved;
+        up__task_tls_here()->timer = saved; /* fn may have parked: see group.c */
     } else {
         up__fetch_add_relaxed(&t->skipped, 1); /* queued, then stopped: its deadline was reached */
     }
@@ -558,7 +560,7 @@ int up_timer_stop(up_timer *t)
         return UP_EINVAL;
     }
     up__fetch_or_seqcst(&t->state, TIMER_STOPPED);
-    if (tls_timer == t) {
+    if (up__tls_task.timer == t) {
         timer_unref(t); /* the user's; the run in progress holds its own */
         up__set_error("timer_stop: called from the timer's own run");
         return UP_EDEADLK;

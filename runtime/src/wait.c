@@ -28,13 +28,12 @@
  * lock, few enough that other workers get their share of a long chain. */
 #define BATCH 256u
 
-static _Thread_local int tls_cancelled;
 /* The parallel layer's test (a cancelled taskgroup), set before main. */
 static int (*cancel_hook)(void);
 
 void up__set_cancel_hook(int (*fn)(void)) { cancel_hook = fn; }
 
-int up__wait_in_cancelled(void) { return tls_cancelled; }
+int up__wait_in_cancelled(void) { return up__tls_task.cancelled; }
 
 static int (*pinned_hook)(void);
 
@@ -42,7 +41,7 @@ void up__set_pinned_hook(int (*fn)(void)) { pinned_hook = fn; }
 
 int up__wait_pinned(void) { return pinned_hook && pinned_hook(); }
 
-int up_cancelled(void) { return tls_cancelled || (cancel_hook && cancel_hook()); }
+int up_cancelled(void) { return up__tls_task.cancelled || (cancel_hook && cancel_hook()); }
 
 up__wait *up__wait_get(up_pool *p)
 {
@@ -213,10 +212,10 @@ static void run_cancelled(void *payload)
 {
     cancelled_call c;
     memcpy(&c, payload, sizeof c);
-    int saved = tls_cancelled;
-    tls_cancelled = 1;
+    int saved = up__tls_task.cancelled;
+    up__tls_task.cancelled = 1;
     c.fn(c.arg);
-    tls_cancelled = saved;
+    up__task_tls_here()->cancelled = saved; /* fn may have parked: see group.c */
 }
 
 static void task_of(const up__wrec *r, int cancelled, up__task *t)

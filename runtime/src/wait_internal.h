@@ -225,12 +225,15 @@ int up__park_nap(int *rc);
 /* timer.c */
 /* Starts the wheel if needed: after UP_OK, up__timer_push cannot fail. */
 int up__timer_ensure(up__wait *ws);
-/* Takes r, pushed with deadline_ns, off the wheel if it is still there
- * (1), else 0 (it fired). */
-int up__timer_remove(up__wait *ws, up__wrec *r, uint64_t deadline_ns);
-/* event.c: takes r off ev's waiters if it is still there (1), else 0 (a
- * set or a destroy released it). */
-int up__event_remove(struct up_event *ev, up__wrec *r);
+/* Takes r, pushed with deadline_ns and arg, off the wheel if it is still
+ * there (1), else 0 (it fired). The caller need not own r any more: r is
+ * read only while on the wheel, and a record there at r's address with
+ * another arg (r freed and reused) is left alone. */
+int up__timer_remove(up__wait *ws, up__wrec *r, uint64_t deadline_ns, const void *arg);
+/* event.c: takes r, pushed with arg, off ev's waiters if it is still there
+ * (1), else 0 (a set or a destroy released it); r is identified as by
+ * up__timer_remove. */
+int up__event_remove(struct up_event *ev, up__wrec *r, const void *arg);
 int up__timer_push(up__wait *ws, up__wrec *r, uint64_t deadline_ns);
 void up__timer_cancel_all(up__wait *ws);
 void up__timer_free(up__wait *ws);

@@ -15,6 +15,18 @@
 
 _Thread_local up__worker *up__tls_worker;
 _Thread_local up_pool *up__tls_running;
+_Thread_local up__task_tls up__tls_task;
+
+/* Not inlined, and the asm hides both the call's effect and its result
+ * from the optimizer, so no call is merged with another or hoisted above a
+ * fiber switch (gcc treats a thread-local address as constant within a
+ * function, park_task.c's tls_worker_now says the same for a value). */
+__attribute__((noinline)) up__task_tls *up__task_tls_here(void)
+{
+    up__task_tls *t = &up__tls_task;
+    __asm__ volatile("" : "+r"(t) : : "memory");
+    return t;
+}
 
 int up__take_from_shard(up_pool *p, up__shard *s, up__task *out)
 {

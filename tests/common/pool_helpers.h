@@ -11,21 +11,38 @@
 
 #include "check.h"
 
+/* The defaults, but one shard of exactly n workers, started at once and
+ * never retired. */
+static inline void test_fixed_config(up_config *cfg, unsigned n)
+{
+    up_config_init(cfg);
+    cfg->shards = 1;
+    cfg->shard_min_workers = n;
+    cfg->shard_max_workers = n;
+    cfg->max_workers = n;
+}
+
 /* One shard, one worker, never more. queue_capacity 0: the default;
  * start and ctx: the worker start hook and its context, or NULL. */
 static inline up_pool *test_one_worker_pool(unsigned queue_capacity, up_worker_start_fn start,
                                             void *ctx)
 {
     up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 1;
-    cfg.shard_max_workers = 1;
-    cfg.max_workers = 1;
+    test_fixed_config(&cfg, 1);
     if (queue_capacity)
         cfg.queue_capacity = queue_capacity;
     cfg.on_worker_start = start;
     cfg.hook_ctx = ctx;
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    return p;
+}
+
+/* A pool of test_fixed_config(n). */
+static inline up_pool *test_fixed_pool(unsigned n)
+{
+    up_config cfg;
+    test_fixed_config(&cfg, n);
     up_pool *p;
     CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
     return p;
