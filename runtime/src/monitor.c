@@ -315,8 +315,8 @@ enum { OWN_RUNNING, OWN_BLOCKED, OWN_BLOCKED_IF_NONE_RUNS };
  * they then add one worker at most, and *own_added says they did.
  * Otherwise they are taken to be for a thread that runs, and count as
  * running. Sets *runnable when the workers were found wanting every CPU. */
-static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused, int own,
-                               int *runnable, int *own_added)
+static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused, int own, int *runnable,
+                               int *own_added)
 {
     unsigned ncpus = up__shard_cpus(s);
     busy_census c;
@@ -414,8 +414,7 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
         return 1;
     }
     int runnable, own_added;
-    uint64_t want =
-        workers_wanted(s, tail - head + dq_waiting, unused, own, &runnable, &own_added);
+    uint64_t want = workers_wanted(s, tail - head + dq_waiting, unused, own, &runnable, &own_added);
     if (runnable) {
         s->mon_backoff = s->mon_backoff ? s->mon_backoff * 2 : 1;
         if (s->mon_backoff > MAX_BACKOFF)
