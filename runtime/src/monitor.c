@@ -34,7 +34,7 @@
  * Such waits get one worker per look, and the next one only once a task
  * was taken since the last was added, none has finished, and none of the
  * busy workers is runnable (or nothing has finished for
- * OWN_LOCK_REARM_NS, or the backlog was gone in between). A holder that
+ * OWN_LOCK_REARM_NS since the add, or the backlog was gone in between). A holder that
  * keeps the lock longer than the patience (a task that holds it for
  * 40 ms; on a busy machine, one preempted while holding it, or a waiter
  * woken but not yet run) leaves the work standing still at times while
@@ -379,7 +379,8 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
      * task while none finished since (they may wait for something still
      * queued; workers_wanted checks that none runs). */
     int own = OWN_RUNNING;
-    if (!moving && (s->mon_own_at == 0 || now - s->mon_finished_at >= OWN_LOCK_REARM_NS))
+    uint64_t last_news = s->mon_finished_at > s->mon_own_at ? s->mon_finished_at : s->mon_own_at;
+    if (!moving && (s->mon_own_at == 0 || now - last_news >= OWN_LOCK_REARM_NS))
         own = OWN_BLOCKED;
     else if (!moving && s->mon_moved_at > s->mon_own_at && executed == s->mon_own_executed)
         own = OWN_BLOCKED_IF_NONE_RUNS;
