@@ -31,6 +31,20 @@
  * task no one will take, and get workers as any blocked ones do. (Linux tells these waits
  * apart; elsewhere every blocked worker counts.)
  *
+ * Such waits get one worker per look, and the next one only once a task
+ * was taken since the last was added, none has finished, and none of the
+ * busy workers is runnable (or nothing has finished for
+ * OWN_LOCK_REARM_NS since the add, or the backlog was gone in between). A holder that
+ * keeps the lock longer than the patience (a task that holds it for
+ * 40 ms; on a busy machine, one preempted while holding it, or a waiter
+ * woken but not yet run) leaves the work standing still at times while
+ * it is runnable and tasks still finish: every worker added then takes
+ * one more task that waits on the same lock, and adding more doubled the
+ * pool at each pause (173 workers for one lock at a load of 25-117 on 2
+ * CPUs). Waiters that wait for tasks still queued (each task for the
+ * next through a condition variable, say) see nothing finish and no
+ * worker run until those run, so they still get a worker per pause.
+ *
  * Where the OS says nothing, the process's CPU time stands in: busy
  * workers count as blocked when the process left at least half a CPU
  * unused over the last CPU_WINDOW_NS (shorter windows are noise: the OS
@@ -67,6 +81,10 @@
 #define OWN_LOCK_PATIENCE_NS 20000000ull
 /* No progress at all for this long: one more worker (see above). */
 #define STALL_NS 100000000ull
+/* Nothing finished for this long: waits on the process's own locks may
+ * get workers again although tasks finished since the last one added for
+ * them (see above). */
+#define OWN_LOCK_REARM_NS 1000000000ull
 
 static unsigned allowed_cpus(const up_pool *p)
 {
@@ -107,6 +125,8 @@ typedef struct busy_census {
     unsigned pending; /* of those, read for the first time: measured at the next look */
     double run;       /* sum over the measured of the share of time on a CPU */
     double blocked;   /* sum of the share of time neither on a CPU nor waiting for one */
+    double own;       /* that of the measured waiting on the process's own locks, not in blocked */
+    unsigned running; /* of the measured, runnable now */
 } busy_census;
 
 /* measure()'s answers besides 0: the OS says nothing, or a first
@@ -192,7 +212,7 @@ static int measure(up__worker *w, uint64_t now, double *run, double *blocked, in
  * turn; stops measuring once the measured ones want `enough` CPUs
  * (running or waiting for one). A worker inside a blocking region is
  * blocked, without asking. */
-static void count_each(up__shard *s, double enough, busy_census *c, double *own)
+static void count_each(up__shard *s, double enough, busy_census *c)
 {
     memset(c, 0, sizeof *c);
     unsigned used = up__load_acquire(&s->slots_used), probes = 0;
@@ -220,8 +240,9 @@ static void count_each(up__shard *s, double enough, busy_census *c, double *own)
         if (rc == 0) {
             c->asked++;
             c->run += run;
+            c->running += doing == NOW_RUNNABLE;
             if (doing == NOW_OWN_LOCK)
-                *own += blocked;
+                c->own += blocked;
             else
                 c->blocked += blocked;
         } else if (rc == MEASURE_PENDING) {
@@ -230,39 +251,20 @@ static void count_each(up__shard *s, double enough, busy_census *c, double *own)
     }
 }
 
-static void count_busy(up__shard *s, double enough, int moving, busy_census *c)
-{
-    double own = 0; /* the blocked share of those waiting on the process's own locks */
-    count_each(s, enough, c, &own);
-    /* Waits on the process's own locks are taken to be for a thread that
-     * runs (one of these workers, or a submitter) while the shard's work
-     * moves (the rule above the file); otherwise they may be waiting for
-     * a task still queued. */
-    if (moving)
-        c->run += own;
-    else
-        c->blocked += own;
-}
-
-/* How many workers to add to shard s, whose backlog of `queued` tasks
- * persisted, per the rule above the file. unused: the CPUs the process
- * left unused over the last window (negative: not known yet). Sets
- * *runnable when the workers were found wanting every CPU. */
-static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused, int moving,
-                               int *runnable)
+/* The workers to add to shard s, whose busy workers are c and whose
+ * backlog is `queued`, per the rule above the file; sets *runnable when
+ * the workers were found wanting every CPU. */
+static uint64_t wanted_for(up__shard *s, const busy_census *c, uint64_t queued, double unused,
+                           int *runnable)
 {
     unsigned ncpus = up__shard_cpus(s);
-    busy_census c;
-    /* Without a window, a worker runnable now counts as wanting a CPU,
-     * and once they want them all there is nothing more to learn. */
-    count_busy(s, unused < 0 ? ncpus - 0.5 : (double)UINT_MAX, moving, &c);
     *runnable = 0;
-    if (c.busy == 0)
+    if (c->busy == 0)
         return 0; /* workers between a task and the search: look again */
-    unsigned cap = c.busy > ncpus ? c.busy : ncpus; /* at most doubling */
+    unsigned cap = c->busy > ncpus ? c->busy : ncpus; /* at most doubling */
     uint64_t want;
-    if (c.asked == 0) {
-        if (c.pending || unused < 0.5)
+    if (c->asked == 0) {
+        if (c->pending || unused < 0.5)
             return 0;
         want = cap;
     } else {
@@ -271,8 +273,8 @@ static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused, int
          * unused (a runnable worker may be waiting for a CPU that is only
          * waking up, which costs tens of us on a VM), or without a window,
          * those the runnable workers do not want. */
-        double blocked = c.blocked * c.busy / c.asked;
-        double fill = unused >= 0 ? unused : ncpus - (c.asked - c.blocked) * c.busy / c.asked;
+        double blocked = c->blocked * c->busy / c->asked;
+        double fill = unused >= 0 ? unused : ncpus - (c->asked - c->blocked) * c->busy / c->asked;
         if (fill > blocked)
             fill = blocked;
         /* Workers blocked nearly all the time need threads more than CPU
@@ -282,7 +284,7 @@ static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused, int
          * run tasks inline (cede.c): they are what uses the CPUs, the
          * queued tasks are moving, and what the workers wait for is most
          * likely a lock those submitters hold. */
-        if (blocked >= ALL_BLOCKED * c.busy && fill < blocked && up__cede_leases(s) == 0)
+        if (blocked >= ALL_BLOCKED * c->busy && fill < blocked && up__cede_leases(s) == 0)
             fill = blocked;
         if (fill > ncpus)
             fill = ncpus;
@@ -290,7 +292,7 @@ static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused, int
             *runnable = 1;
             return 0; /* waiting for CPUs, not blocked: another thread would only wait too */
         }
-        double run = c.run / c.asked;
+        double run = c->run / c->asked;
         if (run < 1.0 / 64)
             run = 1.0 / 64;
         double n = fill / run;
@@ -299,6 +301,42 @@ static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused, int
     if (want > queued)
         want = queued;
     return want > MAX_SPAWNS_PER_LOOK ? MAX_SPAWNS_PER_LOOK : want;
+}
+
+/* Whether waits on the process's own locks count as blocked at a look
+ * (the rules above the file): no, yes, or only when none of the busy
+ * workers measured is runnable. */
+enum { OWN_RUNNING, OWN_BLOCKED, OWN_BLOCKED_IF_NONE_RUNS };
+
+/* How many workers to add to shard s, whose backlog of `queued` tasks
+ * persisted, per the rule above the file. unused: the CPUs the process
+ * left unused over the last window (negative: not known yet). own: an
+ * OWN_* saying whether waits on the process's own locks count as blocked;
+ * they then add one worker at most, and *own_added says they did.
+ * Otherwise they are taken to be for a thread that runs, and count as
+ * running. Sets *runnable when the workers were found wanting every CPU. */
+static uint64_t workers_wanted(up__shard *s, uint64_t queued, double unused, int own, int *runnable,
+                               int *own_added)
+{
+    unsigned ncpus = up__shard_cpus(s);
+    busy_census c;
+    /* Without a window, a worker runnable now counts as wanting a CPU,
+     * and once they want them all there is nothing more to learn. */
+    count_each(s, unused < 0 ? ncpus - 0.5 : (double)UINT_MAX, &c);
+    *own_added = 0;
+    busy_census plain = c;
+    plain.run += c.own;
+    uint64_t want = wanted_for(s, &plain, queued, unused, runnable);
+    if (own == OWN_RUNNING || c.own <= 0 || (own == OWN_BLOCKED_IF_NONE_RUNS && c.running > 0))
+        return want;
+    busy_census all = c;
+    all.blocked += c.own;
+    int all_runnable;
+    if (wanted_for(s, &all, queued, unused, &all_runnable) <= want)
+        return want;
+    *runnable = 0;
+    *own_added = 1;
+    return want + 1;
 }
 
 /* One look at one shard at time now; returns 1 while it has a backlog.
@@ -335,8 +373,20 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
     int moving =
         now - s->mon_moved_at < OWN_LOCK_PATIENCE_NS ||
         (now - s->mon_finished_at < OWN_LOCK_PATIENCE_NS && now - s->mon_moved_at < STALL_NS);
+    /* Whether waits on the process's own locks may get a worker now (the
+     * rules above the file): the work stands still, and none was added for
+     * them yet, or nothing finished for long, or one was added and took a
+     * task while none finished since (they may wait for something still
+     * queued; workers_wanted checks that none runs). */
+    int own = OWN_RUNNING;
+    uint64_t last_news = s->mon_finished_at > s->mon_own_at ? s->mon_finished_at : s->mon_own_at;
+    if (!moving && (s->mon_own_at == 0 || now - last_news >= OWN_LOCK_REARM_NS))
+        own = OWN_BLOCKED;
+    else if (!moving && s->mon_moved_at > s->mon_own_at && executed == s->mon_own_executed)
+        own = OWN_BLOCKED_IF_NONE_RUNS;
     if (!backlog) {
         s->mon_backoff = s->mon_skip = 0;
+        s->mon_own_at = 0;
         return 0;
     }
     unsigned ncpus = up__shard_cpus(s);
@@ -364,8 +414,8 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
         s->mon_skip--;
         return 1;
     }
-    int runnable;
-    uint64_t want = workers_wanted(s, tail - head + dq_waiting, unused, moving, &runnable);
+    int runnable, own_added;
+    uint64_t want = workers_wanted(s, tail - head + dq_waiting, unused, own, &runnable, &own_added);
     if (runnable) {
         s->mon_backoff = s->mon_backoff ? s->mon_backoff * 2 : 1;
         if (s->mon_backoff > MAX_BACKOFF)
@@ -374,9 +424,13 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
     } else {
         s->mon_backoff = 0;
     }
-    for (uint64_t i = 0; i < want; i++)
-        if (up__spawn(p, s, 1) != UP_OK)
-            break;
+    uint64_t added = 0;
+    while (added < want && up__spawn(p, s, 1) == UP_OK)
+        added++;
+    if (own_added && added == want) {
+        s->mon_own_at = now;
+        s->mon_own_executed = executed;
+    }
     return 1;
 }
 

@@ -159,6 +159,10 @@ struct up__shard {
     unsigned mon_probe_next;        /* (monitor thread only) slot its next probe starts at */
     unsigned mon_backoff, mon_skip; /* (monitor thread only) looks to skip after runnable ones */
     uint64_t mon_moved_at;          /* (monitor thread only) when the backlog last made progress */
+    /* (monitor thread only) when a worker was last added for waits on the
+     * process's own locks (0: none since the backlog began) and the tasks
+     * finished then (monitor.c). */
+    uint64_t mon_own_at, mon_own_executed;
 };
 
 /* One word of the work map (workmap.h), alone on its cache line. */
