@@ -314,8 +314,12 @@ void up__park_run_worker(up__worker *w)
  * yield in a loop) resume without giving one back: after SHORT_WAIT_MAX_NS
  * without a stack to be had, however many resumes happened meanwhile, the
  * worker starts queued tasks anyway, and those that park block, as they
- * would without this rule. A pool whose tasks never parked skips all of
- * it (parked_ever). */
+ * would without this rule. The time counts from the first miss after
+ * the last stack the worker had: one that comes back to its cache
+ * (up__park_room) ends the shortage as one from the process's pool does,
+ * else a long run short of stacks, with stacks coming back all along,
+ * would start a task to block at its first miss 250 ms in. A pool whose
+ * tasks never parked skips all of it (parked_ever). */
 #define SHORT_WAIT_MAX_NS 250000000u
 #define SHORT_WAIT_NAP_NS 100000u
 

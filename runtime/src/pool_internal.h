@@ -81,8 +81,8 @@ struct up__worker {
     struct up__tfiber *cur;  /* (owner) */
     up__fiber *thread_ctx;   /* (owner) */
     up__stack_cache stacks;  /* (owner) */
-    /* Since when this worker has left queued tasks for want of a stack
-     * (0: it does not; up__park_room). */
+    /* Since when this worker has left queued tasks for want of a stack,
+     * with none come back to it (0: it does not; up__park_room). */
     uint64_t stack_short_since; /* (owner) */
     unsigned turns;             /* (owner) released tasks first on odd turns (find_work) */
     /* Statistics: written by the owner only (relaxed), summed by readers. */
@@ -307,7 +307,14 @@ void up__park_free_pool(struct up_pool *p);
 int up__park_room_slow(up__worker *w);
 static inline int up__park_room(up__worker *w)
 {
-    return w->stacks.n != 0 || !up__load_relaxed(&w->pool->parked_ever) || up__park_room_slow(w);
+    if (w->stacks.n != 0) {
+        /* A stack is here (one came back, or never left): any shortage
+         * has ended, and the 250 ms rule times from the next one. */
+        if (w->stack_short_since)
+            w->stack_short_since = 0;
+        return 1;
+    }
+    return !up__load_relaxed(&w->pool->parked_ever) || up__park_room_slow(w);
 }
 /* A worker found no task it could start while up__park_room said no: a short
  * sleep before it looks again. */

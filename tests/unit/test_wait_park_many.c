@@ -10,7 +10,12 @@
  *    plus one, where it used to grow to its cap of threads blocked in
  *    clock_nanosleep. Skipped (77) where the limit cannot be read or is
  *    raised so far that the run would take minutes.
- * 3. Sleeps shorter than the timer's tick park too and never end early. */
+ * 3. Sleeps shorter than the timer's tick park too and never end early.
+ * 4. A worker short of stacks for longer than the 250 ms "no stack came
+ *    back" rule (wait.h), while stacks do come back all along: every task
+ *    parks. The rule used to time from the worker's first shortage, not
+ *    from the last stack it got back, so in a long run the first miss
+ *    after 250 ms started a task that then blocked its thread. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -156,11 +161,19 @@ static int test_beyond_the_stack_budget(void)
     unsigned n = budget + budget / 4 + 1000;
     runs = calloc(n, 1);
     CHECK(runs != NULL);
+    /* No helping submitter: the mark that keeps one from running tasks
+     * that wait is per shard and a hint (wait.h). With a shard per CPU,
+     * a submitter that moved to a CPU whose shard no sleeper had marked
+     * yet ran a queued task and its own (help_one, then run_inline), and
+     * both blocked it: 2 of 77,793 not resumed, 4 runs in 20 under load.
+     * Part 1 checks the mark; here every task must park. */
+    up_config cfg;
+    up_config_init(&cfg);
+    cfg.submit_help = 0;
     up_pool *p;
-    CHECK_EQ(up_pool_create(&p, NULL), UP_OK);
+    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
     unsigned cpus = up_pool_cpus(p);
-    /* The first task that sleeps marks the shard; before that a helping
-     * submitter facing the full queue could run one itself (wait.h). */
+    /* One sleeper first, so the run starts with tasks parked. */
     CHECK_EQ(up_submit(p, sleep_long, (void *)(uintptr_t)0), UP_OK);
     WAIT_UNTIL(atomic_load(&slept_long) == 1, 10000);
     CHECK_EQ(atomic_load(&slept_long), 1ul);
@@ -231,9 +244,53 @@ static void test_short_sleeps(void)
     up_pool_destroy(p);
 }
 
+/* 4. One worker and a budget of 5 stacks: its loop's and 4 for parked
+ *    tasks, as many as its cache holds, so once all 5 are mapped every
+ *    stack that comes back goes through the cache and none through the
+ *    process's pool. 4 tasks park at a time: 120 sleeps of 20 ms keep
+ *    the worker short of stacks for 0.6 s or more, while a stack comes
+ *    back every 5 ms or so. */
+static _Atomic unsigned short_of_done;
+static void sleep_20ms(void *arg)
+{
+    (void)arg;
+    if (pthread_equal(pthread_self(), submitter))
+        atomic_fetch_add(&on_submitter, 1);
+    CHECK_EQ(up_sleep_ns(20 * MS), UP_OK);
+    atomic_fetch_add(&short_of_done, 1);
+}
+
+static void test_long_shortage(void)
+{
+    const unsigned n = 120;
+    up__stack_lower_budget(UP__STACK_CACHE + 1);
+    up_pool *p = test_one_worker_pool(256, NULL, NULL) /* room for all n */;
+    submitter = pthread_self();
+    atomic_store(&on_submitter, 0);
+    uint64_t t0 = test_now_ns();
+    for (unsigned i = 0; i < n; i++)
+        CHECK_EQ(up_submit(p, sleep_20ms, NULL), UP_OK);
+    /* No deadline of its own: a task that blocks still ends. */
+    while (atomic_load(&short_of_done) != n)
+        test_sleep_ms(5);
+    double s = (double)(test_now_ns() - t0) / 1e9;
+    up_pool_stop_and_wait(p);
+    up_stats st;
+    up_pool_stats(p, &st);
+    printf("shortage: %u sleeps of 20 ms on one worker, %u stacks: %.2f s, %llu resumed, "
+           "%u ran on the submitter\n",
+           n, UP__STACK_CACHE + 1, s, (unsigned long long)st.tasks_resumed, atomic_load(&on_submitter));
+    CHECK_EQ(atomic_load(&on_submitter), 0u);
+    CHECK_EQ(st.tasks_resumed, (uint64_t)n); /* every one parked, none blocked */
+    up_pool_destroy(p);
+}
+
 int main(void)
 {
     test_helpers_skip_parking_tasks();
     test_short_sleeps();
-    return test_beyond_the_stack_budget();
+    int rc = test_beyond_the_stack_budget();
+    /* Last: it lowers the process's stack budget for good. */
+    test_long_shortage();
+    return rc;
 }
