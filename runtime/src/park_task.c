@@ -318,9 +318,16 @@ void up__park_run_worker(up__worker *w)
  * the last stack the worker had: one that comes back to its cache
  * (up__park_room) ends the shortage as one from the process's pool does,
  * else a long run short of stacks, with stacks coming back all along,
- * would start a task to block at its first miss 250 ms in. A pool whose
- * tasks never parked skips all of it (parked_ever). */
+ * would start a task to block at its first miss 250 ms in. And the time is
+ * the worker's own looking: a gap between two misses counts at most
+ * SHORT_GAP_MAX_NS, since a worker kept from its CPU (a busy machine, a
+ * sanitizer's lock) has not seen whether stacks came back meanwhile, and
+ * counting its absence started queued tasks to block in a run whose
+ * stacks came back all along. A worker that runs long resumed tasks
+ * between misses still reaches the limit, a gap's worth at a time. A
+ * pool whose tasks never parked skips all of it (parked_ever). */
 #define SHORT_WAIT_MAX_NS 250000000u
+#define SHORT_GAP_MAX_NS 10000000u
 #define SHORT_WAIT_NAP_NS 100000u
 
 int up__park_room_slow(up__worker *w)
@@ -333,19 +340,23 @@ int up__park_room_slow(up__worker *w)
     if (!sp || up__stack_acquire(sp, &s) == 0) {
         if (sp)
             up__stack_cache_put(&w->stacks, sp, s);
-        w->stack_short_since = 0;
+        w->stack_short_last = 0;
         return 1;
     }
     uint64_t now = up__now_ns();
-    if (w->stack_short_since == 0) {
-        w->stack_short_since = now;
+    if (w->stack_short_last == 0) {
+        w->stack_short_last = now;
+        w->stack_short_looked = 0;
         /* Idle workers may hold spare stacks in their caches, and this one,
          * napping, counts as searching, so submits wake none of them. */
         if (up__load_relaxed(&p->shards[w->shard].nparked) != 0)
             up__wake_one(p, w->shard);
         return 0;
     }
-    return now - w->stack_short_since > SHORT_WAIT_MAX_NS;
+    uint64_t gap = now - w->stack_short_last;
+    w->stack_short_last = now;
+    w->stack_short_looked += gap < SHORT_GAP_MAX_NS ? gap : SHORT_GAP_MAX_NS;
+    return w->stack_short_looked > SHORT_WAIT_MAX_NS;
 }
 
 void up__park_room_wait(void)

@@ -81,9 +81,12 @@ struct up__worker {
     struct up__tfiber *cur;  /* (owner) */
     up__fiber *thread_ctx;   /* (owner) */
     up__stack_cache stacks;  /* (owner) */
-    /* Since when this worker has left queued tasks for want of a stack,
-     * with none come back to it (0: it does not; up__park_room). */
-    uint64_t stack_short_since; /* (owner) */
+    /* When this worker last left queued tasks for want of a stack (0: it
+     * is not short; up__park_room), and how long it has looked for one
+     * since the last stack came back to it, each gap between two looks
+     * counted at most SHORT_GAP_MAX_NS (park_task.c). */
+    uint64_t stack_short_last; /* (owner) */
+    uint64_t stack_short_looked; /* (owner) */
     unsigned turns;             /* (owner) released tasks first on odd turns (find_work) */
     /* Statistics: written by the owner only (relaxed), summed by readers. */
     UP_ALIGNED_LINE _Atomic uint64_t executed;
@@ -310,8 +313,8 @@ static inline int up__park_room(up__worker *w)
     if (w->stacks.n != 0) {
         /* A stack is here (one came back, or never left): any shortage
          * has ended, and the 250 ms rule times from the next one. */
-        if (w->stack_short_since)
-            w->stack_short_since = 0;
+        if (w->stack_short_last)
+            w->stack_short_last = 0;
         return 1;
     }
     return !up__load_relaxed(&w->pool->parked_ever) || up__park_room_slow(w);

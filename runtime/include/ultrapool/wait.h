@@ -131,8 +131,9 @@ UP_API uint64_t up_timer_skipped(const up_timer *t);
  *     it; while parked tasks hold every stack, workers resume parked
  *     tasks (whose ends give stacks back) and leave the queued ones
  *     waiting, so submits wait for room rather than tasks blocking.
- *     Only when no stack has come back for 250 ms (the parked tasks
- *     wait for an event that a queued task would set, say) do workers
+ *     Only when no stack has come back for 250 ms of a worker's looking
+ *     (the parked tasks wait for an event that a queued task would set,
+ *     say; time a worker spends off its CPU does not count) do workers
  *     start queued tasks anyway, and those calls then block; memory
  *     running out does the same;
  *   - the task is not using the parallel layer (<ultrapool/parallel.h>)
