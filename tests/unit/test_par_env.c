@@ -506,6 +506,7 @@ typedef struct chunks {
     unsigned member[ITERS];
     _Atomic int slept;
     unsigned sleeper;
+    char kind; /* the case's schedule, see case_schedule */
 } chunks;
 
 static chunks got;
@@ -519,13 +520,14 @@ static void chunk_body(int64_t lo, int64_t hi, void *ctx)
     got.hi[i] = hi;
     got.member[i] = up_thread_num();
     if (!atomic_exchange(&got.slept, 1)) {
-        /* The first chunk holds its member until the other one has taken
-         * every other chunk, as it does under a dynamic schedule (under a
-         * static one it takes only its own, and the wait ends after 2 s). */
+        /* Under a dynamic schedule the first chunk holds its member until
+         * the other one has taken every other chunk (the check: one chunk
+         * for the sleeper). The bound is on the other member's progress,
+         * not on a clock: on a busy machine it may start seconds late.
+         * The other schedules do not wait; a team of one cannot. */
         got.sleeper = up_thread_num();
-        struct timespec ts = {0, 1000000};
-        for (int ms = 0; ms < 2000 && atomic_load(&got.n) < ITERS / 3; ms++)
-            nanosleep(&ts, NULL);
+        if (got.kind == 'd' && up_num_threads() > 1)
+            WAIT_PROGRESS(atomic_load(&got.n), ITERS / 3, 30000);
     }
 }
 
@@ -544,6 +546,7 @@ static void runtime_loop(void *ctx)
 static void case_schedule(char kind)
 {
     memset(&got, 0, sizeof got);
+    got.kind = kind;
     CHECK_EQ(up_parallel(pool, 2, runtime_loop, NULL), UP_OK);
     unsigned n = atomic_load(&got.n), size = loop_team.size;
     int64_t covered = 0, largest = 0;

@@ -95,7 +95,13 @@ int main(void)
     uint64_t t0 = test_now_ns();
     CHECK_EQ(up_pool_stop_timeout(p, 50000000ull), UP_ETIMEDOUT);
     uint64_t took = test_now_ns() - t0;
-    CHECK(took >= 50000000ull && took < 1000000000ull);
+    /* It waited its bound and returned without the held task: the gate is
+     * shut, so a stop that waited for the task would never return. How
+     * far past the bound it returned is the scheduler's, not a property
+     * (a busy machine took seconds), so it is printed, not checked. */
+    printf("stop_timeout(50 ms) returned UP_ETIMEDOUT after %.1f ms\n", (double)took / 1e6);
+    CHECK(took >= 50000000ull);
+    CHECK_EQ(atomic_load(&ran), 0);
     CHECK_EQ(up_submit(p, quick, NULL), UP_ESTOPPED);
     atomic_store(&gate, 1);
     CHECK_EQ(up_pool_stop_timeout(p, 10000000000ull), UP_OK);
