@@ -122,6 +122,11 @@ static void run_round(unsigned char *sum)
         ran += sum[i];
     }
     int expect_stopped = stopped_rank >= 0 && o.schedule == UP_MPI_STATIC && f.n > 0;
+    /* A static farm with a stopped rank and a failing body: the other
+     * ranks may run their blocks and fail before the refusal reaches
+     * them, so either result is right, the same on every rank. */
+    if (expect_stopped && f.fail_at < f.n && rc == UP_ECANCELED)
+        expect_stopped = 0;
     if (f.fail_at < f.n && !expect_stopped) {
         MPI_CHECK(rc == UP_ECANCELED, "a failing body gave %s (%s)", up_strerror(rc),
                   up_last_error());
