@@ -5,13 +5,10 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
-#if defined(__linux__)
-#include <sched.h>
-#endif
-
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "cpus.h"
 
 static _Atomic uint64_t done;
 
@@ -21,23 +18,13 @@ static void count_task(void *arg)
     atomic_fetch_add(&done, 1);
 }
 
-static unsigned allowed_cpus(void)
-{
-#if defined(__linux__)
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        return (unsigned)CPU_COUNT(&set);
-#endif
-    return (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
-}
-
 static void default_shards(void)
 {
     up_pool *p;
     CHECK_EQ(up_pool_create(&p, NULL), UP_OK);
     /* Without a topology library one shard per allowed CPU; with hwloc one
      * per cache domain, never more shards than CPUs. */
-    CHECK(up_pool_shards(p) >= 1 && up_pool_shards(p) <= allowed_cpus());
+    CHECK(up_pool_shards(p) >= 1 && up_pool_shards(p) <= test_cpus());
     up_stats st;
     up_pool_stats(p, &st);
     CHECK_EQ(st.shards, up_pool_shards(p));
