@@ -108,6 +108,7 @@ struct up__wait {
     _Atomic int cancelling;  /* (atomic) a destroy is releasing every waiter */
     /* The timer wheel and its thread, started on first use (timer.c). */
     pthread_mutex_t timer_once;            /* serializes the start */
+    int timer_closed;                      /* (lock timer_once) a destroy closed the timers */
     struct up__timer_wheel *_Atomic wheel; /* (atomic) NULL until then */
 };
 
