@@ -239,6 +239,8 @@ static void *timer_main(void *arg)
 {
     up__timer_wheel *w = arg;
     up__wait *ws = w->ws;
+    /* Its own name: it would keep the name of the worker that started it. */
+    up__os_name_self("up-timer");
     pthread_mutex_lock(&w->mu);
     while (!w->closed) {
         uint64_t now_ns = up__now_ns();
