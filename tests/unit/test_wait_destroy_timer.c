@@ -45,11 +45,15 @@ static int threads_now(void)
     return n;
 }
 
-enum { PART_TIMED_WAIT, PART_SLEEP, PARTS };
-static const char *part_names[PARTS] = {"timed event wait", "sleep"};
+enum { PART_TIMED_WAIT, PART_SLEEP, PART_SLEEP_FIRST_WAIT, PARTS };
+static const char *part_names[PARTS] = {"timed event wait", "sleep",
+                                        "sleep, the pool's first wait"};
 
+static up_pool *pool;
 static up_event *cancel_ev, *never_ev;
 static _Atomic int swept, part, waited_rc;
+
+static void noop(void *arg) { (void)arg; }
 
 /* Waits on cancel_ev, which nobody sets: only the destroy's sweep runs it. */
 static void sweep_seen(void *arg)
@@ -61,7 +65,10 @@ static void sweep_seen(void *arg)
 static void late_timer_user(void *arg)
 {
     (void)arg;
-    while (!atomic_load(&swept))
+    /* Without events (the pool has no waiting state yet), the stop's
+     * refusal says the destroy has begun; its cancel follows at once. */
+    while (atomic_load(&part) == PART_SLEEP_FIRST_WAIT ? up_submit(pool, noop, NULL) != UP_ESTOPPED
+                                                       : !atomic_load(&swept))
         test_sleep_ms(1);
     test_sleep_ms(50); /* let the destroy go past its timer cancel */
     if (atomic_load(&part) == PART_TIMED_WAIT)
@@ -84,10 +91,14 @@ int main(void)
         atomic_store(&swept, 0);
         atomic_store(&waited_rc, 1);
         int before = threads_now();
-        up_pool *p = test_fixed_pool(2); /* one worker holds the task, one runs the sweep's */
-        CHECK_EQ(up_event_create(p, &cancel_ev), UP_OK);
-        CHECK_EQ(up_event_create(p, &never_ev), UP_OK);
-        CHECK_EQ(up_submit_on(p, cancel_ev, sweep_seen, NULL), UP_OK);
+        up_pool *p = pool =
+            test_fixed_pool(2); /* one worker holds the task, one runs the sweep's */
+        int events = k != PART_SLEEP_FIRST_WAIT;
+        if (events) {
+            CHECK_EQ(up_event_create(p, &cancel_ev), UP_OK);
+            CHECK_EQ(up_event_create(p, &never_ev), UP_OK);
+            CHECK_EQ(up_submit_on(p, cancel_ev, sweep_seen, NULL), UP_OK);
+        }
         CHECK_EQ(up_submit(p, late_timer_user, NULL), UP_OK);
         uint64_t t0 = test_now_ns();
         CHECK_EQ(up_pool_destroy(p), UP_OK);
@@ -97,14 +108,16 @@ int main(void)
                "after its destroy\n",
                part_names[k], s, rc, before, after);
         fflush(stdout);
-        CHECK(atomic_load(&swept));
+        CHECK(atomic_load(&swept) == events);
         /* A timed wait parked during the destroy ends cancelled; a sleep
          * ends (early, like a parked one the destroy releases). */
         CHECK(k == PART_TIMED_WAIT ? rc == UP_ECANCELED : rc == UP_OK);
         /* Every thread the pool started was joined: the timer thread too. */
         CHECK_EQ(after, before);
-        up_event_destroy(cancel_ev);
-        up_event_destroy(never_ev);
+        if (events) {
+            up_event_destroy(cancel_ev);
+            up_event_destroy(never_ev);
+        }
     }
     return 0;
 }
