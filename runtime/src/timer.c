@@ -50,6 +50,7 @@ typedef struct up__timer_wheel {
     int closed;        /* (lock mu) a destroy took every record */
     up__parker parker; /* the thread sleeps here */
     pthread_t thread;
+    int threaded; /* (ro) thread was started: born closed, a wheel has none */
     up__wait *ws;
 } up__timer_wheel;
 
@@ -238,6 +239,8 @@ static void *timer_main(void *arg)
 {
     up__timer_wheel *w = arg;
     up__wait *ws = w->ws;
+    /* Its own name: it would keep the name of the worker that started it. */
+    up__os_name_self("up-timer");
     pthread_mutex_lock(&w->mu);
     while (!w->closed) {
         uint64_t now_ns = up__now_ns();
@@ -295,7 +298,17 @@ static void *timer_main(void *arg)
     return NULL;
 }
 
-/* The pool's wheel, started on first use; NULL when it cannot be. */
+/* The pool's wheel, started on first use; NULL when it cannot be.
+ *
+ * A wheel first wanted after a destroy's cancel (up__timer_cancel_all)
+ * is born closed and gets no thread: a task accepted before the destroy
+ * may park with a sleep or a timed wait while the destroy waits for it,
+ * and its timer record is then released cancelled at once, as on a wheel
+ * the cancel closed. A thread started then would never be joined: the
+ * cancel, which joins it, has run, and the pool's end would free the
+ * wheel under it (the soak's crash in the freed wheel's mutex, and its
+ * use of the freed pool state). timer_once orders the two: the cancel
+ * sets timer_closed under it, and a start reads it under it. */
 static up__timer_wheel *wheel_get(up__wait *ws)
 {
     up__timer_wheel *w = up__load_acquire(&ws->wheel);
@@ -314,10 +327,15 @@ static up__timer_wheel *wheel_get(up__wait *ws)
             w->ws = ws;
             w->now = up__now_ns() >> TICK_SHIFT;
             w->wake = UINT64_MAX;
-            sigset_t old;
-            up__os_block_signals(&old, 0); /* the timer thread takes no signal */
-            int rc = pthread_create(&w->thread, NULL, timer_main, w);
-            up__os_restore_signals(&old);
+            w->closed = ws->timer_closed;
+            int rc = 0;
+            if (!w->closed) {
+                sigset_t old;
+                up__os_block_signals(&old, 0); /* the timer thread takes no signal */
+                rc = pthread_create(&w->thread, NULL, timer_main, w);
+                up__os_restore_signals(&old);
+                w->threaded = rc == 0;
+            }
             if (rc != 0) {
                 up__parker_destroy(&w->parker);
                 pthread_mutex_destroy(&w->mu);
@@ -408,7 +426,10 @@ int up__timer_push(up__wait *ws, up__wrec *r, uint64_t deadline_ns)
 
 void up__timer_cancel_all(up__wait *ws)
 {
+    pthread_mutex_lock(&ws->timer_once);
+    ws->timer_closed = 1; /* a wheel started from now on is born closed */
     up__timer_wheel *w = up__load_acquire(&ws->wheel);
+    pthread_mutex_unlock(&ws->timer_once);
     if (!w)
         return;
     up__wrec *all = NULL;
@@ -429,7 +450,8 @@ void up__timer_cancel_all(up__wait *ws)
     }
     pthread_mutex_unlock(&w->mu);
     up__parker_post(&w->parker);
-    pthread_join(w->thread, NULL);
+    if (w->threaded)
+        pthread_join(w->thread, NULL);
     up__wrec *cancel = NULL;
     while (all) {
         up__wrec *r = all;

@@ -344,7 +344,11 @@ int up__wait_settled(up_pool *p)
 
 void up__wait_cancel_all(up_pool *p)
 {
-    up__wait *ws = up__load_acquire(&p->wait);
+    /* Made if the pool has none yet: a task the destroy waits for may
+     * still make its first wait, and would make the state then, not
+     * cancelling, with a timer thread that nothing joins (timer.c,
+     * wheel_get). Made here, the state carries the cancel. */
+    up__wait *ws = up__wait_get(p);
     if (!ws)
         return;
     /* Announced before the sweep: a submit_on that passed its stop check

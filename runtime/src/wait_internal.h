@@ -108,6 +108,7 @@ struct up__wait {
     _Atomic int cancelling;  /* (atomic) a destroy is releasing every waiter */
     /* The timer wheel and its thread, started on first use (timer.c). */
     pthread_mutex_t timer_once;            /* serializes the start */
+    int timer_closed;                      /* (lock timer_once) a destroy closed the timers */
     struct up__timer_wheel *_Atomic wheel; /* (atomic) NULL until then */
 };
 
@@ -171,7 +172,9 @@ int up__wait_drain_here(struct up_pool *p);
  * before the executed/submitted counts (see the top of this file). */
 int up__wait_settled(struct up_pool *p);
 /* up_pool_destroy, after up_pool_stop and before the final wait: releases
- * every waiting task as cancelled and stops the timer thread. */
+ * every waiting task as cancelled and stops the timer thread. Makes the
+ * state if the pool has none, so that a wait first made after it (by a
+ * task the destroy waits for) is cancelled too and starts no thread. */
 void up__wait_cancel_all(struct up_pool *p);
 /* up_pool_destroy, at the end: frees the slabs and the wheel; the state
  * itself lives on while events of the pool do. */
