@@ -28,16 +28,21 @@ static uint64_t parked_now(up_pool *p)
     return st.tasks_parked;
 }
 
-/* Waits until one task is parked; 0 when none parks within 10 s (the
- * pool cannot park here: no stacks). */
+/* Waits until one task is parked; 0 when none parks within 10 s (times
+ * test_time_factor(); the pool cannot park here: no stacks). Not
+ * WAIT_UNTIL, which fails the test: not parking is a skip. */
 static int wait_parked(up_pool *p)
 {
-    WAIT_UNTIL(parked_now(p) >= 1, 10000);
+    uint64_t bound = 10000ull * test_time_factor() * 1000000u, t0 = test_now_ns();
+    while (parked_now(p) < 1 && test_now_ns() - t0 < bound)
+        test_sleep_ms(1);
     return parked_now(p) >= 1;
 }
 
-/* 1. */
+/* 1. The group task stays parked on ev1 until the test has seen what it
+ * checks (a short sleep ended before a slow machine's test thread looked). */
 static up_group *g1;
+static up_event *ev1;
 static _Atomic int g1_parked, g1_ok;
 
 static int sleeper(void *arg)
@@ -45,7 +50,7 @@ static int sleeper(void *arg)
     (void)arg;
     int in = up_group_current() == g1;
     atomic_store(&g1_parked, 1);
-    up_sleep_ns(30 * MS);
+    CHECK_EQ(up_event_wait(ev1), UP_OK);
     atomic_store(&g1_ok, in && up_group_current() == g1);
     return 0;
 }
@@ -57,12 +62,13 @@ static int noop(void *arg)
 }
 
 static up_group *p_current = (up_group *)1;
-static _Atomic int p_go = 1, p_done;
+static _Atomic int p_go = 1, p_looked, p_done;
 
 static void outsider(void *arg)
 {
     (void)arg;
     p_current = up_group_current();
+    atomic_store(&p_looked, 1);
     atomic_store(&p_go, up_group_go(g1, noop, NULL));
     atomic_store(&p_done, 1);
 }
@@ -70,17 +76,23 @@ static void outsider(void *arg)
 static int parked_group_task(void)
 {
     up_pool *p = test_one_worker_pool(0, NULL, NULL);
+    CHECK_EQ(up_event_create(p, &ev1), UP_OK);
     CHECK_EQ(up_group_create(&g1, p, 1), UP_OK);
     CHECK_EQ(up_group_go(g1, sleeper, NULL), UP_OK);
     if (!wait_parked(p)) {
         printf("1: the task did not park; skipped\n");
+        CHECK_EQ(up_event_set(ev1), UP_OK);
         CHECK_EQ(up_group_wait(g1), UP_OK);
         up_group_destroy(g1);
         up_pool_destroy(p);
+        up_event_destroy(ev1);
         return 0;
     }
     /* The only worker runs outsider while sleeper is parked. */
     CHECK_EQ(up_submit(p, outsider, NULL), UP_OK);
+    /* Its up_group_go waits for the slot the parked task holds. */
+    WAIT_UNTIL(atomic_load(&p_looked), 30000);
+    CHECK_EQ(up_event_set(ev1), UP_OK);
     WAIT_UNTIL(atomic_load(&p_done), 30000);
     CHECK_EQ(up_group_wait(g1), UP_OK);
     printf("1: outsider saw group %p (want NULL), go into the full group = %d (want 0); sleeper "
@@ -92,6 +104,7 @@ static int parked_group_task(void)
     CHECK_EQ(up_group_destroy(g1), UP_OK);
     up_pool_stop_and_wait(p);
     up_pool_destroy(p);
+    CHECK_EQ(up_event_destroy(ev1), UP_OK);
     return 1;
 }
 
