@@ -290,7 +290,7 @@ static const up_omp_ops *load(up_backend b, char *why, size_t size)
     char path[DIR_MAX + 80], last[400] = "";
     for (int i = 0; i <= ndirs && !h; i++) {
         if (i < ndirs)
-            snprintf(path, sizeof path, "%s/%.63s", dirs[i], file);
+            snprintf(path, sizeof path, "%.*s/%.63s", DIR_MAX - 1, dirs[i], file);
         else
             snprintf(path, sizeof path, "%s", file);
         h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
