@@ -183,7 +183,8 @@ static void lane_main(void *arg)
             }
         }
     }
-    up__assert_internal(f->lanes_live >= 1 && f->lanes_live <= f->lanes && f->next_lane <= f->lanes);
+    up__assert_internal(f->lanes_live >= 1 && f->lanes_live <= f->lanes &&
+                        f->next_lane <= f->lanes);
     if (--f->lanes_live == 0)
         pthread_cond_signal(&f->wake);
     pthread_mutex_unlock(&f->lock);

@@ -140,10 +140,7 @@ static void handler_remove(void)
  * the job is ending. */
 static atomic_int reported;
 
-int up__ledger_claim_report(void)
-{
-    return atomic_exchange(&reported, 1) == 0;
-}
+int up__ledger_claim_report(void) { return atomic_exchange(&reported, 1) == 0; }
 
 /* Ends the job after a report. The SIGTERM report is switched off first:
  * the launcher's SIGTERM that follows would otherwise add a line saying
@@ -232,7 +229,8 @@ static void report_gone(up__ledger *l, bool calling_thread)
         publish_aborting(l);
     char held[160] = "";
     if (atomic_load(&view.rank) == l->rank)
-        snprintf(held, sizeof held, ", last heard %llu ms ago, holding chunk [%llu, %llu) of [0, %llu)",
+        snprintf(held, sizeof held,
+                 ", last heard %llu ms ago, holding chunk [%llu, %llu) of [0, %llu)",
                  (unsigned long long)((up__now_ns() - atomic_load(&view.heard_ns)) / 1000000u),
                  (unsigned long long)atomic_load(&view.cur_begin),
                  (unsigned long long)atomic_load(&view.cur_end), (unsigned long long)l->n);
@@ -372,8 +370,8 @@ static int learn_watched_pid(up__ledger *l)
 {
     uint64_t mine[2] = {node_id(), (uint64_t)getpid()}, theirs[2] = {0, 0};
     int watcher = (l->rank + l->size - 1) % l->size;
-    int rc = MPI_Sendrecv(mine, 2, MPI_UINT64_T, watcher, 0, theirs, 2, MPI_UINT64_T, l->watched,
-                          0, l->comm, MPI_STATUS_IGNORE);
+    int rc = MPI_Sendrecv(mine, 2, MPI_UINT64_T, watcher, 0, theirs, 2, MPI_UINT64_T, l->watched, 0,
+                          l->comm, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS)
         return rc;
     pid_t pid = (pid_t)theirs[1];

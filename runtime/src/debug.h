@@ -32,13 +32,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Out of line (one copy per file that fails an assertion) and cold, so the checks' fast path stays a
- * compare and a not-taken branch. */
+/* Out of line (one copy per file that fails an assertion) and cold, so the checks' fast path stays
+ * a compare and a not-taken branch. */
 #if defined(__GNUC__)
 __attribute__((noinline, cold, unused))
 #endif
-static _Noreturn void up__assert_fail(const char *expr, const char *file, int line,
-                                      const char *func)
+static _Noreturn void
+up__assert_fail(const char *expr, const char *file, int line, const char *func)
 {
     fprintf(stderr, "ultrapool: internal assertion failed: %s:%d: %s: %s\n", file, line, func,
             expr);
@@ -46,8 +46,7 @@ static _Noreturn void up__assert_fail(const char *expr, const char *file, int li
     abort();
 }
 
-#define UP__ASSERT_ON(e)                                                                           \
-    ((e) ? (void)0 : up__assert_fail(#e, __FILE__, __LINE__, __func__))
+#define UP__ASSERT_ON(e) ((e) ? (void)0 : up__assert_fail(#e, __FILE__, __LINE__, __func__))
 #endif
 
 /* Not evaluated, but type-checked and counted as a use of its operands. */

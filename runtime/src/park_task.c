@@ -327,7 +327,7 @@ void up__park_run_worker(up__worker *w)
  * between misses still reaches the limit, a gap's worth at a time. A
  * pool whose tasks never parked skips all of it (parked_ever). */
 #define SHORT_WAIT_MAX_NS 250000000u
-#define SHORT_GAP_MAX_NS 10000000u
+#define SHORT_GAP_MAX_NS  10000000u
 #define SHORT_WAIT_NAP_NS 100000u
 
 int up__park_room_slow(up__worker *w)

@@ -85,9 +85,9 @@ struct up__worker {
      * is not short; up__park_room), and how long it has looked for one
      * since the last stack came back to it, each gap between two looks
      * counted at most SHORT_GAP_MAX_NS (park_task.c). */
-    uint64_t stack_short_last; /* (owner) */
+    uint64_t stack_short_last;   /* (owner) */
     uint64_t stack_short_looked; /* (owner) */
-    unsigned turns;             /* (owner) released tasks first on odd turns (find_work) */
+    unsigned turns;              /* (owner) released tasks first on odd turns (find_work) */
     /* Statistics: written by the owner only (relaxed), summed by readers. */
     UP_ALIGNED_LINE _Atomic uint64_t executed;
     _Atomic uint64_t steals;

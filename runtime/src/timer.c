@@ -506,7 +506,8 @@ static void timer_run(void *arg)
 {
     up_timer *t = arg;
     /* Only fire sets INFLIGHT, for this run, and only this run clears it. */
-    up__assert_internal((up__load_relaxed(&t->state) & ~(unsigned)(TIMER_STOPPED | TIMER_INFLIGHT)) == 0);
+    up__assert_internal(
+        (up__load_relaxed(&t->state) & ~(unsigned)(TIMER_STOPPED | TIMER_INFLIGHT)) == 0);
     up__assert_internal(up__load_relaxed(&t->state) & TIMER_INFLIGHT);
     if (!(up__load_acquire(&t->state) & TIMER_STOPPED)) {
         up_timer *saved = up__tls_task.timer;

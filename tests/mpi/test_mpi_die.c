@@ -81,8 +81,8 @@ static int body(uint64_t begin, uint64_t end, void *ctx)
 int main(int argc, char **argv)
 {
     CHECK(argc == 2 && (strcmp(argv[1], "kill") == 0 || strcmp(argv[1], "kill-short") == 0 ||
-                        strcmp(argv[1], "stop") == 0 ||
-                        strcmp(argv[1], "stop-static") == 0 || strcmp(argv[1], "hang") == 0));
+                        strcmp(argv[1], "stop") == 0 || strcmp(argv[1], "stop-static") == 0 ||
+                        strcmp(argv[1], "hang") == 0));
     int short_beat = strcmp(argv[1], "kill-short") == 0;
     sig = strncmp(argv[1], "kill", 4) == 0 ? SIGKILL : strcmp(argv[1], "hang") == 0 ? 0 : SIGSTOP;
     int statics = strcmp(argv[1], "stop-static") == 0;

@@ -210,15 +210,13 @@ static void test_failure(uint64_t n)
 /* How promptly a failure stops the other ranks. Every call runs one index
  * for about 1 ms (a sleep, so a loaded machine still runs it on time); the
  * last rank's 20th call fails; that rank has one lane, so its farm's
- * lanes are all over the moment it fails, and the others two. Each rank notes when each of its calls
- * started, and after the farm the ranks count the calls that started
- * after the failure. A rank notices a failure at its next chunk grab or
- * heartbeat (docs/mpi.md: within 100 ms), so after the failure each of
- * the 2 lanes of a rank can start at most what 100 ms of its own observed
- * call time holds, plus the two chunks the rank holds. The space is four
- * times that budget past the failure, so a farm that does not stop runs
- * it all. Timestamps are compared across ranks, so this needs every rank
- * on one node (one CLOCK_MONOTONIC); elsewhere it says so and skips. */
+ * lanes are all over the moment it fails, and the others two. Each rank notes when each of its
+ * calls started, and after the farm the ranks count the calls that started after the failure. A
+ * rank notices a failure at its next chunk grab or heartbeat (docs/mpi.md: within 100 ms), so after
+ * the failure each of the 2 lanes of a rank can start at most what 100 ms of its own observed call
+ * time holds, plus the two chunks the rank holds. The space is four times that budget past the
+ * failure, so a farm that does not stop runs it all. Timestamps are compared across ranks, so this
+ * needs every rank on one node (one CLOCK_MONOTONIC); elsewhere it says so and skips. */
 #define NOTICE_NS   (100000000u * (uint64_t)SLACK)
 #define PROMPT_FAIL 20 /* the failing rank's call that fails */
 
@@ -297,7 +295,8 @@ static void test_failure_prompt(void)
             after++;
             last = p.starts[i] > last ? p.starts[i] : last;
         }
-    uint64_t call_ns = calls > 1 ? atomic_load(&p.busy_ns) / (calls - (rank == size - 1)) : 1000000u;
+    uint64_t call_ns =
+        calls > 1 ? atomic_load(&p.busy_ns) / (calls - (rank == size - 1)) : 1000000u;
     /* The verdict per rank: its lanes started no more than the notice
      * time allows at the call time it observed, and it returned within
      * that time and a few calls (its last body, the final exchange). */
@@ -654,7 +653,7 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("%d ranks, %u CPUs in rank 0's pool, n=%llu\n", size, up_pool_cpus(pool),
                (unsigned long long)n);
-    /* Each part's time on rank 0, to see where a slow run goes. */
+        /* Each part's time on rank 0, to see where a slow run goes. */
 #define PART(call)                                                                                 \
     do {                                                                                           \
         double t0_ = MPI_Wtime();                                                                  \

@@ -47,7 +47,8 @@
         uint64_t bound_ = (uint64_t)(ms)*test_time_factor() * 1000000u;                            \
         while (!(cond)) {                                                                          \
             if (test_now_ns() - t0_ > bound_) {                                                    \
-                fprintf(stderr, "%s:%d: WAIT_FAST timed out after %.0f ms (bound %u ms x %u): %s\n", \
+                fprintf(stderr,                                                                    \
+                        "%s:%d: WAIT_FAST timed out after %.0f ms (bound %u ms x %u): %s\n",       \
                         __FILE__, __LINE__, (double)(test_now_ns() - t0_) / 1e6, (unsigned)(ms),   \
                         test_time_factor(), #cond);                                                \
                 fflush(stdout);                                                                    \
@@ -255,8 +256,10 @@ static void starve_round(uint64_t *rng)
               60000);
     uint64_t during = atomic_load(&st.acquired) - a0;
     if (!atomic_load(&big.done)) {
-        fprintf(stderr, "starved: the stream acquired %" PRIu64 " times in %.0f ms while a waiter "
-                "for all %" PRIu64 " units waited\n", during, (double)(test_now_ns() - t0) / 1e6, cap);
+        fprintf(stderr,
+                "starved: the stream acquired %" PRIu64 " times in %.0f ms while a waiter "
+                "for all %" PRIu64 " units waited\n",
+                during, (double)(test_now_ns() - t0) / 1e6, cap);
         CHECK(atomic_load(&big.done));
     }
     CHECK_EQ(pthread_join(big_th, NULL), 0);
@@ -436,8 +439,8 @@ int main(void)
            " over-releases refused, nothing changed; hangs 0\n",
            fifo.rounds, fifo.held_back, (double)fifo.worst_ns / 1e6, starve.rounds,
            starve.stream_acquired, (double)starve.worst_ns / 1e6, starve.worst_during,
-           STARVE_ACQUISITIONS, timed.rounds, timed.exact,
-           timed.big_served, (double)timed.worst_ns / 1e6, over_detected);
+           STARVE_ACQUISITIONS, timed.rounds, timed.exact, timed.big_served,
+           (double)timed.worst_ns / 1e6, over_detected);
     CHECK(timed.exact > 0 || rounds < 20);
     return 0;
 }

@@ -42,12 +42,12 @@ static _Atomic uint64_t round_started_ns, round_now;
 static _Atomic uint64_t n_overload, n_timedout, n_stopped, n_ran, n_timer_runs, n_timer_skipped;
 static unsigned max_workers_seen;
 
-static const char *op_names[OP_KINDS] = {
-    "submit", "submit_wait", "submit_timeout", "submit_copy", "typed", "submit_on",
-    "submit_after", "event", "timer", "region", "group", "sem", "chan", "wait_outside",
-    "idle", "stats"};
-static const char *act_names[ACT_KINDS] = {"plain", "spin", "sleep", "yield",
-                                           "event_wait", "nested", "sem", "deadlk"};
+static const char *op_names[OP_KINDS] = {"submit", "submit_wait",  "submit_timeout", "submit_copy",
+                                         "typed",  "submit_on",    "submit_after",   "event",
+                                         "timer",  "region",       "group",          "sem",
+                                         "chan",   "wait_outside", "idle",           "stats"};
+static const char *act_names[ACT_KINDS] = {"plain",      "spin",   "sleep", "yield",
+                                           "event_wait", "nested", "sem",   "deadlk"};
 enum { END_STOP, END_STOP_AND_WAIT, END_STOP_TIMEOUT, END_DESTROY, END_RACE, END_KINDS };
 static const char *end_names[END_KINDS] = {"stop", "stop_and_wait", "stop_timeout", "destroy",
                                            "stop_racing"};
@@ -330,16 +330,36 @@ static void do_op(uint64_t *rng)
     unsigned k = (unsigned)(test_rand(rng) % OP_KINDS);
     atomic_fetch_add_explicit(&soak_ops[k], 1, memory_order_relaxed);
     switch (k) {
-    case OP_EVENT: op_event(rng); break;
-    case OP_TIMER: op_timer(rng); break;
-    case OP_REGION: soak_op_region(rng); break;
-    case OP_GROUP: soak_op_group(rng); break;
-    case OP_SEM: soak_op_sem(rng); break;
-    case OP_CHAN: soak_op_chan(rng); break;
-    case OP_WAIT_OUTSIDE: op_wait_outside(rng); break;
-    case OP_IDLE: test_sleep_ms((unsigned)(test_rand(rng) % 25)); break; /* workers park, retire */
-    case OP_STATS: op_stats(); break;
-    default: op_submit((int)k, rng); break;
+    case OP_EVENT:
+        op_event(rng);
+        break;
+    case OP_TIMER:
+        op_timer(rng);
+        break;
+    case OP_REGION:
+        soak_op_region(rng);
+        break;
+    case OP_GROUP:
+        soak_op_group(rng);
+        break;
+    case OP_SEM:
+        soak_op_sem(rng);
+        break;
+    case OP_CHAN:
+        soak_op_chan(rng);
+        break;
+    case OP_WAIT_OUTSIDE:
+        op_wait_outside(rng);
+        break;
+    case OP_IDLE:
+        test_sleep_ms((unsigned)(test_rand(rng) % 25));
+        break; /* workers park, retire */
+    case OP_STATS:
+        op_stats();
+        break;
+    default:
+        op_submit((int)k, rng);
+        break;
     }
 }
 
@@ -597,7 +617,8 @@ int main(int argc, char **argv)
     }
     if (!have_seed)
         seed0 = test_seed();
-    printf("soak: seed %" PRIu64 " (--seed to replay), %.0f s, from round %" PRIu64 ", ultrapool %s\n",
+    printf("soak: seed %" PRIu64 " (--seed to replay), %.0f s, from round %" PRIu64
+           ", ultrapool %s\n",
            seed0, seconds, first, up_version());
     fflush(stdout);
     soak_runs = calloc(SOAK_IDS, 1);

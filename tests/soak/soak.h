@@ -20,7 +20,7 @@
 
 /* Task ids one round may hand out; an operation stops submitting when
  * they run out. */
-#define SOAK_IDS (1u << 20)
+#define SOAK_IDS   (1u << 20)
 #define SOAK_NO_ID UINT64_MAX
 
 /* What the submitter of a task id expects of it, checked after the
@@ -31,13 +31,34 @@ enum { EXPECT_NEVER = 0, EXPECT_ONCE = 1, EXPECT_AT_MOST_ONCE = 2 };
 
 /* Operation kinds, counted for the summary. */
 enum {
-    OP_SUBMIT, OP_SUBMIT_WAIT, OP_SUBMIT_TIMEOUT, OP_SUBMIT_COPY, OP_TYPED, OP_SUBMIT_ON,
-    OP_SUBMIT_AFTER, OP_EVENT, OP_TIMER, OP_REGION, OP_GROUP, OP_SEM, OP_CHAN, OP_WAIT_OUTSIDE,
-    OP_IDLE, OP_STATS, OP_KINDS
+    OP_SUBMIT,
+    OP_SUBMIT_WAIT,
+    OP_SUBMIT_TIMEOUT,
+    OP_SUBMIT_COPY,
+    OP_TYPED,
+    OP_SUBMIT_ON,
+    OP_SUBMIT_AFTER,
+    OP_EVENT,
+    OP_TIMER,
+    OP_REGION,
+    OP_GROUP,
+    OP_SEM,
+    OP_CHAN,
+    OP_WAIT_OUTSIDE,
+    OP_IDLE,
+    OP_STATS,
+    OP_KINDS
 };
 /* What a task does when it runs (chosen from its id). */
 enum {
-    ACT_NONE, ACT_SPIN, ACT_SLEEP, ACT_YIELD, ACT_EVENT_WAIT, ACT_NESTED, ACT_SEM, ACT_DEADLK,
+    ACT_NONE,
+    ACT_SPIN,
+    ACT_SLEEP,
+    ACT_YIELD,
+    ACT_EVENT_WAIT,
+    ACT_NESTED,
+    ACT_SEM,
+    ACT_DEADLK,
     ACT_KINDS
 };
 

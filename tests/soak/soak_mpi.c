@@ -19,7 +19,7 @@
 #include "check.h"
 
 #define FAIL_CODE 42
-#define NMAX 200000u
+#define NMAX      200000u
 
 static int rank, nranks;
 static uint64_t seed0, round_no;
@@ -27,11 +27,12 @@ static uint64_t seed0, round_no;
 #define MPI_CHECK(cond, ...)                                                                       \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "soak_mpi: FAILED seed %" PRIu64 " round %" PRIu64 " rank %d: ",       \
-                    seed0, round_no, rank);                                                        \
+            fprintf(stderr,                                                                        \
+                    "soak_mpi: FAILED seed %" PRIu64 " round %" PRIu64 " rank %d: ", seed0,        \
+                    round_no, rank);                                                               \
             fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\nsoak_mpi: replay with --seed %" PRIu64 " --first-round %" PRIu64    \
-                            "\n",                                                                  \
+            fprintf(stderr,                                                                        \
+                    "\nsoak_mpi: replay with --seed %" PRIu64 " --first-round %" PRIu64 "\n",      \
                     seed0, round_no);                                                              \
             fflush(stderr);                                                                        \
             MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
@@ -131,7 +132,8 @@ static void run_round(unsigned char *sum)
         MPI_CHECK(rc == UP_ECANCELED, "a failing body gave %s (%s)", up_strerror(rc),
                   up_last_error());
         MPI_CHECK(rep.body_code == FAIL_CODE && rep.begin <= f.fail_at && f.fail_at < rep.end,
-                  "the report says code %d in [%" PRIu64 ", %" PRIu64 "), the body failed at %" PRIu64,
+                  "the report says code %d in [%" PRIu64 ", %" PRIu64
+                  "), the body failed at %" PRIu64,
                   rep.body_code, rep.begin, rep.end, f.fail_at);
         MPI_CHECK(sum[f.fail_at] == 1, "the failing index ran %u times", sum[f.fail_at]);
     } else if (expect_stopped) {
@@ -139,8 +141,9 @@ static void run_round(unsigned char *sum)
                   up_strerror(rc), up_last_error());
     } else {
         MPI_CHECK(rc == UP_OK, "the farm gave %s (%s)", up_strerror(rc), up_last_error());
-        MPI_CHECK(ran == f.n && rep.items_all == f.n, "%" PRIu64 " of %" PRIu64
-                  " indexes ran (report: %" PRIu64 ")", ran, f.n, rep.items_all);
+        MPI_CHECK(ran == f.n && rep.items_all == f.n,
+                  "%" PRIu64 " of %" PRIu64 " indexes ran (report: %" PRIu64 ")", ran, f.n,
+                  rep.items_all);
         MPI_CHECK(rank != stopped_rank || rep.items == 0, "a stopped pool ran %" PRIu64, rep.items);
         uint64_t want = f.n ? (f.n % 2 ? f.n * ((f.n - 1) / 2) : (f.n / 2) * (f.n - 1)) : 0;
         MPI_CHECK(!reduce || total == want, "the reduction gave %" PRIu64 ", not %" PRIu64, total,

@@ -272,8 +272,7 @@ void soak_op_sem(uint64_t *rng)
     if (rc == UP_ETIMEDOUT || rc == UP_EAGAIN)
         return;
     if (rc != UP_OK)
-        soak_fail("acquiring %" PRIu64 " of %" PRIu64 " units: %s", w, R.sem_cap,
-                  up_strerror(rc));
+        soak_fail("acquiring %" PRIu64 " of %" PRIu64 " units: %s", w, R.sem_cap, up_strerror(rc));
     if (atomic_fetch_add(&R.sem_units, w) + w > R.sem_cap)
         soak_fail("semaphore over its capacity %" PRIu64, R.sem_cap);
     test_sleep_ms((unsigned)(test_rand(rng) % 3));

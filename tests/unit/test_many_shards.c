@@ -1,9 +1,9 @@
 /* A pool with the most shards the configuration accepts (4096; 1024
  * under ThreadSanitizer, see SHARDS): it is created and destroyed without
- * its idle workers' cost growing with the shard count (the work map, runtime/src/workmap.h), and tasks queued in
- * shards far from every worker still run, each exactly once. The times are
- * printed, not asserted, except for a generous bound that tells a hang
- * (before the map, creating such a pool did not finish in 20 s). */
+ * its idle workers' cost growing with the shard count (the work map, runtime/src/workmap.h), and
+ * tasks queued in shards far from every worker still run, each exactly once. The times are printed,
+ * not asserted, except for a generous bound that tells a hang (before the map, creating such a pool
+ * did not finish in 20 s). */
 #include <stdatomic.h>
 #include <stdlib.h>
 

@@ -279,7 +279,8 @@ static void test_long_shortage(void)
     up_pool_stats(p, &st);
     printf("shortage: %u sleeps of 20 ms on one worker, %u stacks: %.2f s, %llu resumed, "
            "%u ran on the submitter\n",
-           n, UP__STACK_CACHE + 1, s, (unsigned long long)st.tasks_resumed, atomic_load(&on_submitter));
+           n, UP__STACK_CACHE + 1, s, (unsigned long long)st.tasks_resumed,
+           atomic_load(&on_submitter));
     CHECK_EQ(atomic_load(&on_submitter), 0u);
     CHECK_EQ(st.tasks_resumed, (uint64_t)n); /* every one parked, none blocked */
     up_pool_destroy(p);
