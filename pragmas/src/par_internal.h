@@ -255,6 +255,14 @@ void par_deps_complete(par_thread *th, par_node *n);
 void par_deps_free(par_thread *th, par_frame *f);
 void par_deps_thread_exit(par_thread *th);
 /* team.c */
+/* How a region's team is gathered: up to nthreads, with the members that
+ * come in time (up_parallel); all or nothing (up_parallel_exact, whose
+ * UP_EAGAIN runs nothing); or full, waiting as long as it takes for every
+ * member the limits allow (OpenMP's regions with dynamic adjustment off,
+ * the GOMP ABI in pragmas/gomp/; always on ultrapool's own scheduler). */
+typedef enum par_team_mode { PAR_TEAM_UPTO, PAR_TEAM_EXACT, PAR_TEAM_FULL } par_team_mode;
+int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, par_team_mode mode,
+                 const char *who);
 void par_barrier(par_thread *th);
 
 /* The deque of records (deque.h's conventions, UP__DEQUE_* codes). */

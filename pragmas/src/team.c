@@ -257,9 +257,10 @@ static int refuse_inactive(const par_env *env, const char *who, unsigned nthread
     return UP_ENOMEM;
 }
 
-static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, int exact)
+int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, par_team_mode mode,
+                 const char *who)
 {
-    const char *who = exact ? "up_parallel_exact" : "up_parallel";
+    int exact = mode == PAR_TEAM_EXACT;
     if (!pool || !fn || nthreads > PAR_MAX_TEAM) {
         if (!pool || !fn)
             up__set_error("%s: %s is NULL", who, !pool ? "pool" : "region function");
@@ -277,7 +278,7 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
         return UP_EINVAL;
     }
     const up_omp_ops *omp = par_omp();
-    if (omp)
+    if (omp && mode != PAR_TEAM_FULL)
         return parallel_omp(omp, pool, nthreads, fn, ctx, exact, who);
     par_thread *th = par_self();
     if (!th) {
@@ -371,9 +372,13 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
         asked = 1;
     }
     /* Wait for the members: long for a top-level region, whose threads the
-     * pool was asked for; briefly for a nested one. */
+     * pool was asked for; briefly for a nested one; for a full team, until
+     * every member came, asking the pool again each grace period (its
+     * workers may be busy in other regions, which never wait for this
+     * one, so reserving more always makes progress). */
     uint64_t start = up__now_ns();
-    uint64_t deadline = start + (level == 1 ? 200000000u : 200000u);
+    uint64_t deadline =
+        mode == PAR_TEAM_FULL ? UINT64_MAX : start + (level == 1 ? 200000000u : 200000u);
     unsigned spins = 0;
     gather g = {t, 1 + submitted};
     for (;;) {
@@ -381,13 +386,14 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
         uint64_t now = up__now_ns();
         if (joined >= 1 + submitted || now >= deadline)
             break;
-        if (!asked && now - start >= GATHER_GRACE_NS) {
+        if ((!asked || mode == PAR_TEAM_FULL) && now - start >= GATHER_GRACE_NS) {
             up_pool_reserve(pool, 1 + submitted - joined);
             asked = 1;
+            start = now;
         }
         /* Parked, woken by each join, or at the grace's end to ask. */
         par_idle(th, &members[0], &spins, gathered, &g, 0,
-                 asked ? deadline : start + GATHER_GRACE_NS);
+                 asked && mode != PAR_TEAM_FULL ? deadline : start + GATHER_GRACE_NS);
     }
     uint32_t st = atomic_fetch_or_explicit(&t->state, CLOSED, memory_order_acq_rel);
     atomic_store_explicit(&t->size, st & ~CLOSED, memory_order_relaxed);
@@ -423,12 +429,12 @@ static int parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx
 
 int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx)
 {
-    return parallel(pool, nthreads, fn, ctx, 0);
+    return par_parallel(pool, nthreads, fn, ctx, PAR_TEAM_UPTO, "up_parallel");
 }
 
 int up_parallel_exact(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx)
 {
-    return parallel(pool, nthreads, fn, ctx, 1);
+    return par_parallel(pool, nthreads, fn, ctx, PAR_TEAM_EXACT, "up_parallel_exact");
 }
 
 unsigned up_thread_num(void)

@@ -37,11 +37,14 @@ static omp_get_fn found_get;
 static unsigned found_default;
 static pthread_mutex_t lookup_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Function pointers from dlsym's data pointers, as POSIX allows. */
+/* Function pointers from dlsym's data pointers, as POSIX allows. The
+ * OpenMP runtime may be ultrapool's own (the libgomp.so.1 of pragmas/gomp,
+ * which exports up_gomp_runtime): its regions already run on the pool that
+ * opens them, so there is nothing to share. */
 static void lookup(void)
 {
     pthread_mutex_lock(&lookup_lock);
-    if (!found_set) {
+    if (!found_set && !dlsym(RTLD_DEFAULT, "up_gomp_runtime")) {
         void *set = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
         void *get = dlsym(RTLD_DEFAULT, "omp_get_max_threads");
         if (set && get) {

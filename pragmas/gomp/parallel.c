@@ -1,0 +1,79 @@
+/* Parallel regions, barriers, single, critical and atomic's lock fallback:
+ * GOMP_parallel and its companions. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "gomp.h"
+
+typedef struct region {
+    void (*fn)(void *);
+    void *data;
+    gomp_icv icv; /* the opening thread's, which every member inherits */
+} region;
+
+static void run_region(void *ctx)
+{
+    region *r = ctx;
+    gomp_icv saved = *gomp_icv_get();
+    gomp_icv_inherit(&r->icv);
+    r->fn(r->data);
+    *gomp_icv_get() = saved;
+}
+
+/* GCC passes num_threads 1 for a false if clause, 0 for no clause; the
+ * low bits of flags are the proc_bind clause (binding is the pool's). */
+GOMP_API void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags)
+{
+    (void)flags;
+    gomp_icv *v = gomp_icv_get();
+    region r = {fn, data, *v};
+    unsigned n = num_threads ? num_threads : v->nthreads;
+    par_team_mode mode = v->dynamic ? PAR_TEAM_UPTO : PAR_TEAM_FULL;
+    int rc = par_parallel(gomp_pool(), n, run_region, &r, mode, "GOMP_parallel");
+    if (rc != UP_OK)
+        gomp_fatal("a parallel region of %u threads cannot run: %s", n, up_last_error());
+}
+
+GOMP_API void GOMP_barrier(void)
+{
+    par_thread *th = par_tls;
+    if (th && th->c.team)
+        par_barrier(th);
+}
+
+/* single: the first member to arrive runs it. */
+GOMP_API bool GOMP_single_start(void) { return up_single() != 0; }
+
+/* Critical sections. The unnamed one and atomic's fallback have a lock of
+ * their own each; a named one gets a mutex created on first use and
+ * published by CAS in the pointer-sized variable GCC emits per name, so
+ * two names never share a lock (nesting critical sections of different
+ * names cannot deadlock). */
+static pthread_mutex_t unnamed_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t atomic_lock = PTHREAD_MUTEX_INITIALIZER;
+
+GOMP_API void GOMP_critical_start(void) { pthread_mutex_lock(&unnamed_lock); }
+GOMP_API void GOMP_critical_end(void) { pthread_mutex_unlock(&unnamed_lock); }
+GOMP_API void GOMP_atomic_start(void) { pthread_mutex_lock(&atomic_lock); }
+GOMP_API void GOMP_atomic_end(void) { pthread_mutex_unlock(&atomic_lock); }
+
+static pthread_mutex_t *named_lock(void **pptr)
+{
+    _Atomic(pthread_mutex_t *) *slot = (_Atomic(pthread_mutex_t *) *)pptr;
+    pthread_mutex_t *m = atomic_load_explicit(slot, memory_order_acquire);
+    if (m)
+        return m;
+    pthread_mutex_t *fresh = malloc(sizeof *fresh);
+    if (!fresh)
+        gomp_fatal("out of memory for a named critical section's lock");
+    pthread_mutex_init(fresh, NULL);
+    if (atomic_compare_exchange_strong_explicit(slot, &m, fresh, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return fresh;
+    pthread_mutex_destroy(fresh); /* another thread's won */
+    free(fresh);
+    return m;
+}
+
+GOMP_API void GOMP_critical_name_start(void **pptr) { pthread_mutex_lock(named_lock(pptr)); }
+GOMP_API void GOMP_critical_name_end(void **pptr) { pthread_mutex_unlock(named_lock(pptr)); }

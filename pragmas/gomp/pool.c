@@ -1,0 +1,45 @@
+/* The pool OpenMP regions run on (gomp.h). */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gomp.h"
+
+static up_pool *process_pool;
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void make_pool(void)
+{
+    up_config cfg;
+    /* A malformed UP_* variable is reported by up_config_init itself; the
+     * configuration keeps the fields of the valid ones. */
+    up_config_init(&cfg);
+    int rc = up_pool_create(&process_pool, &cfg);
+    if (rc != UP_OK)
+        gomp_fatal("cannot create the OpenMP pool: %s (%s)", up_strerror(rc), up_last_error());
+}
+
+up_pool *gomp_pool(void)
+{
+    up_pool *mine = up_current_pool();
+    if (mine)
+        return mine;
+    pthread_once(&pool_once, make_pool);
+    return process_pool;
+}
+
+void gomp_fatal(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("ultrapool libgomp: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    abort();
+}
+
+/* The marker that the runtime (omp_share.c) and the parallel layer's
+ * backends look up with dlsym: OpenMP in this process is ultrapool. */
+GOMP_API const char up_gomp_runtime[] = "ultrapool";
