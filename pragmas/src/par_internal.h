@@ -134,6 +134,11 @@ typedef struct par_ws {
     _Atomic unsigned done;                   /* members finished with it */
 } par_ws;
 
+/* The bits of par_team.cancel: the values of GCC's GOMP_CANCEL_*. */
+#define PAR_CANCEL_PARALLEL 1u
+#define PAR_CANCEL_LOOP     2u
+#define PAR_CANCEL_SECTIONS 4u
+
 struct par_team {
     up_pool *pool;         /* (ro) */
     up_region_fn fn;       /* (ro) */
@@ -166,6 +171,20 @@ struct par_team {
     _Atomic unsigned bar_gen;
     _Alignas(PAR_LINE) _Atomic uint64_t single_next;
     par_ws ws[PAR_WS_SLOTS];
+    /* Cancellation (OpenMP's cancel construct, pragmas/gomp/cancel.c):
+     * PAR_CANCEL_* bits, set by a member's cancel when cancel-var is on.
+     * PAR_CANCEL_PARALLEL stays set until the region ends: tasks of the
+     * team not yet started are skipped, cancellable barriers and
+     * cancellation points report it. PAR_CANCEL_LOOP and
+     * PAR_CANCEL_SECTIONS are the worksharing construct in flight: the
+     * construct's cancellable end (GOMP_loop_end_cancel,
+     * GOMP_sections_end_cancel) clears them once every member has left it
+     * (after its cancellable barrier). cbar is the cancellable barrier's
+     * own word, generation << 32 | arrivals (par_barrier_cancel): a member
+     * that leaves it for a cancellation takes its arrival back, so the
+     * plain barriers' count (bar_count) is never disturbed. */
+    _Alignas(PAR_LINE) _Atomic unsigned cancel;
+    _Atomic uint64_t cbar;
     /* Tasks with a priority: a small heap under a lock (priority is a hint). */
     _Alignas(PAR_LINE) pthread_mutex_t urgent_lock;
     _Atomic unsigned urgent_n;
