@@ -61,7 +61,8 @@ GOMP_API bool GOMP_cancel(int which, bool do_cancel)
         /* Orphaned (no team): only this thread's construct, which the
          * caller leaves at once. */
         if (t)
-            atomic_fetch_or_explicit(&t->cancel, (unsigned)which & (PAR_CANCEL_LOOP | PAR_CANCEL_SECTIONS),
+            atomic_fetch_or_explicit(&t->cancel,
+                                     (unsigned)which & (PAR_CANCEL_LOOP | PAR_CANCEL_SECTIONS),
                                      memory_order_release);
         return true;
     }
@@ -129,7 +130,8 @@ bool gomp_barrier_cancel(par_thread *th)
     for (;;) {
         uint64_t now = atomic_load_explicit(&t->cbar, memory_order_acquire);
         if ((uint32_t)(now >> 32) != gen)
-            return (atomic_load_explicit(&t->cancel, memory_order_acquire) & PAR_CANCEL_PARALLEL) != 0;
+            return (atomic_load_explicit(&t->cancel, memory_order_acquire) & PAR_CANCEL_PARALLEL) !=
+                   0;
         if (atomic_load_explicit(&t->cancel, memory_order_acquire) & PAR_CANCEL_PARALLEL) {
             /* Take the arrival back, unless the barrier completed meanwhile. */
             while ((uint32_t)(now >> 32) == gen) {

@@ -35,10 +35,9 @@ int gomp_task_create(const char *who, up_task_fn fn, const par_task *proto,
 /* A task of GCC's function fn on a copy of its block (tasks.c says where
  * the copy lives); detach: the detach variable, NULL for none; bounds: a
  * taskloop chunk's [start, end) written over the copy's first two words. */
-void gomp_task_spawn(const char *who, void (*fn)(void *), void *data,
-                     void (*cpyfn)(void *, void *), long arg_size, long arg_align,
-                     const up_task_opts *opts, void **depend, void *detach,
-                     const uint64_t *bounds);
+void gomp_task_spawn(const char *who, void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                     long arg_size, long arg_align, const up_task_opts *opts, void **depend,
+                     void *detach, const uint64_t *bounds);
 size_t gomp_deps_count(void **depend);
 void gomp_deps_convert(void **depend, up_dep *out);
 /* cancel-var (OMP_CANCELLATION, else UP_CANCELLATION; false when unset,

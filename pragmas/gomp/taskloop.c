@@ -21,16 +21,15 @@ static uintptr_t *reduction_data(void *data)
 
 /* n iterations from start by step (unsigned arithmetic: both types wrap
  * the same way in 64 bits). */
-static void taskloop(const char *who, void (*fn)(void *), void *data,
-                     void (*cpyfn)(void *, void *), long arg_size, long arg_align, unsigned flags,
-                     unsigned long num_tasks, int priority, uint64_t start, uint64_t n,
-                     uint64_t step)
+static void taskloop(const char *who, void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                     long arg_size, long arg_align, unsigned flags, unsigned long num_tasks,
+                     int priority, uint64_t start, uint64_t n, uint64_t step)
 {
     par_thread *th = gomp_thread_state(who);
     int group = !(flags & GOMP_TASK_FLAG_NOGROUP);
-    if (n == 0 || (th->c.team && gomp_cancel_var() &&
-                   (atomic_load_explicit(&th->c.team->cancel, memory_order_relaxed) &
-                    PAR_CANCEL_PARALLEL))) {
+    if (n == 0 ||
+        (th->c.team && gomp_cancel_var() &&
+         (atomic_load_explicit(&th->c.team->cancel, memory_order_relaxed) & PAR_CANCEL_PARALLEL))) {
         /* Tell GCC's code that no reduction was registered. */
         if (group && (flags & GOMP_TASK_FLAG_REDUCTION))
             reduction_data(data)[2] = 0;
@@ -68,8 +67,8 @@ static void taskloop(const char *who, void (*fn)(void *), void *data,
             break;
         /* strict grainsize: grain each, the last what is left; otherwise
          * an even split, the first n % ntasks one longer. */
-        uint64_t count = grain ? (i + 1 < ntasks || n % grain == 0 ? grain : n % grain)
-                               : div + (i < mod);
+        uint64_t count =
+            grain ? (i + 1 < ntasks || n % grain == 0 ? grain : n % grain) : div + (i < mod);
         uint64_t bounds[2] = {at, at + count * step};
         at = bounds[1];
         gomp_task_spawn(who, fn, data, cpyfn, arg_size, arg_align, &opts, NULL, NULL, bounds);
@@ -103,6 +102,6 @@ GOMP_API void GOMP_taskloop_ull(void (*fn)(void *), void *data, void (*cpyfn)(vo
     } else if (start > end) {
         n = (start - end - step - 1) / (0 - step);
     }
-    taskloop("GOMP_taskloop_ull", fn, data, cpyfn, arg_size, arg_align, flags, num_tasks,
-             priority, start, n, step);
+    taskloop("GOMP_taskloop_ull", fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority,
+             start, n, step);
 }

@@ -77,10 +77,7 @@ static up_dep_kind dep_kind(uintptr_t k)
     }
 }
 
-size_t gomp_deps_count(void **depend)
-{
-    return (uintptr_t)(depend[0] ? depend[0] : depend[1]);
-}
+size_t gomp_deps_count(void **depend) { return (uintptr_t)(depend[0] ? depend[0] : depend[1]); }
 
 /* GCC's two layouts (libgomp's task.c reads them the same way):
  *   old: [n, nout, addr * n]: the first nout out or inout, then in;
@@ -108,7 +105,7 @@ void gomp_deps_convert(void **depend, up_dep *out)
     for (size_t i = 0; i < n; i++) {
         if (i < normal) {
             out[i].addr = depend[5 + i];
-            out[i].kind = i < nout ? UP_DEP_INOUT
+            out[i].kind = i < nout            ? UP_DEP_INOUT
                           : i < nout + nmutex ? UP_DEP_MUTEXINOUTSET
                                               : UP_DEP_IN;
         } else {
@@ -163,10 +160,9 @@ par_thread *gomp_thread_state(const char *who)
     return th;
 }
 
-void gomp_task_spawn(const char *who, void (*fn)(void *), void *data,
-                     void (*cpyfn)(void *, void *), long arg_size, long arg_align,
-                     const up_task_opts *opts, void **depend, void *detach,
-                     const uint64_t *bounds)
+void gomp_task_spawn(const char *who, void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                     long arg_size, long arg_align, const up_task_opts *opts, void **depend,
+                     void *detach, const uint64_t *bounds)
 {
     par_thread *th = gomp_thread_state(who);
     if (arg_align < 1)

@@ -102,7 +102,6 @@ struct par_group {
     int workshare;    /* (ro) a worksharing construct's group (GOMP reductions) */
 };
 
-
 struct par_frame {
     par_frame *parent;
     par_thread *owner;            /* (ro) thread running the task of this frame */
@@ -205,7 +204,7 @@ struct par_team {
     struct {
         int prio;
         par_task t;
-    } urgent[64];                  /* (lock urgent_lock) */
+    } urgent[64];                   /* (lock urgent_lock) */
     struct par_urgent *urgent_more; /* (lock urgent_lock) past the 64, allocated */
 };
 
@@ -234,8 +233,8 @@ struct par_thread {
     par_node *free_nodes;           /* recycled dependency nodes */
     par_deptable *free_tables;
     par_team *release_to; /* (owner) while set, ready tasks go to this team's shared queue */
-    up__parker *pk;      /* (ro) where it sleeps in wait.c: its worker's, or its own */
-    uint64_t spin_since; /* (owner) when the current wait's spinning began */
+    up__parker *pk;       /* (ro) where it sleeps in wait.c: its worker's, or its own */
+    uint64_t spin_since;  /* (owner) when the current wait's spinning began */
 };
 
 par_thread *par_self(void); /* creates the thread's context on first use */
@@ -245,8 +244,8 @@ extern _Thread_local par_thread *par_tls;
 void par_run_task(par_thread *th, par_task *t);
 /* Creates a task of the current frame (up_task's and the GOMP ABI's one
  * path): proto's payload, fn, opts and dependencies as up_task_deps. */
-int par_task_create(const char *who, up_task_fn fn, const par_task *proto,
-                    const up_task_opts *opts, const up_dep *deps, size_t ndeps);
+int par_task_create(const char *who, up_task_fn fn, const par_task *proto, const up_task_opts *opts,
+                    const up_dep *deps, size_t ndeps);
 /* The current frame of th (a root frame outside any region). */
 par_frame *par_current_frame(par_thread *th);
 /* Taskgroups (above): begin makes tg's frame current; end waits for its

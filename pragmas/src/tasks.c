@@ -116,6 +116,7 @@ static PAR_ALWAYS_INLINE int run_body(par_thread *th, par_frame *parent, up_task
 }
 
 static void complete_event(par_thread *th, par_event *ev, par_frame *parent, par_node *node);
+static PAR_ALWAYS_INLINE void complete_task(par_thread *th, par_task *t);
 
 /* A task whose record is a par_ext (par_internal.h): its handler runs it,
  * or frees its data when the task is skipped; with an event, completion
@@ -128,6 +129,8 @@ static PAR_NOINLINE void run_ext(par_thread *th, par_task *t, int final)
         x.handler(x.data, 0);
     if (x.event)
         complete_event(th, x.event, t->parent, t->node);
+    else
+        complete_task(th, t);
 }
 
 /* A task taken from a deque or a dependency list: run it, then count it
@@ -140,8 +143,15 @@ static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t, int final)
         run_ext(th, t, final);
         return;
     }
+    run_body(th, t->parent, t->fn, t->size ? (void *)t->words : (void *)(uintptr_t)t->words[0],
+             final);
+    complete_task(th, t);
+}
+
+/* A task has run: its dependants may, and its parent counts it done. */
+static PAR_ALWAYS_INLINE void complete_task(par_thread *th, par_task *t)
+{
     par_frame *parent = t->parent;
-    run_body(th, parent, t->fn, t->size ? (void *)t->words : (void *)(uintptr_t)t->words[0], final);
     if (t->node)
         par_deps_complete(th, t->node);
     if (parent) {
@@ -177,8 +187,8 @@ void par_ext_task(void *words)
 enum { EV_RAN = 1, EV_FULFILLED = 2, EV_DONE = 4 };
 struct par_event {
     _Atomic unsigned state;
-    int undeferred;   /* (ro) */
-    par_team *team;   /* (ro) the creator's team, where released tasks go */
+    int undeferred;    /* (ro) */
+    par_team *team;    /* (ro) the creator's team, where released tasks go */
     par_frame *parent; /* written before EV_RAN */
     par_node *node;
     par_member *slot; /* (ro) the creator's slot, for an undeferred task */
@@ -563,8 +573,8 @@ static void wait_event(par_thread *th, par_frame *f, const par_task *t)
 }
 
 /* who: the public call, for the error messages. */
-int par_task_create(const char *who, up_task_fn fn, const par_task *proto,
-                    const up_task_opts *opts, const up_dep *deps, size_t ndeps)
+int par_task_create(const char *who, up_task_fn fn, const par_task *proto, const up_task_opts *opts,
+                    const up_dep *deps, size_t ndeps)
 {
     if (!fn) { /* the other calls check fn before they come here */
         up__set_error("%s: task function is NULL", who);
