@@ -97,6 +97,9 @@ _Static_assert(offsetof(par_task, size) == 8 * (PAR_TASK_HDR - 1) &&
 
 struct par_group {
     _Atomic int cancelled;
+    par_group *outer; /* (ro) the enclosing taskgroup of the same task, or NULL */
+    void *data;       /* (owner: the group's task) the GOMP ABI's task reductions */
+    int workshare;    /* (ro) a worksharing construct's group (GOMP reductions) */
 };
 
 struct par_frame {
@@ -111,6 +114,16 @@ struct par_frame {
     par_deptable *deps;           /* (owner) dependency table, created on first use */
     int final;                    /* (ro) descendants run undeferred */
 };
+
+/* A taskgroup: a frame of its own above the current one, whose children
+ * its end waits for. Its storage is the caller's and stays put from begin
+ * to end (the children point to f): up_taskgroup's stack, or the GOMP
+ * ABI's allocation between GOMP_taskgroup_start and _end. */
+typedef struct par_taskgroup {
+    par_group g;
+    par_frame f;
+    par_frame *outer; /* the frame current at begin, current again after end */
+} par_taskgroup;
 
 /* Per-member slot of a team, on its own cache line. A member parks in its
  * slot (wait.c): the claim word lives in the team, which outlives every
@@ -133,6 +146,11 @@ typedef struct par_ws {
     _Atomic uint64_t next;                   /* iterations handed out (loops.c) */
     _Atomic unsigned done;                   /* members finished with it */
 } par_ws;
+
+/* The bits of par_team.cancel: the values of GCC's GOMP_CANCEL_*. */
+#define PAR_CANCEL_PARALLEL 1u
+#define PAR_CANCEL_LOOP     2u
+#define PAR_CANCEL_SECTIONS 4u
 
 struct par_team {
     up_pool *pool;         /* (ro) */
@@ -166,13 +184,28 @@ struct par_team {
     _Atomic unsigned bar_gen;
     _Alignas(PAR_LINE) _Atomic uint64_t single_next;
     par_ws ws[PAR_WS_SLOTS];
+    /* Cancellation (OpenMP's cancel construct, pragmas/gomp/cancel.c):
+     * PAR_CANCEL_* bits, set by a member's cancel when cancel-var is on.
+     * PAR_CANCEL_PARALLEL stays set until the region ends: tasks of the
+     * team not yet started are skipped, cancellable barriers and
+     * cancellation points report it. PAR_CANCEL_LOOP and
+     * PAR_CANCEL_SECTIONS are the worksharing construct in flight: the
+     * construct's cancellable end (GOMP_loop_end_cancel,
+     * GOMP_sections_end_cancel) clears them once every member has left it
+     * (after its cancellable barrier). cbar is the cancellable barrier's
+     * own word, generation << 32 | arrivals (par_barrier_cancel): a member
+     * that leaves it for a cancellation takes its arrival back, so the
+     * plain barriers' count (bar_count) is never disturbed. */
+    _Alignas(PAR_LINE) _Atomic unsigned cancel;
+    _Atomic uint64_t cbar;
     /* Tasks with a priority: a small heap under a lock (priority is a hint). */
     _Alignas(PAR_LINE) pthread_mutex_t urgent_lock;
-    _Atomic unsigned urgent_n;
+    _Atomic unsigned urgent_n; /* entries in urgent and urgent_more */
     struct {
         int prio;
         par_task t;
-    } urgent[64]; /* (lock urgent_lock) */
+    } urgent[64];                   /* (lock urgent_lock) */
+    struct par_urgent *urgent_more; /* (lock urgent_lock) past the 64, allocated */
 };
 
 /* What a thread is doing in the layer: its team membership and frame, saved
@@ -199,8 +232,9 @@ struct par_thread {
     up__deque *dqs[PAR_MAX_LEVELS]; /* one deque per nesting level, kept */
     par_node *free_nodes;           /* recycled dependency nodes */
     par_deptable *free_tables;
-    up__parker *pk;      /* (ro) where it sleeps in wait.c: its worker's, or its own */
-    uint64_t spin_since; /* (owner) when the current wait's spinning began */
+    par_team *release_to; /* (owner) while set, ready tasks go to this team's shared queue */
+    up__parker *pk;       /* (ro) where it sleeps in wait.c: its worker's, or its own */
+    uint64_t spin_since;  /* (owner) when the current wait's spinning began */
 };
 
 par_thread *par_self(void); /* creates the thread's context on first use */
@@ -208,6 +242,39 @@ extern _Thread_local par_thread *par_tls;
 
 /* tasks.c */
 void par_run_task(par_thread *th, par_task *t);
+/* Creates a task of the current frame (up_task's and the GOMP ABI's one
+ * path): proto's payload, fn, opts and dependencies as up_task_deps. */
+int par_task_create(const char *who, up_task_fn fn, const par_task *proto, const up_task_opts *opts,
+                    const up_dep *deps, size_t ndeps);
+/* The current frame of th (a root frame outside any region). */
+par_frame *par_current_frame(par_thread *th);
+/* Taskgroups (above): begin makes tg's frame current; end waits for its
+ * children and restores the outer frame; 1 when the group was cancelled. */
+void par_taskgroup_begin(par_thread *th, par_taskgroup *tg);
+int par_taskgroup_end(par_thread *th, par_taskgroup *tg);
+/* Tasks with state outside their record (the GOMP ABI's arguments larger
+ * than a record holds or with a copy constructor, its detach events): fn
+ * is par_ext_task and the payload is a par_ext. The layer calls
+ * handler(data, 1) to run the task, or handler(data, 0) when the task is
+ * skipped (a cancelled taskgroup or region), so that data is freed either
+ * way. With an event, the task completes (its dependants run, its parent
+ * counts it done) only when it has run and the event was fulfilled
+ * (par_event_fulfill), whichever comes last. */
+typedef struct par_event par_event;
+typedef struct par_ext {
+    void (*handler)(void *data, int run);
+    void *data;
+    par_event *event;
+} par_ext;
+void par_ext_task(void *words);
+/* A new event for a task created next on th; undeferred: the creator waits
+ * for its completion and frees it (par_task_create does both). NULL when
+ * out of memory. */
+par_event *par_event_new(par_thread *th, int undeferred);
+/* 0, or -1 when the event was already fulfilled. */
+int par_event_fulfill(par_event *ev);
+/* omp_in_final: the current task is final or included in a final one. */
+int par_in_final(void);
 /* Runs fn(arg) now as an undeferred child task of the current frame: its
  * own frame, skipped in a cancelled taskgroup, done when this returns. */
 void par_run_undeferred(par_thread *th, up_task_fn fn, void *arg);
@@ -216,6 +283,10 @@ void par_run_undeferred(par_thread *th, up_task_fn fn, void *arg);
 #define PAR_INLINE_BACKLOG 4
 enum { PAR_FOUND_OWN = 1, PAR_FOUND_HELP = 2 };
 int par_find_task(par_thread *th, par_task *out, int64_t mark);
+/* The same for a thread waiting in frame within at a task scheduling point
+ * other than a barrier: only descendants of within (OpenMP's task
+ * scheduling constraint for tied tasks; tasks.c). */
+int par_find_task_within(par_thread *th, par_task *out, int64_t mark, const par_frame *within);
 void par_run_found(par_thread *th, par_task *t, int found);
 up__deque *par_level_deque(par_thread *th, unsigned level);
 void par_wait_children(par_thread *th, par_frame *f);

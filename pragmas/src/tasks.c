@@ -8,6 +8,7 @@
  * Chase-Lev fence (runtime/src/deque.h). Completing a child that another
  * thread stole is one atomic add on the parent frame, and a look at
  * whether the frame's owner is parked (wait.c). */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,8 +86,8 @@ static inline int children_done(par_frame *f)
  * program runs (the drain loop of a waiting frame, and up_task when it runs
  * a task at once): a call and its register saves per task are a good part
  * of a fine-grained task's cost. */
-static PAR_ALWAYS_INLINE void run_body(par_thread *th, par_frame *parent, up_task_fn fn, void *arg,
-                                       int final)
+static PAR_ALWAYS_INLINE int run_body(par_thread *th, par_frame *parent, up_task_fn fn, void *arg,
+                                      int final)
 {
     par_frame f;
     f.parent = parent;
@@ -101,11 +102,35 @@ static PAR_ALWAYS_INLINE void run_body(par_thread *th, par_frame *parent, up_tas
     f.final = parent ? parent->final | final : final;
     par_frame *saved = th->c.frame;
     th->c.frame = &f;
-    if (!f.group || !atomic_load_explicit(&f.group->cancelled, memory_order_relaxed))
+    /* Skipped in a cancelled taskgroup or region (OpenMP discards the
+     * tasks of a cancelled taskgroup or parallel region not yet started). */
+    int run = (!f.group || !atomic_load_explicit(&f.group->cancelled, memory_order_relaxed)) &&
+              !(th->c.team && (atomic_load_explicit(&th->c.team->cancel, memory_order_relaxed) &
+                               PAR_CANCEL_PARALLEL));
+    if (run)
         fn(arg);
     if (f.spawned || f.deps) /* a leaf task skips the join */
         par_join(th, &f);
     th->c.frame = saved;
+    return run;
+}
+
+static void complete_event(par_thread *th, par_event *ev, par_frame *parent, par_node *node);
+static PAR_ALWAYS_INLINE void complete_task(par_thread *th, par_task *t);
+
+/* A task whose record is a par_ext (par_internal.h): its handler runs it,
+ * or frees its data when the task is skipped; with an event, completion
+ * waits for the event too. Out of line: the common tasks pay one compare. */
+static PAR_NOINLINE void run_ext(par_thread *th, par_task *t, int final)
+{
+    par_ext x;
+    memcpy(&x, t->words, sizeof x);
+    if (!run_body(th, t->parent, par_ext_task, t->words, final))
+        x.handler(x.data, 0);
+    if (x.event)
+        complete_event(th, x.event, t->parent, t->node);
+    else
+        complete_task(th, t);
 }
 
 /* A task taken from a deque or a dependency list: run it, then count it
@@ -114,8 +139,19 @@ static PAR_ALWAYS_INLINE void run_body(par_thread *th, par_frame *parent, up_tas
  * read, is never written). */
 static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t, int final)
 {
+    if (t->fn == par_ext_task) {
+        run_ext(th, t, final);
+        return;
+    }
+    run_body(th, t->parent, t->fn, t->size ? (void *)t->words : (void *)(uintptr_t)t->words[0],
+             final);
+    complete_task(th, t);
+}
+
+/* A task has run: its dependants may, and its parent counts it done. */
+static PAR_ALWAYS_INLINE void complete_task(par_thread *th, par_task *t)
+{
     par_frame *parent = t->parent;
-    run_body(th, parent, t->fn, t->size ? (void *)t->words : (void *)(uintptr_t)t->words[0], final);
     if (t->node)
         par_deps_complete(th, t->node);
     if (parent) {
@@ -135,31 +171,178 @@ static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t, int final)
 
 void par_run_task(par_thread *th, par_task *t) { run_task(th, t, 0); }
 
+void par_ext_task(void *words)
+{
+    par_ext x;
+    memcpy(&x, words, sizeof x);
+    x.handler(x.data, 1);
+}
+
+/* Detach events. state: EV_RAN once the task has run (or was skipped),
+ * EV_FULFILLED once omp_fulfill_event came; whoever sets the second bit,
+ * with an acq_rel RMW that sees the first, completes the task (its
+ * dependants, its parent's count) and, for a deferred task, frees the
+ * event. An undeferred task's creator waits for EV_DONE (seq_cst, then a
+ * wake of its slot: wait.c's publish-then-check) and frees it. */
+enum { EV_RAN = 1, EV_FULFILLED = 2, EV_DONE = 4 };
+struct par_event {
+    _Atomic unsigned state;
+    int undeferred;    /* (ro) */
+    par_team *team;    /* (ro) the creator's team, where released tasks go */
+    par_frame *parent; /* written before EV_RAN */
+    par_node *node;
+    par_member *slot; /* (ro) the creator's slot, for an undeferred task */
+};
+
+par_event *par_event_new(par_thread *th, int undeferred)
+{
+    par_event *ev = malloc(sizeof *ev);
+    if (!ev)
+        return NULL;
+    atomic_init(&ev->state, 0);
+    ev->undeferred = undeferred;
+    ev->team = th->c.team;
+    ev->parent = NULL;
+    ev->node = NULL;
+    ev->slot = th->c.slot;
+    return ev;
+}
+
+static void finish_event(par_thread *th, par_event *ev)
+{
+    par_frame *parent = ev->parent;
+    if (ev->node) {
+        /* The dependants released here go to the team's shared queue, not
+         * to this thread's deque: this may be any thread, in another task
+         * or in no team at all. */
+        par_team *saved = th->release_to;
+        th->release_to = ev->team;
+        par_deps_complete(th, ev->node);
+        th->release_to = saved;
+    }
+    par_member *slot = parent->slot;
+    int undeferred = ev->undeferred;
+    par_member *cslot = ev->slot;
+    if (!undeferred)
+        free(ev);
+    up__fetch_add_seqcst(&parent->remote_done, 1);
+    if (slot)
+        par_wake_slot(slot);
+    if (undeferred) {
+        up__fetch_or_seqcst(&ev->state, EV_DONE); /* the creator may free it from here on */
+        if (cslot)
+            par_wake_slot(cslot);
+    }
+}
+
+static void complete_event(par_thread *th, par_event *ev, par_frame *parent, par_node *node)
+{
+    ev->parent = parent;
+    ev->node = node;
+    if (atomic_fetch_or_explicit(&ev->state, EV_RAN, memory_order_acq_rel) & EV_FULFILLED)
+        finish_event(th, ev);
+}
+
+int par_event_fulfill(par_event *ev)
+{
+    unsigned old = atomic_fetch_or_explicit(&ev->state, EV_FULFILLED, memory_order_acq_rel);
+    if (old & EV_FULFILLED)
+        return -1;
+    if (old & EV_RAN) {
+        par_thread *th = par_tls ? par_tls : par_self();
+        if (!th)
+            abort(); /* no state for this thread: nothing can be completed */
+        finish_event(th, ev);
+    }
+    return 0;
+}
+
+static int event_done(par_thread *th, void *arg)
+{
+    (void)th;
+    return (up__load_seqcst(&((par_event *)arg)->state) & EV_DONE) != 0;
+}
+
+int par_in_final(void)
+{
+    par_thread *th = par_tls;
+    return th && th->c.frame && th->c.frame->final;
+}
+
 void par_run_undeferred(par_thread *th, up_task_fn fn, void *arg)
 {
     run_body(th, th->c.frame, fn, arg, 0);
 }
 
-static int pop_urgent(par_team *team, par_task *out)
+/* Is t a descendant of frame w? Every frame on t's chain is alive: a
+ * task's frame waits for its children, so the ancestors of a task not
+ * yet run all wait, and their parent fields are read-only. */
+static int descends(const par_task *t, const par_frame *w)
+{
+    for (const par_frame *f = t->parent; f; f = f->parent)
+        if (f == w)
+            return 1;
+    return 0;
+}
+
+/* The team's shared queue: tasks with a priority, tasks a thief took but
+ * could not run (par_find_task_within), tasks released by an event's
+ * fulfilment. 64 in the team, the rest in an allocated list (rare). */
+struct par_urgent {
+    struct par_urgent *next;
+    int prio;
+    par_task t;
+};
+
+static int pop_urgent(par_team *team, par_task *out, const par_frame *within)
 {
     if (atomic_load_explicit(&team->urgent_n, memory_order_relaxed) == 0)
         return 0;
     int got = 0;
     pthread_mutex_lock(&team->urgent_lock);
     unsigned n = atomic_load_explicit(&team->urgent_n, memory_order_relaxed);
-    if (n) {
-        unsigned best = 0;
-        for (unsigned i = 1; i < n; i++)
-            if (team->urgent[i].prio > team->urgent[best].prio)
-                best = i;
+    unsigned in = n < 64 ? n : 64;
+    int best = -1, best_prio = 0;
+    for (unsigned i = 0; i < in; i++)
+        if ((best < 0 || team->urgent[i].prio > best_prio) &&
+            (!within || descends(&team->urgent[i].t, within))) {
+            best = (int)i;
+            best_prio = team->urgent[i].prio;
+        }
+    struct par_urgent **link = NULL;
+    int have = best >= 0;
+    for (struct par_urgent **l = &team->urgent_more; *l; l = &(*l)->next)
+        if ((!have || (*l)->prio > best_prio) && (!within || descends(&(*l)->t, within))) {
+            link = l;
+            best_prio = (*l)->prio;
+            have = 1;
+        }
+    if (link) {
+        struct par_urgent *u = *link;
+        *out = u->t;
+        *link = u->next;
+        free(u);
+        got = 1;
+    } else if (best >= 0) {
         *out = team->urgent[best].t;
-        team->urgent[best] = team->urgent[n - 1];
-        atomic_store_explicit(&team->urgent_n, n - 1, memory_order_relaxed);
+        if (n > 64) { /* refill the array from the list */
+            struct par_urgent *u = team->urgent_more;
+            team->urgent_more = u->next;
+            team->urgent[best].prio = u->prio;
+            team->urgent[best].t = u->t;
+            free(u);
+        } else {
+            team->urgent[best] = team->urgent[n - 1];
+        }
         got = 1;
     }
+    if (got)
+        atomic_store_explicit(&team->urgent_n, n - 1, memory_order_relaxed);
     pthread_mutex_unlock(&team->urgent_lock);
     return got;
 }
+
+static int push_urgent(par_team *team, const par_task *t, int prio);
 
 /* One task to run: urgent ones first, then this thread's own deque above
  * mark (the descendants of the waiting frame; what lies below belongs to
@@ -171,9 +354,24 @@ static int pop_urgent(par_team *team, par_task *out)
  * par_run_found then leaves. Returns 0, PAR_FOUND_OWN or PAR_FOUND_HELP. */
 int par_find_task(par_thread *th, par_task *out, int64_t mark)
 {
+    return par_find_task_within(th, out, mark, NULL);
+}
+
+/* OpenMP 5.1's task scheduling constraint 2: a new tied task may be
+ * scheduled on a thread only if it descends from every task region tied
+ * to the thread and not suspended in a barrier. Here every task is tied;
+ * the frames of this thread's stack above its last barrier are such
+ * regions, each a descendant of the ones below (by this rule), so a task
+ * that descends from the waiting frame within is allowed. Own tasks above
+ * mark always are (pushed by within or its descendants); a stolen one is
+ * checked after the steal (the record is only safe to read once it is
+ * ours) and, when not allowed, goes to the team's shared queue, where an
+ * allowed thread takes it. within NULL: a barrier, any task. */
+int par_find_task_within(par_thread *th, par_task *out, int64_t mark, const par_frame *within)
+{
     par_team *team = th->c.team;
     if (team && atomic_load_explicit(&team->urgent_n, memory_order_relaxed) && up__help_enter()) {
-        if (pop_urgent(team, out))
+        if (pop_urgent(team, out, within))
             return PAR_FOUND_HELP;
         up__help_leave();
     }
@@ -196,8 +394,12 @@ int par_find_task(par_thread *th, par_task *out, int64_t mark)
         int rc;
         while ((rc = par_deque_steal(v, out)) == UP__DEQUE_LOST)
             up__cpu_relax(); /* not empty: another thief was first */
-        if (rc == UP__DEQUE_OK)
-            return PAR_FOUND_HELP;
+        if (rc == UP__DEQUE_OK) {
+            if (!within || descends(out, within))
+                return PAR_FOUND_HELP;
+            if (!push_urgent(team, out, INT_MIN))
+                abort(); /* out of memory with a task in hand: it cannot be lost */
+        }
     }
     up__help_leave();
     return 0;
@@ -243,7 +445,7 @@ static PAR_ALWAYS_INLINE void wait_running_tasks(par_thread *th, par_frame *f, p
         }
         if (ready(th, arg))
             break;
-        int found = par_find_task(th, &t, f->mark);
+        int found = par_find_task_within(th, &t, f->mark, f);
         if (found) {
             par_run_found(th, &t, found);
             spins = 0;
@@ -275,6 +477,11 @@ void par_join(par_thread *th, par_frame *f)
 
 void par_push_ready(par_thread *th, par_task *t)
 {
+    if (th->release_to) {
+        if (!push_urgent(th->release_to, t, INT_MIN))
+            abort(); /* out of memory with a ready task in hand */
+        return;
+    }
     if (!th->c.team || !th->c.dq || par_deque_push(th, t) != UP__DEQUE_OK) {
         /* No team, or a full deque: run it here (OpenMP allows any task
          * to run immediately). The parent already counted it. */
@@ -290,15 +497,32 @@ static int push_urgent(par_team *team, const par_task *t, int prio)
     if (n < sizeof team->urgent / sizeof team->urgent[0]) {
         team->urgent[n].prio = prio;
         team->urgent[n].t = *t;
-        up__store_sb(&team->urgent_n, n + 1);
         ok = 1;
+    } else {
+        struct par_urgent *u = malloc(sizeof *u);
+        if (u) {
+            u->prio = prio;
+            u->t = *t;
+            u->next = team->urgent_more;
+            team->urgent_more = u;
+            ok = 1;
+        }
     }
+    if (ok)
+        up__store_sb(&team->urgent_n, n + 1);
     pthread_mutex_unlock(&team->urgent_lock);
     if (ok) {
-        /* Publish, then check for parked members (wait.c). */
+        /* Publish, then check for parked members (wait.c). The pusher may
+         * be outside the team (an event fulfilled elsewhere): then any
+         * member may be woken. */
         up__fence_sb();
-        if (up__load_sb(&team->sleepers) > 0)
-            par_wake_one(team, par_tls->c.slot);
+        if (up__load_sb(&team->sleepers) > 0) {
+            par_thread *th = par_tls;
+            if (th && th->c.team == team)
+                par_wake_one(team, th->c.slot);
+            else
+                par_wake_team(team, NULL);
+        }
     }
     return ok;
 }
@@ -316,7 +540,7 @@ static void creation_point(par_thread *th, par_frame *f)
     if (f->spawned - done <= PAR_DEPS_AHEAD)
         return;
     par_task t;
-    int found = par_find_task(th, &t, f->mark);
+    int found = par_find_task_within(th, &t, f->mark, f);
     if (found)
         par_run_found(th, &t, found);
 }
@@ -324,7 +548,7 @@ static void creation_point(par_thread *th, par_frame *f)
 /* The root frame of a thread outside any region: tasks run at once. */
 static _Thread_local par_frame outside_frame;
 
-static par_frame *current_frame(par_thread *th)
+par_frame *par_current_frame(par_thread *th)
 {
     if (th->c.frame)
         return th->c.frame;
@@ -333,9 +557,24 @@ static par_frame *current_frame(par_thread *th)
     return &outside_frame;
 }
 
+/* An undeferred task with a detach event completes when the event is
+ * fulfilled: its creator waits for that, running its own descendants. */
+static void wait_event(par_thread *th, par_frame *f, const par_task *t)
+{
+    if (t->fn != par_ext_task)
+        return;
+    par_ext x;
+    memcpy(&x, t->words, sizeof x);
+    par_event *ev = x.event;
+    if (!ev)
+        return;
+    wait_running_tasks(th, f, event_done, ev);
+    free(ev);
+}
+
 /* who: the public call, for the error messages. */
-static int create(const char *who, up_task_fn fn, const par_task *proto, const up_task_opts *opts,
-                  const up_dep *deps, size_t ndeps)
+int par_task_create(const char *who, up_task_fn fn, const par_task *proto, const up_task_opts *opts,
+                    const up_dep *deps, size_t ndeps)
 {
     if (!fn) { /* the other calls check fn before they come here */
         up__set_error("%s: task function is NULL", who);
@@ -355,7 +594,7 @@ static int create(const char *who, up_task_fn fn, const par_task *proto, const u
         up__set_error("tasks: out of memory for the thread's state");
         return UP_ENOMEM;
     }
-    par_frame *f = current_frame(th);
+    par_frame *f = par_current_frame(th);
     par_task t = *proto;
     t.fn = fn;
     t.parent = f;
@@ -379,6 +618,7 @@ static int create(const char *who, up_task_fn fn, const par_task *proto, const u
             if (rc == 0)
                 wait_running_tasks(th, f, hold_ready, &hold);
             run_task(th, &t, final);
+            wait_event(th, f, &t);
             return UP_OK;
         }
         if (rc > 0)
@@ -391,6 +631,7 @@ static int create(const char *who, up_task_fn fn, const par_task *proto, const u
     if (!deferred) {
         f->spawned++;
         run_task(th, &t, final);
+        wait_event(th, f, &t);
         return UP_OK;
     }
     f->spawned++;
@@ -417,7 +658,7 @@ static PAR_NOINLINE int task_slow(up_task_fn fn, void *arg, const up_task_opts *
     par_task t;
     t.size = 0;
     t.words[0] = (uint64_t)(uintptr_t)arg;
-    return create("up_task", fn, &t, opts, NULL, 0);
+    return par_task_create("up_task", fn, &t, opts, NULL, 0);
 }
 
 /* PAR_INLINE_BACKLOG (par_internal.h): tasks queued in this thread's deque
@@ -501,7 +742,7 @@ int up_task_copy(up_task_fn fn, const void *payload, size_t size, const up_task_
     memset(t.words, 0, sizeof t.words);
     memcpy(t.words, payload, size);
     t.size = size;
-    return create("up_task_copy", fn, &t, opts, NULL, 0);
+    return par_task_create("up_task_copy", fn, &t, opts, NULL, 0);
 }
 
 int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
@@ -513,7 +754,7 @@ int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
     par_task t;
     t.size = 0;
     t.words[0] = (uint64_t)(uintptr_t)arg;
-    return create("up_task_deps", fn, &t, opts, deps, ndeps);
+    return par_task_create("up_task_deps", fn, &t, opts, deps, ndeps);
 }
 
 int up_task_deps_copy(up_task_fn fn, const void *payload, size_t size, const up_dep *deps,
@@ -526,7 +767,7 @@ int up_task_deps_copy(up_task_fn fn, const void *payload, size_t size, const up_
     memset(t.words, 0, sizeof t.words);
     memcpy(t.words, payload, size);
     t.size = size;
-    return create("up_task_deps_copy", fn, &t, opts, deps, ndeps);
+    return par_task_create("up_task_deps_copy", fn, &t, opts, deps, ndeps);
 }
 
 void up_taskwait(void)
@@ -553,7 +794,8 @@ void up_taskyield(void)
     if (!th || !th->c.team)
         return;
     par_task t;
-    int found = par_find_task(th, &t, th->c.frame ? th->c.frame->mark : 0);
+    par_frame *f = th->c.frame;
+    int found = f ? par_find_task_within(th, &t, f->mark, f) : par_find_task(th, &t, 0);
     if (found)
         par_run_found(th, &t, found);
 }
@@ -588,29 +830,43 @@ int up_taskgroup(up_region_fn fn, void *ctx)
         up__set_error("up_taskgroup: out of memory for the thread's state");
         return UP_ENOMEM;
     }
-    par_frame *outer = current_frame(th);
-    par_group g;
-    atomic_init(&g.cancelled, 0);
-    par_frame f;
-    f.parent = outer;
-    f.owner = th;
-    f.slot = th->c.slot;
-    f.spawned = 0;
-    f.local_done = 0;
-    atomic_init(&f.remote_done, 0);
-    f.mark = th->c.dq ? up__deque_bottom(th->c.dq) : 0;
-    f.group = &g;
-    f.deps = NULL;
-    f.final = outer->final;
-    th->c.frame = &f;
+    par_taskgroup tg;
+    par_taskgroup_begin(th, &tg);
     fn(ctx);
-    par_join(th, &f);
-    th->c.frame = outer;
-    if (atomic_load(&g.cancelled)) {
+    if (par_taskgroup_end(th, &tg)) {
         up__set_error("up_taskgroup: the group was cancelled");
         return UP_ECANCELED;
     }
     return UP_OK;
+}
+
+void par_taskgroup_begin(par_thread *th, par_taskgroup *tg)
+{
+    par_frame *outer = par_current_frame(th);
+    atomic_init(&tg->g.cancelled, 0);
+    tg->g.outer = outer->group;
+    tg->g.data = NULL;
+    tg->g.workshare = 0;
+    tg->outer = outer;
+    par_frame *f = &tg->f;
+    f->parent = outer;
+    f->owner = th;
+    f->slot = th->c.slot;
+    f->spawned = 0;
+    f->local_done = 0;
+    atomic_init(&f->remote_done, 0);
+    f->mark = th->c.dq ? up__deque_bottom(th->c.dq) : 0;
+    f->group = &tg->g;
+    f->deps = NULL;
+    f->final = outer->final;
+    th->c.frame = f;
+}
+
+int par_taskgroup_end(par_thread *th, par_taskgroup *tg)
+{
+    par_join(th, &tg->f);
+    th->c.frame = tg->outer;
+    return atomic_load(&tg->g.cancelled) != 0;
 }
 
 void up_cancel_taskgroup(void)
