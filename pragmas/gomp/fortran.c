@@ -1,0 +1,1 @@
+/* Fortran wrappers (fortran.c): to come. */
