@@ -242,12 +242,10 @@ static void read_all(void)
             g->stacksize = size;
     }
     /* Places given without a binding bind (libgomp): OMP_PROC_BIND=true. */
-    int placed = getenv("OMP_PLACES") || getenv("GOMP_CPU_AFFINITY");
-    if (g->nbind == 0 && placed) {
+    if (gomp_places_init(g->nbind && g->bind[0] != 0) > 0 && g->nbind == 0) {
         g->bind[0] = 1;
         g->nbind = 1;
     }
-    gomp_places_init(g->nbind && g->bind[0] != 0);
 }
 
 const gomp_env *gomp_env_get(void)

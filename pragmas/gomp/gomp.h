@@ -87,7 +87,7 @@ void gomp_display_affinity_entry(void);
 /* The place list (places.c): from OMP_PLACES, else GOMP_CPU_AFFINITY,
  * else, when binding is asked for, one place per core. Parsed once; a
  * malformed value is reported and leaves the list empty. */
-void gomp_places_init(int binding);
+int gomp_places_init(int binding); /* returns the count */
 int gomp_places_count(void);
 /* The CPUs of place p, at most max of them in ids; returns how many it has. */
 int gomp_place_cpus(int p, int *ids, int max);

@@ -271,7 +271,7 @@ static int cpu_affinity(const char *s)
     }
 }
 
-void gomp_places_init(int binding)
+int gomp_places_init(int binding)
 {
     if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
         CPU_ZERO(&allowed);
@@ -297,6 +297,7 @@ void gomp_places_init(int binding)
         gomp_env_warn(name, v, "not a place list such as threads, cores(4) or {0,1},{2:2}",
                       "no places");
     }
+    return nplaces;
 }
 
 int gomp_places_count(void)
@@ -319,8 +320,9 @@ int gomp_place_cpus(int p, int *ids, int max)
     return n;
 }
 
-/* A CPU set as "0-3,8" into buf (what %A shows, and the places' text). */
-static void set_text(const cpu_set_t *set, char *buf, size_t size)
+/* A CPU set as "0-3,8" into buf (what %A shows); sep "-" as here, or ":"
+ * for OMP_DISPLAY_ENV's places, which give a run as first:length. */
+static void set_text_sep(const cpu_set_t *set, char *buf, size_t size, int colon)
 {
     size_t n = 0;
     buf[0] = '\0';
@@ -330,13 +332,19 @@ static void set_text(const cpu_set_t *set, char *buf, size_t size)
         int e = c;
         while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
             e++;
-        int w = e > c ? snprintf(buf + n, size - n, "%s%d-%d", n ? "," : "", c, e)
-                      : snprintf(buf + n, size - n, "%s%d", n ? "," : "", c);
+        int w = e == c  ? snprintf(buf + n, size - n, "%s%d", n ? "," : "", c)
+                : colon ? snprintf(buf + n, size - n, "%s%d:%d", n ? "," : "", c, e - c + 1)
+                        : snprintf(buf + n, size - n, "%s%d-%d", n ? "," : "", c, e);
         if (w < 0 || (size_t)w >= size - n)
             return;
         n += (size_t)w;
         c = e;
     }
+}
+
+static void set_text(const cpu_set_t *set, char *buf, size_t size)
+{
+    set_text_sep(set, buf, size, 0);
 }
 
 void gomp_places_text(char *buf, size_t size)
@@ -345,7 +353,7 @@ void gomp_places_text(char *buf, size_t size)
     buf[0] = '\0';
     for (int p = 0; p < gomp_places_count() && n + 4 < size; p++) {
         char one[256];
-        set_text(&places[p], one, sizeof one);
+        set_text_sep(&places[p], one, sizeof one, 1);
         int w = snprintf(buf + n, size - n, "%s{%s}", p ? "," : "", one);
         if (w < 0 || (size_t)w >= size - n)
             break;
