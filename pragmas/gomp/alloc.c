@@ -15,8 +15,16 @@
 
 #include "gomp.h"
 
-enum { ATK_SYNC = 1, ATK_ALIGN, ATK_ACCESS, ATK_POOL, ATK_FALLBACK, ATK_FB_DATA, ATK_PINNED,
-       ATK_PARTITION };
+enum {
+    ATK_SYNC = 1,
+    ATK_ALIGN,
+    ATK_ACCESS,
+    ATK_POOL,
+    ATK_FALLBACK,
+    ATK_FB_DATA,
+    ATK_PINNED,
+    ATK_PARTITION
+};
 enum { ATV_DEFAULT_FB = 11, ATV_NULL_FB, ATV_ABORT_FB, ATV_ALLOCATOR_FB };
 #define ATV_DEFAULT  ((uintptr_t)-1)
 #define PREDEFINED   8 /* omp_default_mem_alloc (1) .. omp_thread_mem_alloc (8) */

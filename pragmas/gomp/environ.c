@@ -29,8 +29,8 @@ static char affinity_format[GOMP_AFFINITY_FORMAT_MAX] = "level %L thread %i affi
 
 void gomp_env_warn(const char *name, const char *value, const char *why, const char *dflt)
 {
-    fprintf(stderr, "ultrapool: %s=\"%s\": %s; ignored, the default stays (%s)\n", name, value,
-            why, dflt);
+    fprintf(stderr, "ultrapool: %s=\"%s\": %s; ignored, the default stays (%s)\n", name, value, why,
+            dflt);
 }
 
 /* ---- values ------------------------------------------------------------ */
@@ -143,10 +143,10 @@ static int proc_bind(const char *v, gomp_env *g)
     return 0;
 }
 
-static const char *const allocator_names[] = {
-    "omp_default_mem_alloc", "omp_large_cap_mem_alloc", "omp_const_mem_alloc",
-    "omp_high_bw_mem_alloc", "omp_low_lat_mem_alloc",   "omp_cgroup_mem_alloc",
-    "omp_pteam_mem_alloc",   "omp_thread_mem_alloc"};
+static const char *const allocator_names[] = {"omp_default_mem_alloc", "omp_large_cap_mem_alloc",
+                                              "omp_const_mem_alloc",   "omp_high_bw_mem_alloc",
+                                              "omp_low_lat_mem_alloc", "omp_cgroup_mem_alloc",
+                                              "omp_pteam_mem_alloc",   "omp_thread_mem_alloc"};
 
 /* ---- reading ------------------------------------------------------------ */
 

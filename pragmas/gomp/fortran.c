@@ -61,7 +61,10 @@ void omp_set_num_teams(int);
 void omp_set_teams_thread_limit(int);
 
 /* An INTEGER(8) argument as the C int it stands for, clamped. */
-static int narrow(int64_t v) { return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int)v; }
+static int narrow(int64_t v)
+{
+    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int)v;
+}
 
 /* No argument, the C call's value. */
 #define GET(type, name)                                                                            \
@@ -149,10 +152,7 @@ GOMP_API void omp_set_schedule_8_(const int32_t *kind, const int64_t *chunk)
     omp_set_schedule(*kind, narrow(*chunk));
 }
 
-GOMP_API void omp_get_partition_place_nums_(int32_t *nums)
-{
-    omp_get_partition_place_nums(nums);
-}
+GOMP_API void omp_get_partition_place_nums_(int32_t *nums) { omp_get_partition_place_nums(nums); }
 
 GOMP_API void omp_get_partition_place_nums_8_(int64_t *nums)
 {

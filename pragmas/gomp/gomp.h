@@ -63,13 +63,13 @@ typedef struct gomp_env {
     int max_task_priority; /* max-task-priority-var */
     int bind[8];           /* OMP_PROC_BIND's list, nbind 0: unset (false) */
     unsigned nbind;
-    unsigned long stacksize; /* stacksize-var in bytes, 0: the system's */
-    int wait_policy;         /* wait-policy-var: -1 unset, 0 passive, 1 active */
+    unsigned long stacksize;      /* stacksize-var in bytes, 0: the system's */
+    int wait_policy;              /* wait-policy-var: -1 unset, 0 passive, 1 active */
     unsigned long long spincount; /* GOMP_SPINCOUNT */
     int default_device;
     int num_teams, teams_thread_limit; /* initial nteams-var, teams-thread-limit-var */
     int display_affinity;
-    int display_env;        /* 0, 1 true, 2 verbose */
+    int display_env;         /* 0, 1 true, 2 verbose */
     uintptr_t def_allocator; /* OMP_ALLOCATOR: a predefined omp_allocator_handle_t */
 } gomp_env;
 

@@ -208,7 +208,12 @@ GOMP_API void omp_set_num_teams(int n)
         gomp_env_set_teams(n, -1);
 }
 
-GOMP_API int omp_get_max_teams(void) { return gomp_env_get()->num_teams; }
+GOMP_API int omp_get_max_teams(void)
+{
+    int n, l;
+    gomp_env_teams(&n, &l);
+    return n;
+}
 
 GOMP_API void omp_set_teams_thread_limit(int n)
 {
@@ -216,4 +221,9 @@ GOMP_API void omp_set_teams_thread_limit(int n)
         gomp_env_set_teams(-1, n);
 }
 
-GOMP_API int omp_get_teams_thread_limit(void) { return gomp_env_get()->teams_thread_limit; }
+GOMP_API int omp_get_teams_thread_limit(void)
+{
+    int n, l;
+    gomp_env_teams(&n, &l);
+    return l;
+}

@@ -94,10 +94,7 @@ static void nest_init(nest_lock *l)
 
 static void nest_destroy(nest_lock *l) { (void)l; }
 
-static _Atomic(const void *) *owner_of(nest_lock *l)
-{
-    return (_Atomic(const void *) *)&l->owner;
-}
+static _Atomic(const void *) *owner_of(nest_lock *l) { return (_Atomic(const void *) *)&l->owner; }
 
 static void nest_set(nest_lock *l)
 {
@@ -199,7 +196,7 @@ static int nest25_test(nest_lock_25 *l)
 /* name@@OMP_3.0 is fn30, name@OMP_1.0 is fn25 (the version script lists
  * the name in both nodes, as libgomp.map does). */
 #define VERSIONS(name, fn30, fn25)                                                                 \
-    __asm__(".symver " #fn30 ", " #name "@@OMP_3.0");                                             \
+    __asm__(".symver " #fn30 ", " #name "@@OMP_3.0");                                              \
     __asm__(".symver " #fn25 ", " #name "@OMP_1.0");
 
 /* The simple lock is the same in both versions. Fortran passes it by

@@ -101,12 +101,11 @@ static int abstract(const char *s)
 {
     static const struct {
         const char *name, *file;
-    } kinds[] = {
-        {"threads", ""},
-        {"cores", "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list"},
-        {"sockets", "/sys/devices/system/cpu/cpu%d/topology/core_siblings_list"},
-        {"ll_caches", "/sys/devices/system/cpu/cpu%d/cache/index3/shared_cpu_list"},
-        {"numa_domains", ""}};
+    } kinds[] = {{"threads", ""},
+                 {"cores", "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list"},
+                 {"sockets", "/sys/devices/system/cpu/cpu%d/topology/core_siblings_list"},
+                 {"ll_caches", "/sys/devices/system/cpu/cpu%d/cache/index3/shared_cpu_list"},
+                 {"numa_domains", ""}};
     size_t n = strcspn(s, "( \t");
     for (size_t k = 0; k < 5; k++) {
         if (strlen(kinds[k].name) != n || strncasecmp(s, kinds[k].name, n))
@@ -366,10 +365,7 @@ void gomp_places_text(char *buf, size_t size)
 GOMP_API int omp_get_num_places(void) { return gomp_places_count(); }
 GOMP_API int omp_get_place_num_procs(int p) { return gomp_place_cpus(p, NULL, 0); }
 
-GOMP_API void omp_get_place_proc_ids(int p, int *ids)
-{
-    gomp_place_cpus(p, ids, CPU_SETSIZE);
-}
+GOMP_API void omp_get_place_proc_ids(int p, int *ids) { gomp_place_cpus(p, ids, CPU_SETSIZE); }
 
 GOMP_API int omp_get_place_num(void)
 {
@@ -397,7 +393,10 @@ GOMP_API void omp_get_partition_place_nums(int *nums)
 
 /* ---- the affinity format -------------------------------------------------------- */
 
-GOMP_API void omp_set_affinity_format(const char *fmt) { gomp_affinity_format_set(fmt, strlen(fmt)); }
+GOMP_API void omp_set_affinity_format(const char *fmt)
+{
+    gomp_affinity_format_set(fmt, strlen(fmt));
+}
 
 GOMP_API size_t omp_get_affinity_format(char *buf, size_t size)
 {
@@ -436,9 +435,9 @@ static size_t format_affinity(char *out, size_t size, const char *fmt)
     static const struct {
         char c;
         const char *name;
-    } types[] = {{'t', "team_num"},     {'T', "num_teams"},  {'L', "nesting_level"},
-                 {'n', "thread_num"},   {'N', "num_threads"}, {'a', "ancestor_tnum"},
-                 {'H', "host"},         {'P', "process_id"}, {'i', "native_thread_id"},
+    } types[] = {{'t', "team_num"},       {'T', "num_teams"},   {'L', "nesting_level"},
+                 {'n', "thread_num"},     {'N', "num_threads"}, {'a', "ancestor_tnum"},
+                 {'H', "host"},           {'P', "process_id"},  {'i', "native_thread_id"},
                  {'A', "thread_affinity"}};
     size_t n = 0;
     for (const char *p = fmt; *p;) {
@@ -485,11 +484,21 @@ static size_t format_affinity(char *out, size_t size, const char *fmt)
         char value[256];
         cpu_set_t mine;
         switch (types[k].c) {
-        case 't': snprintf(value, sizeof value, "%d", omp_get_team_num()); break;
-        case 'T': snprintf(value, sizeof value, "%d", omp_get_num_teams()); break;
-        case 'L': snprintf(value, sizeof value, "%d", omp_get_level()); break;
-        case 'n': snprintf(value, sizeof value, "%d", omp_get_thread_num()); break;
-        case 'N': snprintf(value, sizeof value, "%d", omp_get_num_threads()); break;
+        case 't':
+            snprintf(value, sizeof value, "%d", omp_get_team_num());
+            break;
+        case 'T':
+            snprintf(value, sizeof value, "%d", omp_get_num_teams());
+            break;
+        case 'L':
+            snprintf(value, sizeof value, "%d", omp_get_level());
+            break;
+        case 'n':
+            snprintf(value, sizeof value, "%d", omp_get_thread_num());
+            break;
+        case 'N':
+            snprintf(value, sizeof value, "%d", omp_get_num_threads());
+            break;
         case 'a':
             snprintf(value, sizeof value, "%d", omp_get_ancestor_thread_num(omp_get_level() - 1));
             break;
@@ -498,8 +507,12 @@ static size_t format_affinity(char *out, size_t size, const char *fmt)
                 snprintf(value, sizeof value, "?");
             value[sizeof value - 1] = '\0';
             break;
-        case 'P': snprintf(value, sizeof value, "%ld", (long)getpid()); break;
-        case 'i': snprintf(value, sizeof value, "0x%lx", (unsigned long)pthread_self()); break;
+        case 'P':
+            snprintf(value, sizeof value, "%ld", (long)getpid());
+            break;
+        case 'i':
+            snprintf(value, sizeof value, "0x%lx", (unsigned long)pthread_self());
+            break;
         default:
             if (pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) != 0)
                 CPU_ZERO(&mine);

@@ -279,8 +279,8 @@ static void read_schedule(par_env *e, par_getenv_fn get)
     int monotonic = 0;
     int rc = parse_schedule(v, &kind, &chunk, &monotonic);
     if (rc == -2)
-        problem(e, src, sched_names[DFLT_SCHED], "%s=\"%s\": the chunk must be in 0..%" PRId64, src->name, v,
-                INT64_MAX);
+        problem(e, src, sched_names[DFLT_SCHED], "%s=\"%s\": the chunk must be in 0..%" PRId64,
+                src->name, v, INT64_MAX);
     else if (rc != 0)
         problem(e, src, sched_names[DFLT_SCHED],
                 "%s=\"%s\": not a schedule such as static, dynamic,4, guided,8, auto or "

@@ -208,11 +208,11 @@ static int limit_team(const par_env *env, unsigned limit, par_team *outer, unsig
                       int exact, const char *who, unsigned *extra)
 {
     unsigned n = *nthreads;
-    const char *from = env->thread_limit_from.name ? env->thread_limit_from.name : "thread-limit-var";
+    const char *from =
+        env->thread_limit_from.name ? env->thread_limit_from.name : "thread-limit-var";
     *extra = 0;
     if (exact && n > limit) {
-        up__set_error("%s: %u threads, above the thread limit (%s=%u)", who, n,
-                      from, limit);
+        up__set_error("%s: %u threads, above the thread limit (%s=%u)", who, n, from, limit);
         return UP_EINVAL;
     }
     if (!outer) {
