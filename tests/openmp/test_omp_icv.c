@@ -9,16 +9,18 @@
 
 static int nested_size(void)
 {
-    int size = 0;
+    int size[2] = {0, 0};
 #pragma omp parallel num_threads(2)
     {
+        int outer = omp_get_thread_num();
 #pragma omp parallel num_threads(2)
         {
 #pragma omp single
-            size = omp_get_num_threads();
+            size[outer] = omp_get_num_threads();
         }
     }
-    return size;
+    CHECK(size[0] == size[1]);
+    return size[0];
 }
 
 int main(void)
