@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "par_internal.h"
 
@@ -34,17 +35,83 @@ up_pool *gomp_pool(void);
 typedef struct gomp_icv {
     unsigned nthreads; /* nthreads-var at this level: team size of the next region */
     int dynamic;       /* dyn-var: 0 (libgomp's default) gives regions their full team */
-    unsigned max_active_levels;
-    int run_sched;           /* run-sched-var: an omp_sched_t value, monotonic flag included */
-    int run_chunk;           /* its chunk, 0: the schedule's default */
-    unsigned level_from_env; /* levels of OMP_NUM_THREADS consumed by the enclosing regions */
+    int run_sched;     /* run-sched-var: an omp_sched_t value, monotonic flag included */
+    int run_chunk;     /* its chunk (libgomp's: 1 for dynamic and guided unless set) */
+    int bind;          /* bind-var at this level: an omp_proc_bind_t value */
+    int default_device;
+    uintptr_t def_allocator; /* def-allocator-var: an omp_allocator_handle_t */
+    /* max-active-levels-var and thread-limit-var (0: none), which the
+     * thread's par_thread points at: they govern par_parallel. */
+    par_limits limits;
 } gomp_icv;
 
 /* This thread's ICVs, initialized from the environment on first use. */
 gomp_icv *gomp_icv_get(void);
 /* Called by a member as it enters a region opened by a thread whose ICVs
- * were parent: copies them, one level down. */
+ * were parent (the member's par_tls already in the region's team): copies
+ * them; the lists of OMP_NUM_THREADS and OMP_PROC_BIND give the values of
+ * the new level. */
 void gomp_icv_inherit(const gomp_icv *parent);
+/* The initial thread's ICVs as the environment set them (omp_display_env). */
+const gomp_icv *gomp_icv_initial(void);
+
+/* The process's settings that are not per task: read once, on load. */
+#define GOMP_MAX_LEVELS_SUPPORTED 255 /* omp_get_supported_active_levels, as libgomp */
+#define GOMP_AFFINITY_FORMAT_MAX  512
+typedef struct gomp_env {
+    int dynamic;           /* dyn-var's initial value (OMP_DYNAMIC) */
+    int max_task_priority; /* max-task-priority-var */
+    int bind[8];           /* OMP_PROC_BIND's list, nbind 0: unset (false) */
+    unsigned nbind;
+    unsigned long stacksize;      /* stacksize-var in bytes, 0: the system's */
+    int wait_policy;              /* wait-policy-var: -1 unset, 0 passive, 1 active */
+    unsigned long long spincount; /* GOMP_SPINCOUNT */
+    int default_device;
+    int num_teams, teams_thread_limit; /* initial nteams-var, teams-thread-limit-var */
+    int display_affinity;
+    int display_env;         /* 0, 1 true, 2 verbose */
+    uintptr_t def_allocator; /* OMP_ALLOCATOR: a predefined omp_allocator_handle_t */
+} gomp_env;
+
+const gomp_env *gomp_env_get(void);
+/* nteams-var and teams-thread-limit-var now: omp_set_num_teams and
+ * omp_set_teams_thread_limit change them (-1: keep). */
+void gomp_env_set_teams(int num_teams, int thread_limit);
+void gomp_env_teams(int *num_teams, int *thread_limit);
+/* The affinity format (affinity-format-var): process-wide, settable. */
+void gomp_affinity_format_get(char *buf, size_t size);
+void gomp_affinity_format_set(const char *fmt, size_t len);
+/* Shows the calling thread's affinity at region entry, when
+ * OMP_DISPLAY_AFFINITY is true and what it shows changed (places.c). */
+void gomp_display_affinity_entry(void);
+/* The place list (places.c): from OMP_PLACES, else GOMP_CPU_AFFINITY,
+ * else, when binding is asked for, one place per core. Parsed once; a
+ * malformed value is reported and leaves the list empty. */
+int gomp_places_init(int binding); /* returns the count */
+int gomp_places_count(void);
+/* The CPUs of place p, at most max of them in ids; returns how many it has. */
+int gomp_place_cpus(int p, int *ids, int max);
+/* The list as OMP_DISPLAY_ENV shows it: {0},{1}... */
+void gomp_places_text(char *buf, size_t size);
+/* Writes OMP_DISPLAY_ENV's block (verbose: the GOMP_ variables too). */
+void gomp_display_env(int verbose);
+/* A message on stderr for a malformed OpenMP variable: the value is
+ * ignored and dflt, its default, stays. */
+void gomp_env_warn(const char *name, const char *value, const char *why, const char *dflt);
+
+/* The task that runs on this thread now, for nestable locks' owner: its
+ * frame (a taskgroup's frame counts as the task's), or the thread outside
+ * any region. */
+const void *gomp_task_id(void);
+
+/* omp_ calls that other entry points use (their files define them). */
+uintptr_t omp_get_default_allocator(void);
+int omp_get_team_num(void);
+int omp_get_num_teams(void);
+int omp_get_level(void);
+int omp_get_thread_num(void);
+int omp_get_num_threads(void);
+int omp_get_ancestor_thread_num(int level);
 
 /* Stops the process with a message naming what failed: for conditions the
  * ABI has no way to report (GOMP_parallel returns nothing), where running

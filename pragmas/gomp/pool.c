@@ -15,6 +15,10 @@ static void make_pool(void)
     /* A malformed UP_* variable is reported by up_config_init itself; the
      * configuration keeps the fields of the valid ones. */
     up_config_init(&cfg);
+    /* GOMP_STACKSIZE, libgomp's older name, where OMP_STACKSIZE (which the
+     * pool reads) and UP_STACK_SIZE are unset. */
+    if (!getenv("UP_STACK_SIZE") && !getenv("OMP_STACKSIZE") && gomp_env_get()->stacksize)
+        cfg.stack_size = gomp_env_get()->stacksize;
     int rc = up_pool_create(&process_pool, &cfg);
     if (rc != UP_OK)
         gomp_fatal("cannot create the OpenMP pool: %s (%s)", up_strerror(rc), up_last_error());

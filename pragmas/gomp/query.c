@@ -1,4 +1,8 @@
-/* The omp_ query and timing calls. */
+/* The omp_ query and timing calls: where the calling thread is (its team,
+ * level, ancestors), the host as the only device, and the clock. */
+#include <sched.h>
+#include <unistd.h>
+
 #include "gomp.h"
 
 GOMP_API int omp_get_thread_num(void)
@@ -13,22 +17,101 @@ GOMP_API int omp_get_num_threads(void)
     return th && th->c.team ? (int)th->c.size : 1;
 }
 
-GOMP_API int omp_get_max_threads(void) { return (int)gomp_icv_get()->nthreads; }
-
 GOMP_API int omp_in_parallel(void)
 {
     par_thread *th = par_tls;
     return th && th->c.team && th->c.team->active > 0;
 }
 
-GOMP_API void omp_set_num_threads(int n)
+GOMP_API int omp_get_level(void)
 {
-    if (n > 0)
-        gomp_icv_get()->nthreads = (unsigned)n;
+    par_thread *th = par_tls;
+    return th && th->c.team ? (int)th->c.team->level : 0;
 }
 
-GOMP_API void omp_set_dynamic(int on) { gomp_icv_get()->dynamic = on != 0; }
-GOMP_API int omp_get_dynamic(void) { return gomp_icv_get()->dynamic; }
+GOMP_API int omp_get_active_level(void)
+{
+    par_thread *th = par_tls;
+    return th && th->c.team ? (int)th->c.team->active : 0;
+}
+
+/* The team of the region at level (1 = outermost) that encloses the
+ * calling thread, and the number there of the thread it descends from;
+ * NULL for level 0 or past the current level. */
+static par_team *ancestor(int level, unsigned *member)
+{
+    par_thread *th = par_tls;
+    par_team *t = th ? th->c.team : NULL;
+    if (!t || level < 1 || (unsigned)level > t->level)
+        return NULL;
+    *member = th->c.member;
+    while (t->level > (unsigned)level) {
+        *member = t->outer_member;
+        t = t->outer;
+    }
+    return t;
+}
+
+GOMP_API int omp_get_ancestor_thread_num(int level)
+{
+    unsigned member;
+    if (level == 0)
+        return 0;
+    return ancestor(level, &member) ? (int)member : -1;
+}
+
+GOMP_API int omp_get_team_size(int level)
+{
+    unsigned member;
+    if (level == 0)
+        return 1;
+    par_team *t = ancestor(level, &member);
+    return t ? (int)atomic_load_explicit(&t->size, memory_order_relaxed) : -1;
+}
+
+/* In a final task: the current frame's flag (tasks.c sets it for a final
+ * task and its descendants). */
+GOMP_API int omp_in_final(void)
+{
+    par_thread *th = par_tls;
+    return th && th->c.frame ? th->c.frame->final != 0 : 0;
+}
+
+GOMP_API int omp_get_num_procs(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* The host is the only device: no offloading devices, and every query
+ * answers as the initial device (libgomp's host values). */
+GOMP_API int omp_get_num_devices(void) { return 0; }
+GOMP_API int omp_get_initial_device(void) { return omp_get_num_devices(); }
+GOMP_API int omp_get_device_num(void) { return omp_get_initial_device(); }
+GOMP_API int omp_is_initial_device(void) { return 1; }
+
+/* Outside a teams construct: one team, number 0 (the teams constructs are
+ * the regions engineer's: GOMP_teams sets them). */
+GOMP_API int omp_get_num_teams(void) { return 1; }
+GOMP_API int omp_get_team_num(void) { return 0; }
+
+/* The pool keeps its threads: a pause releases nothing, which the
+ * specification allows for the host; libgomp answers -1 for any device
+ * but the initial one and 0 for the host. */
+GOMP_API int omp_pause_resource(int kind, int device)
+{
+    (void)kind;
+    return device == omp_get_initial_device() ? 0 : -1;
+}
+
+GOMP_API int omp_pause_resource_all(int kind)
+{
+    (void)kind;
+    return 0;
+}
 
 GOMP_API double omp_get_wtime(void) { return (double)up__now_ns() * 1e-9; }
 GOMP_API double omp_get_wtick(void) { return 1e-9; }

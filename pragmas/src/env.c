@@ -35,6 +35,22 @@ _Static_assert(PAR_ENV_LEVELS == PAR_MAX_LEVELS, "a level past the list runs a t
 #define INT_LIMIT    UINT64_C(2147483647) /* OpenMP's ICVs are ints */
 #define DFLT_THREADS "one thread per CPU"
 
+/* The defaults (par_env.h): the layer's, or OpenMP's in libgomp.so.1. */
+#ifdef PAR_ENV_OPENMP
+#define DFLT_MAX_ACTIVE 1u
+#define DFLT_NESTED     PAR_ENV_SUPPORTED_LEVELS
+#define DFLT_SCHED      UP_SCHED_DYNAMIC
+#define DFLT_CANCEL     0
+#else
+#define DFLT_MAX_ACTIVE UINT32_MAX
+#define DFLT_NESTED     UINT32_MAX
+#define DFLT_SCHED      UP_SCHED_STATIC
+#define DFLT_CANCEL     1
+#endif
+static const char *const sched_names[] = {"static", "dynamic", "guided", "auto"};
+#define DFLT_ACTIVE_TEXT (DFLT_MAX_ACTIVE == 1u ? "1" : "no limit")
+#define DFLT_CANCEL_TEXT (DFLT_CANCEL ? "true" : "false")
+
 /* ---- reporting -------------------------------------------------------- */
 
 static void problem(par_env *e, par_env_source *src, const char *dflt, const char *fmt, ...)
@@ -183,21 +199,25 @@ static void read_max_active(par_env *e, par_getenv_fn get)
          * many as the implementation supports. */
         int on;
         if (boolean(v, &on) != 0) {
-            problem(e, src, "no limit",
+            problem(e, src, DFLT_ACTIVE_TEXT,
                     "OMP_NESTED=\"%s\": must be true or false (or 1 0 yes no on off y n, any case)",
                     v);
             return;
         }
-        e->max_active = on ? UINT32_MAX : 1;
+        e->max_active = on ? DFLT_NESTED : 1;
         return;
     }
     uint64_t x;
     if (whole(v, 0, INT_LIMIT, &x) != 0) {
-        problem(e, src, "no limit", "%s=\"%s\": must be a whole number in 0..%" PRIu64, src->name,
-                v, INT_LIMIT);
+        problem(e, src, DFLT_ACTIVE_TEXT, "%s=\"%s\": must be a whole number in 0..%" PRIu64,
+                src->name, v, INT_LIMIT);
         return;
     }
     e->max_active = (unsigned)x;
+#ifdef PAR_ENV_OPENMP
+    if (x > PAR_ENV_SUPPORTED_LEVELS) /* OpenMP: at most the supported levels */
+        e->max_active = PAR_ENV_SUPPORTED_LEVELS;
+#endif
 }
 
 /* "[monotonic:|nonmonotonic:]kind[,chunk]", any case, spaces around each
@@ -205,7 +225,7 @@ static void read_max_active(par_env *e, par_getenv_fn get)
  * in libgomp); auto takes a chunk and ignores it, as UP_SCHED_AUTO does.
  * The modifiers change nothing here: a dynamic or guided loop hands out
  * its chunks from one counter in increasing order, which both allow. */
-static int parse_schedule(const char *v, up_schedule *kind, int64_t *chunk)
+static int parse_schedule(const char *v, up_schedule *kind, int64_t *chunk, int *monotonic)
 {
     char buf[128];
     if (!up__trimmed(v, buf, sizeof buf))
@@ -218,6 +238,7 @@ static int parse_schedule(const char *v, up_schedule *kind, int64_t *chunk)
         if (!up__trimmed(s, mod, sizeof mod) ||
             (strcasecmp(mod, "monotonic") && strcasecmp(mod, "nonmonotonic")))
             return -1;
+        *monotonic = !strcasecmp(mod, "monotonic") ? 1 : -1;
         s = colon + 1;
     }
     char *comma = strchr(s, ',');
@@ -255,18 +276,20 @@ static void read_schedule(par_env *e, par_getenv_fn get)
         return;
     up_schedule kind;
     int64_t chunk;
-    int rc = parse_schedule(v, &kind, &chunk);
+    int monotonic = 0;
+    int rc = parse_schedule(v, &kind, &chunk, &monotonic);
     if (rc == -2)
-        problem(e, src, "static", "%s=\"%s\": the chunk must be in 0..%" PRId64, src->name, v,
-                INT64_MAX);
+        problem(e, src, sched_names[DFLT_SCHED], "%s=\"%s\": the chunk must be in 0..%" PRId64,
+                src->name, v, INT64_MAX);
     else if (rc != 0)
-        problem(e, src, "static",
+        problem(e, src, sched_names[DFLT_SCHED],
                 "%s=\"%s\": not a schedule such as static, dynamic,4, guided,8, auto or "
                 "nonmonotonic:dynamic,4",
                 src->name, v);
     else {
         e->sched = kind;
         e->chunk = chunk;
+        e->sched_monotonic = monotonic;
     }
 }
 
@@ -278,7 +301,7 @@ static void read_cancellation(par_env *e, par_getenv_fn get)
     if (!v)
         return;
     if (boolean(v, &on) != 0) {
-        problem(e, src, "true",
+        problem(e, src, DFLT_CANCEL_TEXT,
                 "%s=\"%s\": must be true or false (or 1 0 yes no on off y n, any case)", src->name,
                 v);
         return;
@@ -289,12 +312,18 @@ static void read_cancellation(par_env *e, par_getenv_fn get)
 void par_env_parse(par_env *e, par_getenv_fn get)
 {
     memset(e, 0, sizeof *e);
-    e->max_active = UINT32_MAX;
-    e->sched = UP_SCHED_STATIC;
-    e->cancellation = 1; /* the API always cancelled; OpenMP's default is false */
+    e->max_active = DFLT_MAX_ACTIVE;
+    e->sched = DFLT_SCHED;
+    e->cancellation = DFLT_CANCEL; /* the API always cancelled; OpenMP's default is false */
     read_num_threads(e, get);
     read_thread_limit(e, get);
     read_max_active(e, get);
+#ifdef PAR_ENV_OPENMP
+    /* libgomp: a list of team sizes asks for nesting, unless a variable
+     * says how deep. */
+    if (!e->max_active_from.name && e->nlevels > 1)
+        e->max_active = PAR_ENV_SUPPORTED_LEVELS;
+#endif
     read_schedule(e, get);
     read_cancellation(e, get);
 }
@@ -363,7 +392,7 @@ static int print_bad(const char *up_name, const par_env_source *src, FILE *f)
 
 void par_env_print(const par_env *e, FILE *f)
 {
-    static const char *const kinds[] = {"static", "dynamic", "guided", "auto"};
+    const char *const *kinds = sched_names;
     fprintf(f, "# parallel layer (<ultrapool/parallel.h>), read when first used:\n");
     if (!print_bad("UP_NUM_THREADS", &e->num_threads_from, f)) {
         if (e->nlevels == 0)

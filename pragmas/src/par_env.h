@@ -41,10 +41,19 @@ typedef struct par_env {
     unsigned max_active;   /* UINT32_MAX: no limit but PAR_MAX_LEVELS */
     up_schedule sched;     /* what UP_SCHED_RUNTIME means: never UP_SCHED_RUNTIME */
     int64_t chunk;         /* its chunk, 0: the schedule's default */
+    int sched_monotonic;   /* 1 monotonic:, -1 nonmonotonic:, 0 neither (OpenMP's ICV keeps it) */
     int cancellation;      /* 0: up_cancel_taskgroup does nothing */
     par_env_source num_threads_from, thread_limit_from, max_active_from, schedule_from,
         cancellation_from;
 } par_env;
+
+/* The defaults of the settings no variable sets. The parallel layer's
+ * (no limit on active levels, a static runtime schedule, cancellation on)
+ * unless the library is OpenMP's runtime (pragmas/gomp, built with
+ * PAR_ENV_OPENMP), which takes OpenMP's as libgomp sets them: one active
+ * level (as many as supported when OMP_NUM_THREADS is a list), a dynamic
+ * runtime schedule of chunk 1, cancellation off. */
+#define PAR_ENV_SUPPORTED_LEVELS 255u /* OpenMP's supported active levels, as libgomp's */
 
 /* Reads every variable through get (getenv, or a test's table) into e. */
 typedef const char *(*par_getenv_fn)(const char *name);

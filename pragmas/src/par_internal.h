@@ -176,6 +176,10 @@ struct par_team {
     _Atomic unsigned *cg;     /* (ro) */
     _Atomic unsigned cg_used; /* (atomic) the top-level team's count */
     unsigned active;          /* (ro once running is set) */
+    /* The enclosing region's team and the opener's number in it (NULL
+     * and 0 at the top level), for OpenMP's ancestor queries. */
+    par_team *outer;       /* (ro) lives as long as this team: its member waits */
+    unsigned outer_member; /* (ro) */
     /* Members parked in one of wait.c's waits on this team: a push reads it
      * after publishing (wait.c). Signed: a waker may count a claim before
      * the sleeper has counted itself in. */
@@ -225,8 +229,20 @@ typedef struct par_ctx {
 /* The most time it spins, however few polls that was (wait.c). */
 #define PAR_SPIN_MAX_NS 1000000u
 
+/* Limits on the regions a thread opens: OpenMP's max-active-levels-var
+ * and thread-limit-var (0: no limit), which OpenMP lets a program change
+ * at run time per task (omp_set_max_active_levels). */
+typedef struct par_limits {
+    unsigned max_active;
+    unsigned thread_limit;
+} par_limits;
+
 struct par_thread {
     par_ctx c;
+    /* (owner) the limits of the regions it opens: NULL, the environment's
+     * (env.c); an ABI with per-thread ICVs (pragmas/gomp) points it at
+     * them, for the thread's lifetime. */
+    const par_limits *limits;
     unsigned level;
     uint32_t rng;
     up__deque *dqs[PAR_MAX_LEVELS]; /* one deque per nesting level, kept */

@@ -204,14 +204,15 @@ static void group_give(_Atomic unsigned *cg, unsigned n)
  * beyond the caller, who is counted already). up_parallel_exact fails
  * instead of running fewer: UP_EINVAL above the limit, UP_EAGAIN when the
  * group's threads are in use. */
-static int limit_team(const par_env *env, par_team *outer, unsigned *nthreads, int exact,
-                      const char *who, unsigned *extra)
+static int limit_team(const par_env *env, unsigned limit, par_team *outer, unsigned *nthreads,
+                      int exact, const char *who, unsigned *extra)
 {
-    unsigned limit = env->thread_limit, n = *nthreads;
+    unsigned n = *nthreads;
+    const char *from =
+        env->thread_limit_from.name ? env->thread_limit_from.name : "thread-limit-var";
     *extra = 0;
     if (exact && n > limit) {
-        up__set_error("%s: %u threads, above the thread limit (%s=%u)", who, n,
-                      env->thread_limit_from.name, limit);
+        up__set_error("%s: %u threads, above the thread limit (%s=%u)", who, n, from, limit);
         return UP_EINVAL;
     }
     if (!outer) {
@@ -224,7 +225,7 @@ static int limit_team(const par_env *env, par_team *outer, unsigned *nthreads, i
     if (exact && *extra < n - 1) {
         up__set_error("%s: %u threads, but the enclosing regions leave %u of the thread limit "
                       "(%s=%u)",
-                      who, n, 1 + *extra, env->thread_limit_from.name, limit);
+                      who, n, 1 + *extra, from, limit);
         group_give(outer->cg, *extra);
         *extra = 0;
         return UP_EAGAIN;
@@ -235,8 +236,8 @@ static int limit_team(const par_env *env, par_team *outer, unsigned *nthreads, i
 
 /* up_parallel_exact where its region could only be a team of one: nothing
  * runs, and the message names the limit that stands in the way. */
-static int refuse_inactive(const par_env *env, const char *who, unsigned nthreads, unsigned level,
-                           unsigned active)
+static int refuse_inactive(const par_env *env, unsigned max_active, const char *who,
+                           unsigned nthreads, unsigned level, unsigned active)
 {
     if (level > PAR_MAX_LEVELS) {
         up__set_error("%s: %u threads, but a region nested %u deep runs on a team of one "
@@ -244,13 +245,13 @@ static int refuse_inactive(const par_env *env, const char *who, unsigned nthread
                       who, nthreads, level, PAR_MAX_LEVELS);
         return UP_EAGAIN;
     }
-    if (active >= env->max_active) {
+    if (active >= max_active) {
         up__set_error("%s: %u threads, but %u active regions enclose it and no further active "
                       "level is allowed (%s=%u)",
                       who, nthreads, active,
                       env->max_active_from.name ? env->max_active_from.name
                                                 : "UP_MAX_ACTIVE_LEVELS",
-                      env->max_active);
+                      max_active);
         return UP_EAGAIN;
     }
     up__set_error("%s: out of memory for the task deque of level %u", who, level);
@@ -294,15 +295,19 @@ int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, p
      * backends) rather than run fewer than it asked for. */
     par_team *outer = th->c.team;
     unsigned active = outer ? outer->active : 0;
-    if (level > PAR_MAX_LEVELS || active >= env->max_active || !par_level_deque(th, level - 1)) {
+    /* The opener's limits: set at run time through an ABI's ICVs, else
+     * the environment's. */
+    unsigned max_active = th->limits ? th->limits->max_active : env->max_active;
+    unsigned thread_limit = th->limits ? th->limits->thread_limit : env->thread_limit;
+    if (level > PAR_MAX_LEVELS || active >= max_active || !par_level_deque(th, level - 1)) {
         if (exact && nthreads > 1)
-            return refuse_inactive(env, who, nthreads, level, active);
+            return refuse_inactive(env, max_active, who, nthreads, level, active);
         nthreads = 1;
     }
     unsigned extra = 0; /* threads taken from the enclosing group's count */
     _Atomic unsigned *cg = outer ? outer->cg : NULL;
-    if (env->thread_limit) {
-        int rc = limit_team(env, outer, &nthreads, exact, who, &extra);
+    if (thread_limit) {
+        int rc = limit_team(env, thread_limit, outer, &nthreads, exact, who, &extra);
         if (rc != UP_OK)
             return rc;
     }
@@ -332,6 +337,8 @@ int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, p
     t->level = level; /* any depth: only the deque cache stops at PAR_MAX_LEVELS */
     t->spin = up__pool_spin(pool);
     t->members = members;
+    t->outer = outer;
+    t->outer_member = outer ? th->c.member : 0;
     t->cg = cg ? cg : &t->cg_used; /* a top-level team counts its group */
     atomic_init(&t->cg_used, nthreads);
     for (unsigned i = 0; i < nthreads; i++)
