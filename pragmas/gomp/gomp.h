@@ -38,6 +38,10 @@ typedef struct gomp_icv {
     int run_sched;           /* run-sched-var: an omp_sched_t value, monotonic flag included */
     int run_chunk;           /* its chunk, 0: the schedule's default */
     unsigned level_from_env; /* levels of OMP_NUM_THREADS consumed by the enclosing regions */
+    /* The teams construct this thread runs in (target.c): the team's number
+     * and the league's size, 0 outside any teams construct. Here so that
+     * the members of a region opened inside a team inherit them. */
+    unsigned team_num, num_teams;
 } gomp_icv;
 
 /* This thread's ICVs, initialized from the environment on first use. */
@@ -45,6 +49,15 @@ gomp_icv *gomp_icv_get(void);
 /* Called by a member as it enters a region opened by a thread whose ICVs
  * were parent: copies them, one level down. */
 void gomp_icv_inherit(const gomp_icv *parent);
+
+/* teams (target.c): this thread's team number and league size (1
+ * outside a teams construct), for omp_get_team_num and omp_get_num_teams. */
+unsigned gomp_team_num(void);
+unsigned gomp_num_teams(void);
+
+/* safety.c: stops the process, naming it, when another OpenMP runtime is
+ * loaded beside this one (when: at load, at the first region ...). */
+void gomp_check_alone(const char *when);
 
 /* Stops the process with a message naming what failed: for conditions the
  * ABI has no way to report (GOMP_parallel returns nothing), where running
