@@ -4,6 +4,7 @@
 #   find_package(ultrapool CONFIG)        pkg-config
 #   ultrapool::ultrapool                  ultrapool            the pool
 #   ultrapool::parallel (ultrapool::par)  ultrapool-parallel   the OpenMP-style API
+#   ultrapool::openmp                     ultrapool-openmp     libgomp.so.1 (Linux)
 #   ultrapool::ultrapool_static, ultrapool::parallel_static,
 #   ultrapool::ultrapool_shared, ultrapool::parallel_shared    one flavour by name
 #
@@ -33,6 +34,16 @@ install(TARGETS ultrapool ultrapool_static ultrapool_par_shared ultrapool_par
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS ultrapool-topo RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The OpenMP runtime (pragmas/gomp): libgomp.so.1 in a folder of its own,
+# which the launcher ultrapool-omp or LD_LIBRARY_PATH puts first, so that
+# it replaces GCC's libgomp without relinking; exported as
+# ultrapool::openmp for programs that link it. No libgomp.so name link:
+# -lgomp must keep meaning GCC's for every other program.
+if(TARGET ultrapool_gomp)
+  install(TARGETS ultrapool_gomp EXPORT ultrapoolTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ultrapool/omp NAMELINK_SKIP)
+  install(TARGETS ultrapool-omp RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 install(EXPORT ultrapoolTargets NAMESPACE ultrapool::
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ultrapool)
 
@@ -93,3 +104,8 @@ configure_file(cmake/ultrapool-parallel.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ultrap
   @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapool.pc
   ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-parallel.pc DESTINATION ${UP_PC_DIR})
+if(TARGET ultrapool_gomp)
+  configure_file(cmake/ultrapool-openmp.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-openmp.pc
+    @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-openmp.pc DESTINATION ${UP_PC_DIR})
+endif()

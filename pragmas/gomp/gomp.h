@@ -43,6 +43,10 @@ typedef struct gomp_icv {
     /* max-active-levels-var and thread-limit-var (0: none), which the
      * thread's par_thread points at: they govern par_parallel. */
     par_limits limits;
+    /* The teams construct this thread runs in (target.c): the team's number
+     * and the league's size, 0 outside any teams construct. Here so that
+     * the members of a region opened inside a team inherit them. */
+    unsigned team_num, num_teams;
 } gomp_icv;
 
 /* This thread's ICVs, initialized from the environment on first use. */
@@ -112,6 +116,15 @@ int omp_get_level(void);
 int omp_get_thread_num(void);
 int omp_get_num_threads(void);
 int omp_get_ancestor_thread_num(int level);
+
+/* teams (target.c): this thread's team number and league size (1
+ * outside a teams construct), for omp_get_team_num and omp_get_num_teams. */
+unsigned gomp_team_num(void);
+unsigned gomp_num_teams(void);
+
+/* safety.c: stops the process, naming it, when another OpenMP runtime is
+ * loaded beside this one (when: at load, at the first region ...). */
+void gomp_check_alone(const char *when);
 
 /* Stops the process with a message naming what failed: for conditions the
  * ABI has no way to report (GOMP_parallel returns nothing), where running

@@ -6,6 +6,9 @@
 
 #include "gomp.h"
 
+/* The longest timeout up_config accepts (30 days): never, for a run. */
+#define NEVER_NS (30ull * 24 * 3600 * 1000000000ull)
+
 static up_pool *process_pool;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
@@ -19,6 +22,16 @@ static void make_pool(void)
      * pool reads) and UP_STACK_SIZE are unset. */
     if (!getenv("UP_STACK_SIZE") && !getenv("OMP_STACKSIZE") && gomp_env_get()->stacksize)
         cfg.stack_size = gomp_env_get()->stacksize;
+    /* OpenMP threads live until exit, as libgomp's do: a worker that held
+     * member i of a region must still be there for the next region, whose
+     * member i it becomes again, with its threadprivate (TLS) values
+     * (team.c). So this pool's workers do not retire, unless the user
+     * set the timeouts. */
+    if (!getenv("UP_IDLE_TIMEOUT"))
+        cfg.idle_timeout_ns = NEVER_NS;
+    if (!getenv("UP_EXTRA_IDLE_TIMEOUT"))
+        cfg.extra_idle_timeout_ns = NEVER_NS;
+    gomp_check_alone("at the first parallel region");
     int rc = up_pool_create(&process_pool, &cfg);
     if (rc != UP_OK)
         gomp_fatal("cannot create the OpenMP pool: %s (%s)", up_strerror(rc), up_last_error());

@@ -93,11 +93,6 @@ GOMP_API int omp_get_initial_device(void) { return omp_get_num_devices(); }
 GOMP_API int omp_get_device_num(void) { return omp_get_initial_device(); }
 GOMP_API int omp_is_initial_device(void) { return 1; }
 
-/* Outside a teams construct: one team, number 0 (the teams constructs are
- * the regions engineer's: GOMP_teams sets them). */
-GOMP_API int omp_get_num_teams(void) { return 1; }
-GOMP_API int omp_get_team_num(void) { return 0; }
-
 /* The pool keeps its threads: a pause releases nothing, which the
  * specification allows for the host; libgomp answers -1 for any device
  * but the initial one and 0 for the host. */

@@ -327,6 +327,15 @@ static const up_omp_ops *load(up_backend b, char *why, size_t size)
 /* Makes b current; the caller holds resolve_lock. */
 static int select_locked(up_backend b, char *why, size_t size)
 {
+    /* Under ultrapool's own libgomp.so.1 (the marker up_gomp_runtime),
+     * the gomp module would bind to that library, and libomp would be a
+     * second OpenMP runtime beside it: both are refused. */
+    if (b != UP_BACKEND_ULTRAPOOL && dlsym(RTLD_DEFAULT, "up_gomp_runtime")) {
+        snprintf(why, size,
+                 "this process runs on ultrapool's own libgomp.so.1 (OpenMP is already "
+                 "ultrapool); unset UP_BACKEND or run without ultrapool's libgomp");
+        return UP_EINVAL;
+    }
     if (b != UP_BACKEND_ULTRAPOOL && !loaded[b]) {
         up_backend other = b == UP_BACKEND_GOMP ? UP_BACKEND_LLVM : UP_BACKEND_GOMP;
         if (loaded[other]) {

@@ -70,6 +70,9 @@ static inline int par_backend_check(const char *who)
  * programs compile (never the installed library). */
 void up__par_backend_build_dir(const char *dir);
 
+/* How a region's team is gathered (team.c, par_parallel). */
+typedef enum par_team_mode { PAR_TEAM_UPTO, PAR_TEAM_EXACT, PAR_TEAM_FULL } par_team_mode;
+
 typedef struct par_thread par_thread;
 typedef struct par_team par_team;
 typedef struct par_frame par_frame;
@@ -130,11 +133,19 @@ typedef struct par_taskgroup {
  * wake-up of its members. */
 struct par_member {
     _Alignas(PAR_LINE) up__deque *_Atomic dq; /* (atomic) for thieves */
-    _Atomic int asleep;  /* (atomic) wait.c's claim word: 0, or PAR_ASLEEP (| PAR_HELPING) */
-    up__parker *pk;      /* (ro once asleep is first set) the member's parker */
-    par_team *team;      /* (ro) */
-    char reduce[2][256]; /* (owner writes, all read after a barrier) */
+    _Atomic int asleep; /* (atomic) wait.c's claim word: 0, or PAR_ASLEEP (| PAR_HELPING) */
+    up__parker *pk;     /* (ro once asleep is first set) the member's parker */
+    par_team *team;     /* (ro) */
+    /* Member numbers (team.c): the thread that took this slot asks for the
+     * number it had in the previous region (pref: 0 not yet said,
+     * PAR_PREF_NONE, else number + 2), and the master gives it one
+     * (index), published with running. */
+    _Atomic unsigned pref; /* (atomic) */
+    unsigned index;        /* (ro once running is set) */
+    char reduce[2][256];   /* (owner writes, all read after a barrier) */
 };
+
+#define PAR_PREF_NONE 1
 
 #define PAR_ASLEEP  1
 #define PAR_HELPING 2
@@ -167,7 +178,14 @@ struct par_team {
     _Atomic int running;   /* (atomic) 1 once members may start */
     _Atomic int abandoned; /* (atomic) set before running: members leave at once */
     _Atomic unsigned left; /* (atomic) members done with the region */
-    par_member *members;   /* (ro) requested slots */
+    par_member *members;   /* (ro) requested slots, by join order; member numbers in index */
+    /* Stable teams (team.c): the master's thread, this region's number in
+     * its sequence of top-level regions, and that of the previous one when
+     * it had the same pool and size (0: none), whose members come back. */
+    const par_thread *master; /* (ro) compared, never dereferenced by members */
+    uint64_t gen, gen_prev;   /* (ro) */
+    uint64_t born;            /* (ro) up__now_ns() at creation */
+    par_team_mode mode;       /* (ro) */
     /* OpenMP's contention group, for the thread limit (env.c): cg points
      * to the counter of the top-level team, cg_used, which counts the
      * threads in use by that region and every region nested in it. active
@@ -250,7 +268,17 @@ struct par_thread {
     par_deptable *free_tables;
     par_team *release_to; /* (owner) while set, ready tasks go to this team's shared queue */
     up__parker *pk;       /* (ro) where it sleeps in wait.c: its worker's, or its own */
-    uint64_t spin_since;  /* (owner) when the current wait's spinning began */
+    /* (owner) Stable teams (team.c). As a member: the master and region of
+     * its last top-level full team, and its member number there. As a
+     * master: its count of top-level full regions, and the pool, size and
+     * number of the last one. */
+    const par_thread *tp_master;
+    uint64_t tp_gen;
+    unsigned tp_member;
+    uint64_t tp_count, tp_last_gen;
+    const up_pool *tp_last_pool;
+    unsigned tp_last_size;
+    uint64_t spin_since; /* (owner) when the current wait's spinning began */
 };
 
 par_thread *par_self(void); /* creates the thread's context on first use */
@@ -347,7 +375,6 @@ void par_deps_thread_exit(par_thread *th);
  * UP_EAGAIN runs nothing); or full, waiting as long as it takes for every
  * member the limits allow (OpenMP's regions with dynamic adjustment off,
  * the GOMP ABI in pragmas/gomp/; always on ultrapool's own scheduler). */
-typedef enum par_team_mode { PAR_TEAM_UPTO, PAR_TEAM_EXACT, PAR_TEAM_FULL } par_team_mode;
 int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, par_team_mode mode,
                  const char *who);
 void par_barrier(par_thread *th);

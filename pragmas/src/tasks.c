@@ -386,7 +386,7 @@ int par_find_task_within(par_thread *th, par_task *out, int64_t mark, const par_
     unsigned start = up__rng_below(&th->rng, size);
     for (unsigned k = 0; k < size; k++) {
         unsigned m = (start + k) % size;
-        if (m == th->c.member)
+        if (&team->members[m] == th->c.slot)
             continue;
         up__deque *v = atomic_load_explicit(&team->members[m].dq, memory_order_acquire);
         if (!v)

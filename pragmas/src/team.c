@@ -23,6 +23,9 @@
 /* How long a top-level region waits for the pool's workers to take its
  * member tasks before it asks the pool to start more (recruit.h). */
 #define GATHER_GRACE_NS 1000000u
+/* How long after a stable team's start a worker that was not in the
+ * previous region leaves the member tasks to those that were. */
+#define STABLE_WAIT_NS 50000000u
 
 static unsigned default_threads(void)
 {
@@ -73,10 +76,12 @@ static int gathered(par_thread *th, void *arg)
     return (up__load_seqcst(&g->t->state) & ~CLOSED) >= g->want;
 }
 
-/* Enters the team as member idx on this thread, runs the region function
- * and the closing barrier, and restores what the thread was doing. */
-static void run_member(par_thread *th, par_team *t, unsigned idx)
+/* Enters the team in slot on this thread, as the member number the master
+ * gave that slot, runs the region function and the closing barrier, and
+ * restores what the thread was doing. */
+static void run_member(par_thread *th, par_team *t, unsigned slot)
 {
+    unsigned idx = t->members[slot].index;
     par_ctx saved = th->c;
     unsigned saved_level = th->level;
     th->level = t->level;
@@ -85,14 +90,14 @@ static void run_member(par_thread *th, par_team *t, unsigned idx)
     root.owner = th;
     th->c.team = t;
     th->c.member = idx;
-    th->c.slot = &t->members[idx];
+    th->c.slot = &t->members[slot];
     root.slot = th->c.slot;
     th->c.size = atomic_load_explicit(&t->size, memory_order_relaxed);
     th->c.frame = &root;
     th->c.dq = par_level_deque(th, t->level - 1); /* made before joining */
     th->c.ws_count = th->c.single_count = th->c.reduce_count = 0;
     root.mark = th->c.dq ? up__deque_bottom(th->c.dq) : 0;
-    atomic_store_explicit(&t->members[idx].dq, th->c.dq, memory_order_release);
+    atomic_store_explicit(&t->members[slot].dq, th->c.dq, memory_order_release);
     t->fn(t->ctx);
     par_barrier(th);
     par_join(th, &root); /* the barrier waited; this drops the dependency table */
@@ -107,9 +112,21 @@ static void run_member(par_thread *th, par_team *t, unsigned idx)
         while (atomic_load_explicit(&t->left, memory_order_acquire) < size)
             par_idle(th, th->c.slot, &spins, all_left, t, 0, UINT64_MAX);
     }
-    atomic_store_explicit(&t->members[idx].dq, NULL, memory_order_release);
+    atomic_store_explicit(&t->members[slot].dq, NULL, memory_order_release);
+    if (t->gen && idx != 0) { /* what the next region of this master asks for */
+        th->tp_master = t->master;
+        th->tp_gen = t->gen;
+        th->tp_member = idx;
+    }
     th->c = saved;
     th->level = saved_level;
+}
+
+/* Does th hold a member number of the previous region of t's master,
+ * which t's members are to get back? */
+static int holds_number(const par_thread *th, const par_team *t)
+{
+    return t->gen_prev && th->tp_master == t->master && th->tp_gen == t->gen_prev;
 }
 
 static void member_task(void *arg)
@@ -122,12 +139,25 @@ static void member_task(void *arg)
         drop_ref(t);
         return;
     }
+    /* A stable team wants the previous region's threads back (OpenMP's
+     * threadprivate data lives in them). A worker that was not one of them
+     * hands the member task back to the pool, for STABLE_WAIT_NS after the
+     * region began, so that the thread that was takes it; then it joins,
+     * so a missing thread never blocks the region. */
+    if (th && t->gen_prev && !holds_number(th, t) && up__now_ns() - t->born < STABLE_WAIT_NS &&
+        !(atomic_load_explicit(&t->state, memory_order_acquire) & CLOSED) &&
+        up__submit_copy_nogrow(t->pool, member_task, &t, sizeof t) == UP_OK) {
+        sched_yield(); /* let the holder, woken by that submit, be first to it */
+        return;        /* the reference went with the task */
+    }
     uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
     while (!(st & CLOSED)) {
         /* A seq_cst CAS, then the look at whether the master parked
          * waiting for it (wait.c). */
         if (up__cas_weak_seqcst(&t->state, &st, st + 1)) {
             par_slot_take(&t->members[st], t, th);
+            unsigned pref = holds_number(th, t) ? th->tp_member + 2 : PAR_PREF_NONE;
+            atomic_store_explicit(&t->members[st].pref, pref, memory_order_release);
             par_wake_slot(&t->members[0]);
             unsigned spins = 0;
             while (!atomic_load_explicit(&t->running, memory_order_acquire))
@@ -258,6 +288,51 @@ static int refuse_inactive(const par_env *env, unsigned max_active, const char *
     return UP_ENOMEM;
 }
 
+/* Member numbers, given by the master once the team is closed, before
+ * running is published (which publishes them). Slots are in join order;
+ * the master is slot and member 0. In a stable team (gen set) each member
+ * that asks for the number it had in the previous region gets it when it
+ * is in range and not taken, the others the free numbers in order; so
+ * with the same threads back, every thread is the same member again. */
+static void number_members(par_team *t, unsigned size)
+{
+    par_member *m = t->members;
+    m[0].index = 0;
+    if (!t->gen) {
+        for (unsigned s = 1; s < size; s++)
+            m[s].index = s;
+        return;
+    }
+    unsigned char *taken = calloc(size, 1);
+    if (!taken) { /* no stability without memory: join order, still a valid team */
+        for (unsigned s = 1; s < size; s++)
+            m[s].index = s;
+        return;
+    }
+    taken[0] = 1;
+    for (unsigned s = 1; s < size; s++) {
+        /* A joiner says its wish right after its CAS: wait for it. */
+        unsigned spins = 0, p;
+        while ((p = atomic_load_explicit(&m[s].pref, memory_order_acquire)) == 0)
+            par_relax(&spins);
+        m[s].index = 0;
+        if (p != PAR_PREF_NONE && p - 2 < size && !taken[p - 2]) {
+            m[s].index = p - 2;
+            taken[p - 2] = 1;
+        }
+    }
+    unsigned next = 1;
+    for (unsigned s = 1; s < size; s++) {
+        if (m[s].index)
+            continue;
+        while (taken[next])
+            next++;
+        m[s].index = next;
+        taken[next] = 1;
+    }
+    free(taken);
+}
+
 int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, par_team_mode mode,
                  const char *who)
 {
@@ -339,6 +414,19 @@ int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, p
     t->members = members;
     t->outer = outer;
     t->outer_member = outer ? th->c.member : 0;
+    t->mode = mode;
+    t->master = th;
+    t->born = up__now_ns();
+    if (mode == PAR_TEAM_FULL && level == 1 && nthreads > 1) {
+        /* OpenMP's threadprivate data persists from one region to the next
+         * of the same size: member i must be the same thread again. */
+        t->gen = ++th->tp_count;
+        if (th->tp_last_pool == pool && th->tp_last_size == nthreads)
+            t->gen_prev = th->tp_last_gen;
+        th->tp_last_pool = pool;
+        th->tp_last_size = nthreads;
+        th->tp_last_gen = t->gen;
+    }
     t->cg = cg ? cg : &t->cg_used; /* a top-level team counts its group */
     atomic_init(&t->cg_used, nthreads);
     for (unsigned i = 0; i < nthreads; i++)
@@ -424,6 +512,7 @@ int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, p
         up__set_error("%s: %u of %u threads gathered in time", who, st & ~CLOSED, nthreads);
         return UP_EAGAIN;
     }
+    number_members(t, size);
     /* Publish, then wake the members parked waiting for it (wait.c). */
     up__fetch_or_seqcst(&t->running, 1);
     par_wake_team(t, &members[0]);

@@ -46,6 +46,38 @@ PKG_CONFIG_PATH=$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} \
 cmake --build "$out" >>"$out.log" 2>&1 || { cat "$out.log"; exit 1; }
 run_all "$out" 5
 
+# ultrapool as the OpenMP runtime, when the install has it: the plain
+# gcc -fopenmp program runs on GCC's libgomp, then on ultrapool through the
+# launcher and through the library path (the installed libgomp.so.1 finds
+# libultrapool.so by its RUNPATH, $ORIGIN/../..); the programs linked to
+# ultrapool::openmp and ultrapool-openmp run on it as they are. Then the
+# prefix is moved: the launcher finds the library beside itself.
+if [ -x "$out/omp_consumer_plain" ]; then
+    echo "== OpenMP programs on the installed libgomp.so.1"
+    omp=$libdir/ultrapool/omp
+    omp_run() { # expected runtime, command...
+        want=$1
+        shift
+        got=$(env -u LD_LIBRARY_PATH "$@") || { echo "FAIL: $*"; exit 1; }
+        echo "$*: $got"
+        case $got in "runtime: $want "*) ;; *) echo "FAIL: expected $want"; exit 1 ;; esac
+    }
+    omp_run other "$out/omp_consumer_plain"
+    omp_run ultrapool "$prefix/bin/ultrapool-omp" "$out/omp_consumer_plain"
+    omp_run ultrapool env LD_LIBRARY_PATH="$omp" "$out/omp_consumer_plain"
+    omp_run ultrapool "$out/omp_consumer_cmake"
+    omp_run ultrapool "$out/omp_consumer_pkgconfig"
+    if "$prefix/bin/ultrapool-omp" "$out/no-such-program" 2>/dev/null; then
+        echo "FAIL: the launcher ran a missing program"; exit 1
+    fi
+    moved=$(mktemp -d)
+    cp -a "$prefix/." "$moved/"
+    where=$("$moved/bin/ultrapool-omp" --print-path)
+    case $where in "$moved"/*) ;; *) echo "FAIL: the moved launcher uses $where"; rm -rf "$moved"; exit 1 ;; esac
+    omp_run ultrapool "$moved/bin/ultrapool-omp" "$out/omp_consumer_plain"
+    rm -rf "$moved"
+fi
+
 # Where the installed libraries find the OpenMP backend modules: the shared
 # one beside itself, the static one through UP_BACKEND_PATH (its configured
 # libdir is not this scratch prefix), and neither ever in the build tree,
