@@ -548,16 +548,23 @@ GOMP_API void omp_display_affinity(const char *fmt)
 
 /* OMP_DISPLAY_AFFINITY: a thread shows its line when it enters a region
  * and what the default format shows (its level, number, team size,
- * CPUs) changed since its last line. */
+ * CPUs) changed since its last line. The thread keeps a hash of that
+ * line, not the line: the library's thread-local storage is static (the
+ * layer's par_tls is initial-exec), and a dlopen finds little room for
+ * it. */
 void gomp_display_affinity_entry(void)
 {
-    static _Thread_local char last[1024];
+    static _Thread_local uint64_t last;
     if (!gomp_env_get()->display_affinity)
         return;
     char now[1024];
     omp_capture_affinity(now, sizeof now, NULL);
-    if (strcmp(now, last) != 0) {
+    uint64_t h = 1469598103934665603u; /* FNV-1a; 0 never: the first line always shows */
+    for (const unsigned char *c = (const unsigned char *)now; *c; c++)
+        h = (h ^ *c) * 1099511628211u;
+    h |= 1;
+    if (h != last) {
         fprintf(stderr, "%s\n", now);
-        memcpy(last, now, sizeof last);
+        last = h;
     }
 }

@@ -69,14 +69,6 @@ GOMP_API int omp_get_team_size(int level)
     return t ? (int)atomic_load_explicit(&t->size, memory_order_relaxed) : -1;
 }
 
-/* In a final task: the current frame's flag (tasks.c sets it for a final
- * task and its descendants). */
-GOMP_API int omp_in_final(void)
-{
-    par_thread *th = par_tls;
-    return th && th->c.frame ? th->c.frame->final != 0 : 0;
-}
-
 GOMP_API int omp_get_num_procs(void)
 {
     cpu_set_t set;
