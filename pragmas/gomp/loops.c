@@ -137,8 +137,7 @@ void gomp_ws_reductions(par_thread *th, par_ws_iter *it, uintptr_t *reductions, 
     }
     aux_wait w = {ws};
     par_ws_wait(th, aux_set, &w);
-    gomp_ws_task_reductions(reductions, atomic_load_explicit(&ws->aux, memory_order_acquire),
-                            who);
+    gomp_ws_task_reductions(reductions, atomic_load_explicit(&ws->aux, memory_order_acquire), who);
 }
 
 void *gomp_ws_mem(par_ws_iter *it, void **mem, const char *who)
@@ -156,7 +155,7 @@ void *gomp_ws_mem(par_ws_iter *it, void **mem, const char *who)
 /* Starts the thread's loop of n iterations; base, step and last map the
  * offsets back to values. */
 par_ws_iter *gomp_ws_begin(par_thread *th, uint64_t n, int sched, uint64_t chunk, int ordered,
-                          uint64_t base, uint64_t step, uint64_t last)
+                           uint64_t base, uint64_t step, uint64_t last)
 {
     par_ws_iter *it = &th->c.ws_it;
     if (it->state != 0)
@@ -213,7 +212,8 @@ static bool start_long(long start, long end, long incr, unsigned long sched, lon
     uint64_t c;
     gomp_ws_resolve(sched, chunk > 0 ? (uint64_t)chunk : 0, &s, &c);
     uint64_t n = gomp_ws_count((uint64_t)start, (uint64_t)end, (uint64_t)incr, incr > 0, 1);
-    par_ws_iter *it = gomp_ws_begin(th, n, s, c, ordered, (uint64_t)start, (uint64_t)incr, (uint64_t)end);
+    par_ws_iter *it =
+        gomp_ws_begin(th, n, s, c, ordered, (uint64_t)start, (uint64_t)incr, (uint64_t)end);
     gomp_ws_reductions(th, it, reductions, who);
     gomp_ws_mem(it, mem, who);
     if (!istart)
@@ -239,19 +239,19 @@ static bool start_ull(bool up, ull start, ull end, ull incr, unsigned long sched
 }
 
 /* The long loops (GOMP_1.0, GOMP_4.5 nonmonotonic, GOMP_5.0 generic). */
-#define LONG_START(name, sched, ordered)                                                      \
-    GOMP_API bool name(long start, long end, long incr, long chunk, long *istart, long *iend) \
-    {                                                                                         \
-        return start_long(start, end, incr, sched, chunk, istart, iend, ordered, NULL, NULL,  \
-                          #name);                                                             \
+#define LONG_START(name, sched, ordered)                                                           \
+    GOMP_API bool name(long start, long end, long incr, long chunk, long *istart, long *iend)      \
+    {                                                                                              \
+        return start_long(start, end, incr, sched, chunk, istart, iend, ordered, NULL, NULL,       \
+                          #name);                                                                  \
     }
-#define LONG_RUNTIME_START(name, ordered)                                                     \
-    GOMP_API bool name(long start, long end, long incr, long *istart, long *iend)             \
-    {                                                                                         \
-        return start_long(start, end, incr, GFS_RUNTIME, 0, istart, iend, ordered, NULL,      \
-                          NULL, #name);                                                       \
+#define LONG_RUNTIME_START(name, ordered)                                                          \
+    GOMP_API bool name(long start, long end, long incr, long *istart, long *iend)                  \
+    {                                                                                              \
+        return start_long(start, end, incr, GFS_RUNTIME, 0, istart, iend, ordered, NULL, NULL,     \
+                          #name);                                                                  \
     }
-#define LONG_NEXT(name)                                                                       \
+#define LONG_NEXT(name)                                                                            \
     GOMP_API bool name(long *istart, long *iend) { return next_long(istart, iend); }
 
 LONG_START(GOMP_loop_static_start, GFS_STATIC, 0)
@@ -284,8 +284,8 @@ LONG_NEXT(GOMP_loop_ordered_runtime_next)
  * block of that size shared by the construct's members (lastprivate
  * conditional, scan). istart NULL: only the registrations, GCC computes
  * a static schedule itself. */
-GOMP_API bool GOMP_loop_start(long start, long end, long incr, long sched, long chunk,
-                              long *istart, long *iend, uintptr_t *reductions, void **mem)
+GOMP_API bool GOMP_loop_start(long start, long end, long incr, long sched, long chunk, long *istart,
+                              long *iend, uintptr_t *reductions, void **mem)
 {
     return start_long(start, end, incr, (unsigned long)sched, chunk, istart, iend, 0, reductions,
                       mem, "GOMP_loop_start");
@@ -300,20 +300,19 @@ GOMP_API bool GOMP_loop_ordered_start(long start, long end, long incr, long sche
 
 /* The unsigned long long loops: up says the direction, incr is the step's
  * bits (a down loop's is negative). */
-#define ULL_START(name, sched, ordered)                                                       \
-    GOMP_API bool name(bool up, ull start, ull end, ull incr, ull chunk, ull *istart,         \
-                       ull *iend)                                                             \
-    {                                                                                         \
-        return start_ull(up, start, end, incr, sched, chunk, istart, iend, ordered, NULL,     \
-                         NULL, #name);                                                        \
+#define ULL_START(name, sched, ordered)                                                            \
+    GOMP_API bool name(bool up, ull start, ull end, ull incr, ull chunk, ull *istart, ull *iend)   \
+    {                                                                                              \
+        return start_ull(up, start, end, incr, sched, chunk, istart, iend, ordered, NULL, NULL,    \
+                         #name);                                                                   \
     }
-#define ULL_RUNTIME_START(name, ordered)                                                      \
-    GOMP_API bool name(bool up, ull start, ull end, ull incr, ull *istart, ull *iend)         \
-    {                                                                                         \
-        return start_ull(up, start, end, incr, GFS_RUNTIME, 0, istart, iend, ordered, NULL,   \
-                         NULL, #name);                                                        \
+#define ULL_RUNTIME_START(name, ordered)                                                           \
+    GOMP_API bool name(bool up, ull start, ull end, ull incr, ull *istart, ull *iend)              \
+    {                                                                                              \
+        return start_ull(up, start, end, incr, GFS_RUNTIME, 0, istart, iend, ordered, NULL, NULL,  \
+                         #name);                                                                   \
     }
-#define ULL_NEXT(name)                                                                        \
+#define ULL_NEXT(name)                                                                             \
     GOMP_API bool name(ull *istart, ull *iend) { return next_ull(istart, iend); }
 
 ULL_START(GOMP_loop_ull_static_start, GFS_STATIC, 0)
@@ -344,16 +343,16 @@ ULL_NEXT(GOMP_loop_ull_ordered_runtime_next)
 GOMP_API bool GOMP_loop_ull_start(bool up, ull start, ull end, ull incr, long sched, ull chunk,
                                   ull *istart, ull *iend, uintptr_t *reductions, void **mem)
 {
-    return start_ull(up, start, end, incr, (unsigned long)sched, chunk, istart, iend, 0,
-                     reductions, mem, "GOMP_loop_ull_start");
+    return start_ull(up, start, end, incr, (unsigned long)sched, chunk, istart, iend, 0, reductions,
+                     mem, "GOMP_loop_ull_start");
 }
 
 GOMP_API bool GOMP_loop_ull_ordered_start(bool up, ull start, ull end, ull incr, long sched,
                                           ull chunk, ull *istart, ull *iend, uintptr_t *reductions,
                                           void **mem)
 {
-    return start_ull(up, start, end, incr, (unsigned long)sched, chunk, istart, iend, 1,
-                     reductions, mem, "GOMP_loop_ull_ordered_start");
+    return start_ull(up, start, end, incr, (unsigned long)sched, chunk, istart, iend, 1, reductions,
+                     mem, "GOMP_loop_ull_ordered_start");
 }
 
 /* The ends of a loop or sections construct: leave it, then the barrier
@@ -423,23 +422,27 @@ static void ploop_begin(const void *arg)
 static void parallel_loop(void (*fn)(void *), void *data, unsigned num_threads, long start,
                           long end, long incr, unsigned long sched, long chunk, unsigned flags)
 {
-    ploop p = {gomp_ws_count((uint64_t)start, (uint64_t)end, (uint64_t)incr, incr > 0, 1), 0,
-               (uint64_t)start, (uint64_t)incr, (uint64_t)end, 0};
+    ploop p = {gomp_ws_count((uint64_t)start, (uint64_t)end, (uint64_t)incr, incr > 0, 1),
+               0,
+               (uint64_t)start,
+               (uint64_t)incr,
+               (uint64_t)end,
+               0};
     gomp_ws_resolve(sched, chunk > 0 ? (uint64_t)chunk : 0, &p.sched, &p.chunk);
     gomp_parallel_run(fn, data, num_threads, flags, ploop_begin, &p);
 }
 
-#define PARALLEL_LOOP(name, sched)                                                            \
-    GOMP_API void name(void (*fn)(void *), void *data, unsigned num_threads, long start,      \
-                       long end, long incr, long chunk, unsigned flags)                       \
-    {                                                                                         \
-        parallel_loop(fn, data, num_threads, start, end, incr, sched, chunk, flags);          \
+#define PARALLEL_LOOP(name, sched)                                                                 \
+    GOMP_API void name(void (*fn)(void *), void *data, unsigned num_threads, long start, long end, \
+                       long incr, long chunk, unsigned flags)                                      \
+    {                                                                                              \
+        parallel_loop(fn, data, num_threads, start, end, incr, sched, chunk, flags);               \
     }
-#define PARALLEL_LOOP_RUNTIME(name)                                                           \
-    GOMP_API void name(void (*fn)(void *), void *data, unsigned num_threads, long start,      \
-                       long end, long incr, unsigned flags)                                   \
-    {                                                                                         \
-        parallel_loop(fn, data, num_threads, start, end, incr, GFS_RUNTIME, 0, flags);        \
+#define PARALLEL_LOOP_RUNTIME(name)                                                                \
+    GOMP_API void name(void (*fn)(void *), void *data, unsigned num_threads, long start, long end, \
+                       long incr, unsigned flags)                                                  \
+    {                                                                                              \
+        parallel_loop(fn, data, num_threads, start, end, incr, GFS_RUNTIME, 0, flags);             \
     }
 
 PARALLEL_LOOP(GOMP_parallel_loop_static, GFS_STATIC)
@@ -463,12 +466,12 @@ static _Noreturn void legacy(const char *name)
                name);
 }
 
-#define LEGACY(name, last)                                                                    \
-    GOMP_API void name(void (*fn)(void *), void *data, unsigned n, long s, long e, long i,     \
-                       long last)                                                             \
-    {                                                                                         \
-        (void)fn, (void)data, (void)n, (void)s, (void)e, (void)i, (void)last;                 \
-        legacy(#name);                                                                        \
+#define LEGACY(name, last)                                                                         \
+    GOMP_API void name(void (*fn)(void *), void *data, unsigned n, long s, long e, long i,         \
+                       long last)                                                                  \
+    {                                                                                              \
+        (void)fn, (void)data, (void)n, (void)s, (void)e, (void)i, (void)last;                      \
+        legacy(#name);                                                                             \
     }
 LEGACY(GOMP_parallel_loop_static_start, chunk)
 LEGACY(GOMP_parallel_loop_dynamic_start, chunk)

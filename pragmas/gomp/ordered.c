@@ -210,15 +210,14 @@ GOMP_API void GOMP_doacross_ull_wait(ull first, ...)
 
 /* The long starts: counts as long (non-negative), values as long. */
 static bool start_long(unsigned ncounts, long *counts, unsigned long sched, long chunk,
-                       long *istart, long *iend, uintptr_t *reductions, void **mem,
-                       const char *who)
+                       long *istart, long *iend, uintptr_t *reductions, void **mem, const char *who)
 {
     check_counts(ncounts);
     uint64_t c[MAX_COUNTS], s, e;
     for (unsigned k = 0; k < ncounts; k++)
         c[k] = counts[k] > 0 ? (uint64_t)counts[k] : 0;
-    if (!doacross_start(ncounts, c, sched, chunk > 0 ? (uint64_t)chunk : 0, &s, &e, reductions,
-                        mem, who))
+    if (!doacross_start(ncounts, c, sched, chunk > 0 ? (uint64_t)chunk : 0, &s, &e, reductions, mem,
+                        who))
         return false;
     *istart = (long)s; /* offsets below counts[0], a long */
     *iend = (long)e;
@@ -239,15 +238,15 @@ static bool start_ull(unsigned ncounts, ull *counts, unsigned long sched, ull ch
     return true;
 }
 
-#define DA_LONG(name, sched)                                                                  \
-    GOMP_API bool name(unsigned ncounts, long *counts, long chunk, long *istart, long *iend)  \
-    {                                                                                         \
-        return start_long(ncounts, counts, sched, chunk, istart, iend, NULL, NULL, #name);    \
+#define DA_LONG(name, sched)                                                                       \
+    GOMP_API bool name(unsigned ncounts, long *counts, long chunk, long *istart, long *iend)       \
+    {                                                                                              \
+        return start_long(ncounts, counts, sched, chunk, istart, iend, NULL, NULL, #name);         \
     }
-#define DA_ULL(name, sched)                                                                   \
-    GOMP_API bool name(unsigned ncounts, ull *counts, ull chunk, ull *istart, ull *iend)      \
-    {                                                                                         \
-        return start_ull(ncounts, counts, sched, chunk, istart, iend, NULL, NULL, #name);     \
+#define DA_ULL(name, sched)                                                                        \
+    GOMP_API bool name(unsigned ncounts, ull *counts, ull chunk, ull *istart, ull *iend)           \
+    {                                                                                              \
+        return start_ull(ncounts, counts, sched, chunk, istart, iend, NULL, NULL, #name);          \
     }
 DA_LONG(GOMP_loop_doacross_static_start, 1)
 DA_LONG(GOMP_loop_doacross_dynamic_start, 2)
@@ -271,11 +270,10 @@ GOMP_API bool GOMP_loop_ull_doacross_runtime_start(unsigned ncounts, ull *counts
 }
 
 GOMP_API bool GOMP_loop_doacross_start(unsigned ncounts, long *counts, long sched, long chunk,
-                                       long *istart, long *iend, uintptr_t *reductions,
-                                       void **mem)
+                                       long *istart, long *iend, uintptr_t *reductions, void **mem)
 {
-    return start_long(ncounts, counts, (unsigned long)sched, chunk, istart, iend, reductions,
-                      mem, "GOMP_loop_doacross_start");
+    return start_long(ncounts, counts, (unsigned long)sched, chunk, istart, iend, reductions, mem,
+                      "GOMP_loop_doacross_start");
 }
 
 GOMP_API bool GOMP_loop_ull_doacross_start(unsigned ncounts, ull *counts, long sched, ull chunk,

@@ -166,8 +166,8 @@ static void leave_ws(par_thread *th, par_ws *ws, unsigned size)
          * after the construct's end, as libgomp allows until the next
          * one ends): it is freed when the slot's next construct ends, or
          * with the team (par_ws_free). */
-        free(atomic_exchange_explicit(&ws->stale, atomic_load_explicit(&ws->data,
-                                                                       memory_order_relaxed),
+        free(atomic_exchange_explicit(&ws->stale,
+                                      atomic_load_explicit(&ws->data, memory_order_relaxed),
                                       memory_order_relaxed));
         atomic_store_explicit(&ws->data, NULL, memory_order_relaxed);
         atomic_store_explicit(&ws->aux, NULL, memory_order_relaxed);

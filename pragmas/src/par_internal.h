@@ -133,10 +133,10 @@ typedef struct par_ws {
     _Alignas(PAR_LINE) _Atomic uint64_t gen; /* construct number it serves */
     _Atomic uint64_t next;                   /* iterations handed out (loops.c) */
     _Atomic unsigned done;                   /* members finished with it */
-    _Atomic uint64_t ord;    /* ordered: offset whose chunk holds the turn (loops.c) */
-    _Atomic(void *) data;    /* the construct's shared block (par_ws_data) */
-    _Atomic(void *) stale;   /* the block of the slot's previous construct */
-    _Atomic(void *) aux;     /* a pointer one member publishes to the others */
+    _Atomic uint64_t ord;  /* ordered: offset whose chunk holds the turn (loops.c) */
+    _Atomic(void *) data;  /* the construct's shared block (par_ws_data) */
+    _Atomic(void *) stale; /* the block of the slot's previous construct */
+    _Atomic(void *) aux;   /* a pointer one member publishes to the others */
 } par_ws;
 
 /* Worksharing as an iterator, for callers that ask for chunk after chunk
@@ -154,12 +154,12 @@ typedef struct par_ws_iter {
     uint64_t n, chunk;
     unsigned me, size;
     int sched;
-    int ordered;      /* ordered chunks: each passes the turn on when it is done */
-    int state;        /* 0 no construct, 1 taking chunks, 2 no chunk left */
-    int holds;        /* a chunk [b, e) is held and its turn not yet passed on */
-    uint64_t trip;    /* static: this member's chunks taken */
-    uint64_t b, e;    /* the chunk handed out last */
-    void *solo_data;  /* alone: the construct's block */
+    int ordered;     /* ordered chunks: each passes the turn on when it is done */
+    int state;       /* 0 no construct, 1 taking chunks, 2 no chunk left */
+    int holds;       /* a chunk [b, e) is held and its turn not yet passed on */
+    uint64_t trip;   /* static: this member's chunks taken */
+    uint64_t b, e;   /* the chunk handed out last */
+    void *solo_data; /* alone: the construct's block */
     uint64_t base, step, last;
     int kind;
 } par_ws_iter;

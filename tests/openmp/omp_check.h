@@ -9,15 +9,15 @@
 
 static int omp_failures;
 
-#define CHECK(cond, ...)                                                                      \
-    do {                                                                                      \
-        if (!(cond)) {                                                                        \
-            if (omp_failures++ < 20) {                                                        \
-                fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                              \
-                fprintf(stderr, __VA_ARGS__);                                                 \
-                fputc('\n', stderr);                                                          \
-            }                                                                                 \
-        }                                                                                     \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            if (omp_failures++ < 20) {                                                             \
+                fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                    \
+                fprintf(stderr, __VA_ARGS__);                                                      \
+                fputc('\n', stderr);                                                               \
+            }                                                                                      \
+        }                                                                                          \
     } while (0)
 
 static void omp_require_ultrapool(void)

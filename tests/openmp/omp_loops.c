@@ -27,8 +27,7 @@ static void mark(ull off, ull step, ull k)
 
 static void verify(const char *what, ull n)
 {
-    CHECK(atomic_load(&bad) == 0, "%s: %d iterations with a wrong value", what,
-          atomic_load(&bad));
+    CHECK(atomic_load(&bad) == 0, "%s: %d iterations with a wrong value", what, atomic_load(&bad));
     for (ull k = 0; k < n && k < MAXN; k++)
         CHECK(atomic_load(&cnt[k]) == 1, "%s: iteration %llu ran %d times", what, k,
               atomic_load(&cnt[k]));
@@ -42,67 +41,67 @@ static void verify(const char *what, ull n)
 
 /* Four loops per schedule: long up, long down, ull up, ull down; each
  * combined, in a region, and in a region with nowait (three in a row). */
-#define DEF(name, ...)                                                                        \
-    static void long_up_##name(long lo, long hi, long st, int form)                           \
-    {                                                                                         \
-        if (form == 0) {                                                                      \
-            P(omp parallel for num_threads(NT) schedule(__VA_ARGS__))                         \
-            for (long i = lo; i < hi; i += st)                                                \
-                mark((ull)i - (ull)lo, (ull)st, ((ull)i - (ull)lo) / (ull)st);                \
-        } else {                                                                              \
-            P(omp parallel num_threads(NT))                                                   \
-            {                                                                                 \
-                if (form == 1) {                                                              \
-                    P(omp for schedule(__VA_ARGS__))                                          \
-                    for (long i = lo; i < hi; i += st)                                        \
-                        mark((ull)i - (ull)lo, (ull)st, ((ull)i - (ull)lo) / (ull)st);        \
-                } else {                                                                      \
-                    for (int r = 0; r < 3; r++) {                                             \
-                        P(omp for schedule(__VA_ARGS__) nowait)                               \
-                        for (long i = lo; i < hi; i += st)                                    \
-                            if (r == 1)                                                       \
-                                mark((ull)i - (ull)lo, (ull)st, ((ull)i - (ull)lo) / (ull)st); \
-                    }                                                                         \
-                }                                                                             \
-            }                                                                                 \
-        }                                                                                     \
-    }                                                                                         \
-    static void long_down_##name(long lo, long hi, long st, int form)                         \
-    {                                                                                         \
-        (void)form;                                                                           \
-        P(omp parallel for num_threads(NT) schedule(__VA_ARGS__))                             \
-        for (long i = hi; i > lo; i -= st)                                                    \
-            mark((ull)hi - (ull)i, (ull)st, ((ull)hi - (ull)i) / (ull)st);                    \
-    }                                                                                         \
-    static void ull_up_##name(ull lo, ull hi, ull st, int form)                               \
-    {                                                                                         \
-        if (form == 0) {                                                                      \
-            P(omp parallel for num_threads(NT) schedule(__VA_ARGS__))                         \
-            for (ull i = lo; i < hi; i += st)                                                 \
-                mark(i - lo, st, (i - lo) / st);                                              \
-        } else {                                                                              \
-            P(omp parallel num_threads(NT))                                                   \
-            {                                                                                 \
-                P(omp for schedule(__VA_ARGS__))                                              \
-                for (ull i = lo; i < hi; i += st)                                             \
-                    mark(i - lo, st, (i - lo) / st);                                          \
-            }                                                                                 \
-        }                                                                                     \
-    }                                                                                         \
-    static void ull_down_##name(ull lo, ull hi, ull st, int form)                             \
-    {                                                                                         \
-        if (form == 0) {                                                                      \
-            P(omp parallel for num_threads(NT) schedule(__VA_ARGS__))                         \
-            for (ull i = hi; i > lo; i -= st)                                                 \
-                mark(hi - i, st, (hi - i) / st);                                              \
-        } else {                                                                              \
-            P(omp parallel num_threads(NT))                                                   \
-            {                                                                                 \
-                P(omp for schedule(__VA_ARGS__))                                              \
-                for (ull i = hi; i > lo; i -= st)                                             \
-                    mark(hi - i, st, (hi - i) / st);                                          \
-            }                                                                                 \
-        }                                                                                     \
+#define DEF(name, ...)                                                                             \
+    static void long_up_##name(long lo, long hi, long st, int form)                                \
+    {                                                                                              \
+        if (form == 0) {                                                                           \
+            P(omp parallel for num_threads(NT) schedule(__VA_ARGS__))                              \
+            for (long i = lo; i < hi; i += st)                                                     \
+                mark((ull)i - (ull)lo, (ull)st, ((ull)i - (ull)lo) / (ull)st);                     \
+        } else {                                                                                   \
+            P(omp parallel num_threads(NT))                                                        \
+            {                                                                                      \
+                if (form == 1) {                                                                   \
+                    P(omp for schedule(__VA_ARGS__))                                               \
+                    for (long i = lo; i < hi; i += st)                                             \
+                        mark((ull)i - (ull)lo, (ull)st, ((ull)i - (ull)lo) / (ull)st);             \
+                } else {                                                                           \
+                    for (int r = 0; r < 3; r++) {                                                  \
+                        P(omp for schedule(__VA_ARGS__) nowait)                                    \
+                        for (long i = lo; i < hi; i += st)                                         \
+                            if (r == 1)                                                            \
+                                mark((ull)i - (ull)lo, (ull)st, ((ull)i - (ull)lo) / (ull)st);     \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    static void long_down_##name(long lo, long hi, long st, int form)                              \
+    {                                                                                              \
+        (void)form;                                                                                \
+        P(omp parallel for num_threads(NT) schedule(__VA_ARGS__))                                  \
+        for (long i = hi; i > lo; i -= st)                                                         \
+            mark((ull)hi - (ull)i, (ull)st, ((ull)hi - (ull)i) / (ull)st);                         \
+    }                                                                                              \
+    static void ull_up_##name(ull lo, ull hi, ull st, int form)                                    \
+    {                                                                                              \
+        if (form == 0) {                                                                           \
+            P(omp parallel for num_threads(NT) schedule(__VA_ARGS__))                              \
+            for (ull i = lo; i < hi; i += st)                                                      \
+                mark(i - lo, st, (i - lo) / st);                                                   \
+        } else {                                                                                   \
+            P(omp parallel num_threads(NT))                                                        \
+            {                                                                                      \
+                P(omp for schedule(__VA_ARGS__))                                                   \
+                for (ull i = lo; i < hi; i += st)                                                  \
+                    mark(i - lo, st, (i - lo) / st);                                               \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    static void ull_down_##name(ull lo, ull hi, ull st, int form)                                  \
+    {                                                                                              \
+        if (form == 0) {                                                                           \
+            P(omp parallel for num_threads(NT) schedule(__VA_ARGS__))                              \
+            for (ull i = hi; i > lo; i -= st)                                                      \
+                mark(hi - i, st, (hi - i) / st);                                                   \
+        } else {                                                                                   \
+            P(omp parallel num_threads(NT))                                                        \
+            {                                                                                      \
+                P(omp for schedule(__VA_ARGS__))                                                   \
+                for (ull i = hi; i > lo; i -= st)                                                  \
+                    mark(hi - i, st, (hi - i) / st);                                               \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 DEF(static_, static)
@@ -141,12 +140,8 @@ static const lrange lr[] = {
     {10, 0, 1},
 };
 static const urange ur[] = {
-    {0, 1000, 1},
-    {ULLONG_MAX - 7 * 500, ULLONG_MAX, 7},
-    {0, 20 * S_U, S_U},
-    {1, 1 + 3 * 1000, 3},
-    {0, 2 * (ULLONG_MAX / 4), ULLONG_MAX / 4},
-    {7, 7, 1},
+    {0, 1000, 1},         {ULLONG_MAX - 7 * 500, ULLONG_MAX, 7},     {0, 20 * S_U, S_U},
+    {1, 1 + 3 * 1000, 3}, {0, 2 * (ULLONG_MAX / 4), ULLONG_MAX / 4}, {7, 7, 1},
     {0, 1000, 10},
 };
 
@@ -155,14 +150,17 @@ static ull count_up(ull lo, ull hi, ull st) { return hi > lo ? (hi - lo - 1) / s
 typedef void (*lfn)(long, long, long, int);
 typedef void (*ufn)(ull, ull, ull, int);
 
-#define SCHED(name) {#name, long_up_##name, long_down_##name, ull_up_##name, ull_down_##name}
+#define SCHED(name)                                                                                \
+    {                                                                                              \
+#name, long_up_##name, long_down_##name, ull_up_##name, ull_down_##name                    \
+    }
 static const struct sched {
     const char *name;
     lfn lup, ldown;
     ufn uup, udown;
-} scheds[] = {SCHED(static_), SCHED(static1), SCHED(static3), SCHED(dynamic),
-              SCHED(dynamic5), SCHED(mdynamic), SCHED(guided), SCHED(guided2),
-              SCHED(mguided), SCHED(runtime), SCHED(nmruntime), SCHED(auto_)};
+} scheds[] = {SCHED(static_),  SCHED(static1),  SCHED(static3),   SCHED(dynamic),
+              SCHED(dynamic5), SCHED(mdynamic), SCHED(guided),    SCHED(guided2),
+              SCHED(mguided),  SCHED(runtime),  SCHED(nmruntime), SCHED(auto_)};
 
 int main(void)
 {
@@ -173,8 +171,8 @@ int main(void)
             const lrange *x = &lr[r];
             ull n = x->hi > x->lo ? ((ull)x->hi - (ull)x->lo - 1) / (ull)x->st + 1 : 0;
             for (int form = 0; form < 3; form++) {
-                snprintf(what, sizeof what, "%s long up [%ld, %ld) by %ld form %d",
-                         scheds[s].name, x->lo, x->hi, x->st, form);
+                snprintf(what, sizeof what, "%s long up [%ld, %ld) by %ld form %d", scheds[s].name,
+                         x->lo, x->hi, x->st, form);
                 scheds[s].lup(x->lo, x->hi, x->st, form);
                 verify(what, n);
             }

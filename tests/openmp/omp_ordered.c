@@ -14,27 +14,27 @@ static long seq[N];
 static int pos;
 
 #define P(...) _Pragma(#__VA_ARGS__)
-#define ORDERED(name, ...)                                                                    \
-    static void ordered_##name(long lo, long st)                                              \
-    {                                                                                         \
-        pos = 0;                                                                              \
-        P(omp parallel for ordered num_threads(NT) schedule(__VA_ARGS__))                     \
-        for (long i = lo; i < lo + N * st; i += st) {                                         \
-            if ((i / st) % 7 == 3)                                                            \
-                continue; /* no ordered part */                                               \
-            P(omp ordered)                                                                    \
-            seq[pos++] = i;                                                                   \
-        }                                                                                     \
-        int k = 0;                                                                            \
-        for (long j = 0; j < N; j++) {                                                        \
-            long i = lo + j * st;                                                             \
-            if ((i / st) % 7 == 3)                                                            \
-                continue;                                                                     \
-            CHECK(k < pos && seq[k] == i, "ordered " #name ": place %d holds %ld, not %ld", k, \
-                  k < pos ? seq[k] : -1L, i);                                                 \
-            k++;                                                                              \
-        }                                                                                     \
-        CHECK(k == pos, "ordered " #name ": %d ordered parts ran, %d expected", pos, k);     \
+#define ORDERED(name, ...)                                                                         \
+    static void ordered_##name(long lo, long st)                                                   \
+    {                                                                                              \
+        pos = 0;                                                                                   \
+        P(omp parallel for ordered num_threads(NT) schedule(__VA_ARGS__))                          \
+        for (long i = lo; i < lo + N * st; i += st) {                                              \
+            if ((i / st) % 7 == 3)                                                                 \
+                continue; /* no ordered part */                                                    \
+            P(omp ordered)                                                                         \
+            seq[pos++] = i;                                                                        \
+        }                                                                                          \
+        int k = 0;                                                                                 \
+        for (long j = 0; j < N; j++) {                                                             \
+            long i = lo + j * st;                                                                  \
+            if ((i / st) % 7 == 3)                                                                 \
+                continue;                                                                          \
+            CHECK(k < pos && seq[k] == i, "ordered " #name ": place %d holds %ld, not %ld", k,     \
+                  k < pos ? seq[k] : -1L, i);                                                      \
+            k++;                                                                                   \
+        }                                                                                          \
+        CHECK(k == pos, "ordered " #name ": %d ordered parts ran, %d expected", pos, k);           \
     }
 
 ORDERED(static_, static)
@@ -73,21 +73,21 @@ static void reference(void)
             want[i][j] = cell(i ? want[i - 1][j] : 1, j ? want[i][j - 1] : 2, i, j);
 }
 
-#define DOACROSS(name, T, ...)                                                                \
-    static void doacross_##name(void)                                                         \
-    {                                                                                         \
-        memset(grid, 0, sizeof grid);                                                         \
-        P(omp parallel for ordered(2) num_threads(NT) schedule(__VA_ARGS__))                  \
-        for (T i = 0; i < R; i++)                                                             \
-            for (T j = 0; j < C; j++) {                                                       \
-                P(omp ordered depend(sink : i - 1, j) depend(sink : i, j - 1))                \
-                grid[i][j] = cell(i ? grid[i - 1][j] : 1, j ? grid[i][j - 1] : 2, (long)i,    \
-                                  (long)j);                                                   \
-                P(omp ordered depend(source))                                                 \
-            }                                                                                 \
-        for (long i = 0; i < R; i++)                                                          \
-            for (long j = 0; j < C; j++)                                                      \
-                CHECK(grid[i][j] == want[i][j], "doacross " #name ": cell %ld,%ld", i, j);    \
+#define DOACROSS(name, T, ...)                                                                     \
+    static void doacross_##name(void)                                                              \
+    {                                                                                              \
+        memset(grid, 0, sizeof grid);                                                              \
+        P(omp parallel for ordered(2) num_threads(NT) schedule(__VA_ARGS__))                       \
+        for (T i = 0; i < R; i++)                                                                  \
+            for (T j = 0; j < C; j++) {                                                            \
+                P(omp ordered depend(sink : i - 1, j) depend(sink : i, j - 1))                     \
+                grid[i][j] =                                                                       \
+                    cell(i ? grid[i - 1][j] : 1, j ? grid[i][j - 1] : 2, (long)i, (long)j);        \
+                P(omp ordered depend(source))                                                      \
+            }                                                                                      \
+        for (long i = 0; i < R; i++)                                                               \
+            for (long j = 0; j < C; j++)                                                           \
+                CHECK(grid[i][j] == want[i][j], "doacross " #name ": cell %ld,%ld", i, j);         \
     }
 
 DOACROSS(static_, long, static)
