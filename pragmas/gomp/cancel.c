@@ -6,9 +6,9 @@
  * What a cancelled region does: its tasks not yet started are skipped
  * (tasks.c's run_body), GOMP_task creates none, and every member leaves
  * at its next cancellation point or cancellable barrier for the region's
- * end, whose barrier is the plain one. The worksharing bits are cleared by
- * the construct's cancellable end (loops.c and sections, the loops'
- * engineer's GOMP_loop_end_cancel and GOMP_sections_end_cancel). */
+ * end, whose barrier is the plain one. A cancelled loop or sections
+ * construct is the team's cancel_ws (loops.c: gomp_ws_cancel), which
+ * names the construct and so never needs clearing. */
 #include "gomp_tasks.h"
 #include "par_env.h"
 
@@ -39,7 +39,7 @@ GOMP_API bool GOMP_cancellation_point(int which)
     par_team *t = th ? th->c.team : NULL;
     unsigned word = t ? atomic_load_explicit(&t->cancel, memory_order_acquire) : 0;
     if (which & (GOMP_CANCEL_LOOP | GOMP_CANCEL_SECTIONS))
-        return (word & (PAR_CANCEL_LOOP | PAR_CANCEL_SECTIONS)) != 0;
+        return gomp_ws_cancelled();
     if (which & GOMP_CANCEL_TASKGROUP) {
         par_group *g = cancel_group(th);
         if (g && atomic_load_explicit(&g->cancelled, memory_order_acquire))
@@ -60,10 +60,7 @@ GOMP_API bool GOMP_cancel(int which, bool do_cancel)
     if (which & (GOMP_CANCEL_LOOP | GOMP_CANCEL_SECTIONS)) {
         /* Orphaned (no team): only this thread's construct, which the
          * caller leaves at once. */
-        if (t)
-            atomic_fetch_or_explicit(&t->cancel,
-                                     (unsigned)which & (PAR_CANCEL_LOOP | PAR_CANCEL_SECTIONS),
-                                     memory_order_release);
+        gomp_ws_cancel();
         return true;
     }
     if (which & GOMP_CANCEL_TASKGROUP) {

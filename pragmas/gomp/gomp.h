@@ -126,6 +126,56 @@ unsigned gomp_num_teams(void);
  * loaded beside this one (when: at load, at the first region ...). */
 void gomp_check_alone(const char *when);
 
+/* GOMP_parallel's path, for the combined constructs: every member runs
+ * pre(pre_arg) as it enters the region, before fn(data) (loops.c starts
+ * the worksharing construct of GOMP_parallel_loop_* there). */
+void gomp_parallel_run(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags,
+                       void (*pre)(const void *), const void *pre_arg);
+
+/* Cancellation of worksharing constructs (loops.c), for GOMP_cancel and
+ * GOMP_cancellation_point: marks the loop or sections construct the
+ * calling thread is in as cancelled (par_team's cancel_ws; no more
+ * chunks or sections are handed out), and tells whether it is. A
+ * cancelled region (par_team's cancel word) is what GOMP_loop_end_cancel
+ * and GOMP_sections_end_cancel report, from the cancellable barrier. */
+void gomp_ws_cancel(void);
+bool gomp_ws_cancelled(void);
+
+/* Task reductions on a worksharing construct (reduction(task, ...) on a
+ * loop, sections or scope: the reductions argument of GOMP_loop_start,
+ * GOMP_sections2_start, GOMP_scope_start ...). Called on every member as
+ * it starts the construct: first is NULL on the one member that registers
+ * the construct's reductions (it returns before any other member is
+ * called), else the registering member's reductions array. The tasks
+ * engineer defines it (task reductions, taskgroups); the weak default in
+ * loops.c stops the program naming the construct. */
+void gomp_ws_task_reductions(uintptr_t *reductions, uintptr_t *first, const char *who);
+
+/* The worksharing constructs' common steps (loops.c), for sections.c
+ * and ordered.c. The thread (made on first use; stops when out of
+ * memory). */
+par_thread *gomp_ws_thread(void);
+/* A schedule as GCC passes it (GFS_* with the monotonic flag; runtime
+ * reads run-sched-var) as the iterator's schedule and chunk. */
+void gomp_ws_resolve(unsigned long sched, uint64_t chunk, int *psched, uint64_t *pchunk);
+/* Iterations of the loop from start by incr while below (up) or above
+ * end, the values' 64 bits compared as signed or not. */
+uint64_t gomp_ws_count(uint64_t start, uint64_t end, uint64_t incr, int up, int is_signed);
+/* Starts the thread's construct (th->c.ws_it) over n iterations whose
+ * offset k is the value base + k * step, offset n the value last. */
+par_ws_iter *gomp_ws_begin(par_thread *th, uint64_t n, int sched, uint64_t chunk, int ordered,
+                           uint64_t base, uint64_t step, uint64_t last);
+/* The next chunk as values [*s, *e): 0 when none is left or the
+ * construct was cancelled. */
+int gomp_ws_next(uint64_t *s, uint64_t *e);
+/* The reductions and mem arguments of GCC 12's generic starts. */
+void gomp_ws_reductions(par_thread *th, par_ws_iter *it, uintptr_t *reductions, const char *who);
+void *gomp_ws_mem(par_ws_iter *it, void **mem, const char *who);
+/* Leaves the construct, then the barrier if asked; _cancel also says
+ * whether the region was cancelled. */
+void gomp_ws_finish(int barrier);
+bool gomp_ws_finish_cancel(void);
+
 /* Stops the process with a message naming what failed: for conditions the
  * ABI has no way to report (GOMP_parallel returns nothing), where running
  * on could compute a wrong answer. */

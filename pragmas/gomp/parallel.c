@@ -9,6 +9,8 @@ typedef struct region {
     void (*fn)(void *);
     void *data;
     gomp_icv icv; /* the opening thread's, which every member inherits */
+    void (*pre)(const void *);
+    const void *pre_arg;
 } region;
 
 static void run_region(void *ctx)
@@ -16,22 +18,30 @@ static void run_region(void *ctx)
     region *r = ctx;
     gomp_icv saved = *gomp_icv_get();
     gomp_icv_inherit(&r->icv);
+    if (r->pre)
+        r->pre(r->pre_arg);
     r->fn(r->data);
     *gomp_icv_get() = saved;
+}
+
+void gomp_parallel_run(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags,
+                       void (*pre)(const void *), const void *pre_arg)
+{
+    (void)flags;
+    gomp_icv *v = gomp_icv_get();
+    region r = {fn, data, *v, pre, pre_arg};
+    unsigned n = num_threads ? num_threads : v->nthreads;
+    par_team_mode mode = v->dynamic ? PAR_TEAM_UPTO : PAR_TEAM_FULL;
+    int rc = par_parallel(gomp_pool(), n, run_region, &r, mode, "GOMP_parallel");
+    if (rc != UP_OK)
+        gomp_fatal("a parallel region of %u threads cannot run: %s", n, up_last_error());
 }
 
 /* GCC passes num_threads 1 for a false if clause, 0 for no clause; the
  * low bits of flags are the proc_bind clause (binding is the pool's). */
 GOMP_API void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags)
 {
-    (void)flags;
-    gomp_icv *v = gomp_icv_get();
-    region r = {fn, data, *v};
-    unsigned n = num_threads ? num_threads : v->nthreads;
-    par_team_mode mode = v->dynamic ? PAR_TEAM_UPTO : PAR_TEAM_FULL;
-    int rc = par_parallel(gomp_pool(), n, run_region, &r, mode, "GOMP_parallel");
-    if (rc != UP_OK)
-        gomp_fatal("a parallel region of %u threads cannot run: %s", n, up_last_error());
+    gomp_parallel_run(fn, data, num_threads, flags, NULL, NULL);
 }
 
 GOMP_API void GOMP_barrier(void)

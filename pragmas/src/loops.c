@@ -15,6 +15,7 @@
  * counter and moves the generation to c + PAR_WS_SLOTS. Every member meets
  * the same loops in the same order (as OpenMP requires), so c agrees. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "par_env.h" /* what UP_SCHED_RUNTIME means */
@@ -39,35 +40,93 @@ static int64_t at(int64_t lo, uint64_t off)
 /* A loop body on offsets [b, e) of the shared range. */
 typedef void (*span_fn)(uint64_t b, uint64_t e, void *ctx);
 
-/* Static: chunk 0 gives member me the me-th of size balanced blocks;
- * chunk c deals chunks k = me, me + size, ... of c iterations. The chunk
- * index stays below the number of chunks, so k * c < n never wraps. */
-static void run_static(uint64_t n, uint64_t chunk, unsigned me, unsigned size, span_fn fn,
-                       void *ctx)
+/* The chunks. Every worksharing construct, up_for's and the GOMP ABI's,
+ * takes its chunks from these three functions through the iterator below.
+ *
+ * Static: chunk 0 gives member me the me-th of size balanced blocks;
+ * chunk c deals chunks k = me, me + size, ... of c iterations, trip
+ * counting those member me took. trip stays below the member's number of
+ * chunks, so k = me + trip * size stays below the number of chunks and
+ * k * c < n never wraps. */
+static int static_chunk(uint64_t n, uint64_t chunk, unsigned me, unsigned size, uint64_t trip,
+                        uint64_t *b, uint64_t *e)
 {
     if (chunk == 0) {
         uint64_t per = n / size, extra = n % size;
-        uint64_t b = per * me + (me < extra ? me : extra);
-        uint64_t e = b + per + (me < extra ? 1 : 0);
-        if (b < e)
-            fn(b, e, ctx);
-        return;
+        *b = per * me + (me < extra ? me : extra);
+        *e = *b + per + (me < extra ? 1 : 0);
+        return trip == 0 && *b < *e;
     }
     uint64_t nchunks = n / chunk + (n % chunk != 0);
-    for (uint64_t k = me; k < nchunks; k += size) {
-        uint64_t b = k * chunk;
-        fn(b, n - b > chunk ? b + chunk : n, ctx);
-        if (nchunks - k <= size)
-            break; /* k + size would pass the last chunk (and might wrap) */
-    }
+    if (me >= nchunks || trip > (nchunks - 1 - me) / size)
+        return 0;
+    *b = (me + trip * size) * chunk;
+    *e = n - *b > chunk ? *b + chunk : n;
+    return 1;
 }
 
-/* A member that reaches a loop whose slot still serves the loop
- * PAR_WS_SLOTS constructs earlier (members that ran ahead with nowait)
- * waits for the last member of that loop to free it, through the layer's
- * one wait step (wait.c): spin, then park. The last leaver publishes the
- * new generation with a seq_cst RMW and then wakes the team's parked
- * members, the publish-then-check half of that protocol. */
+/* Dynamic: chunks of c iterations from the shared counter. With a
+ * fetch-and-add, the counter goes past n: every chunk handed out adds c,
+ * and so does each member's last, failing, attempt (the iterator makes
+ * exactly one), so it ends at most at n + (size + 1) * c. Where that could
+ * wrap past 2^64 (a chunk near 2^63, a range near 2^64) the counter would
+ * come back below n and hand out iterations again; there a CAS takes
+ * min(c, n - i) instead and the counter never passes n. Relaxed: the
+ * counter only divides the work; the construct's end (a barrier, or the
+ * program's own synchronisation after nowait) orders the bodies'
+ * effects. */
+static int dynamic_chunk(par_ws *ws, uint64_t n, uint64_t c, unsigned size, uint64_t *b,
+                         uint64_t *e)
+{
+    if (c <= (UINT64_MAX - n) / ((uint64_t)size + 1)) {
+        uint64_t i = atomic_fetch_add_explicit(&ws->next, c, memory_order_relaxed);
+        if (i >= n)
+            return 0;
+        *b = i;
+        *e = n - i > c ? i + c : n;
+        return 1;
+    }
+    uint64_t i = atomic_load_explicit(&ws->next, memory_order_relaxed);
+    while (i < n) {
+        uint64_t take = n - i < c ? n - i : c;
+        if (atomic_compare_exchange_weak_explicit(&ws->next, &i, i + take, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *b = i;
+            *e = i + take;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Guided: each take is the remaining iterations over twice the team, at
+ * least min, at most what is left; the counter never passes n. */
+static int guided_chunk(par_ws *ws, uint64_t n, uint64_t min, unsigned size, uint64_t *b,
+                        uint64_t *e)
+{
+    uint64_t i = atomic_load_explicit(&ws->next, memory_order_relaxed);
+    while (i < n) {
+        uint64_t take = up_omp_guided_take(n, i, min, size);
+        if (atomic_compare_exchange_weak_explicit(&ws->next, &i, i + take, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *b = i;
+            *e = i + take;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The ring of construct slots. A member that reaches a construct whose
+ * slot still serves the one PAR_WS_SLOTS constructs earlier (members that
+ * ran ahead with nowait) waits for the last member of that one to free
+ * it, through the layer's one wait step (wait.c): spin, then park. The
+ * last leaver resets the slot, publishes the new generation with a
+ * seq_cst RMW and then wakes the team's parked members, the
+ * publish-then-check half of that protocol. The same holds for every
+ * other wait on a slot's words (the ordered turn, the GOMP ABI's waits):
+ * the publisher's write is a seq_cst RMW followed by par_wake_team, the
+ * waiter's condition a seq_cst load. */
 typedef struct ws_wait {
     par_ws *ws;
     uint64_t gen;
@@ -80,14 +139,20 @@ static int ws_free(par_thread *th, void *arg)
     return up__load_seqcst(&w->ws->gen) == w->gen;
 }
 
+void par_ws_wait(par_thread *th, par_ready_fn ready, void *arg)
+{
+    unsigned spins = 0;
+    while (!ready(th, arg))
+        par_idle(th, th->c.slot, &spins, ready, arg, 0, UINT64_MAX);
+}
+
 static par_ws *enter_ws(par_thread *th)
 {
     uint64_t c = th->c.ws_count++;
     par_ws *ws = &th->c.team->ws[c % PAR_WS_SLOTS];
     ws_wait w = {ws, c};
-    unsigned spins = 0;
-    while (atomic_load_explicit(&ws->gen, memory_order_acquire) != c)
-        par_idle(th, th->c.slot, &spins, ws_free, &w, 0, UINT64_MAX);
+    if (atomic_load_explicit(&ws->gen, memory_order_acquire) != c)
+        par_ws_wait(th, ws_free, &w);
     return ws;
 }
 
@@ -96,54 +161,152 @@ static void leave_ws(par_thread *th, par_ws *ws, unsigned size)
     if (atomic_fetch_add_explicit(&ws->done, 1, memory_order_acq_rel) == size - 1) {
         atomic_store_explicit(&ws->next, 0, memory_order_relaxed);
         atomic_store_explicit(&ws->done, 0, memory_order_relaxed);
+        atomic_store_explicit(&ws->ord, 0, memory_order_relaxed);
+        /* The block outlives its construct (the ABI's code may read it
+         * after the construct's end, as libgomp allows until the next
+         * one ends): it is freed when the slot's next construct ends, or
+         * with the team (par_ws_free). */
+        free(atomic_exchange_explicit(&ws->stale,
+                                      atomic_load_explicit(&ws->data, memory_order_relaxed),
+                                      memory_order_relaxed));
+        atomic_store_explicit(&ws->data, NULL, memory_order_relaxed);
+        atomic_store_explicit(&ws->aux, NULL, memory_order_relaxed);
         up__fetch_add_seqcst(&ws->gen, PAR_WS_SLOTS);
         par_wake_team(th->c.team, th->c.slot);
     }
 }
 
-/* Dynamic: chunks of c iterations from the shared counter. With a
- * fetch-and-add, the counter goes past n: every chunk handed out adds c,
- * and so does each member's last, failing, attempt, so it ends at most at
- * n + (size + 1) * c. Where that could wrap past 2^64 (a chunk near
- * INT64_MAX, a range near 2^64) the counter would come back below n and
- * hand out iterations again; there a CAS takes min(c, n - i) instead and
- * the counter never passes n. Relaxed: the counter only divides the work;
- * the loop's end (barrier) orders the bodies' effects. */
-static void run_dynamic(par_ws *ws, uint64_t n, uint64_t c, unsigned size, span_fn fn, void *ctx)
+void par_ws_free(par_team *t)
 {
-    if (c <= (UINT64_MAX - n) / ((uint64_t)size + 1)) {
-        for (;;) {
-            uint64_t i = atomic_fetch_add_explicit(&ws->next, c, memory_order_relaxed);
-            if (i >= n)
-                break;
-            fn(i, n - i > c ? i + c : n, ctx);
-        }
-        return;
-    }
-    uint64_t i = atomic_load_explicit(&ws->next, memory_order_relaxed);
-    while (i < n) {
-        uint64_t take = n - i < c ? n - i : c;
-        if (atomic_compare_exchange_weak_explicit(&ws->next, &i, i + take, memory_order_relaxed,
-                                                  memory_order_relaxed)) {
-            fn(i, i + take, ctx);
-            i += take;
-        }
+    for (unsigned i = 0; i < PAR_WS_SLOTS; i++) {
+        free(atomic_load_explicit(&t->ws[i].stale, memory_order_relaxed));
+        free(atomic_load_explicit(&t->ws[i].data, memory_order_relaxed));
     }
 }
 
-/* Guided: each take is the remaining iterations over twice the team, at
- * least min, at most what is left; the counter never passes n. */
-static void run_guided(par_ws *ws, uint64_t n, uint64_t min, unsigned size, span_fn fn, void *ctx)
+void par_ws_start(par_thread *th, par_ws_iter *it, uint64_t n, int sched, uint64_t chunk,
+                  int ordered)
 {
-    uint64_t i = atomic_load_explicit(&ws->next, memory_order_relaxed);
-    while (i < n) {
-        uint64_t take = up_omp_guided_take(n, i, min, size);
-        if (atomic_compare_exchange_weak_explicit(&ws->next, &i, i + take, memory_order_relaxed,
-                                                  memory_order_relaxed)) {
-            fn(i, i + take, ctx);
-            i += take;
-        }
+    par_team *t = th ? th->c.team : NULL;
+    unsigned size = t ? atomic_load_explicit(&t->size, memory_order_relaxed) : 1;
+    it->ws = size > 1 ? enter_ws(th) : NULL;
+    it->n = n;
+    it->chunk = chunk;
+    it->me = size > 1 ? th->c.member : 0;
+    it->size = size;
+    it->sched = sched;
+    it->ordered = ordered;
+    it->state = 1;
+    it->holds = 0;
+    it->trip = 0;
+    it->b = it->e = 0;
+    it->solo_data = NULL;
+}
+
+/* Ordered chunks. ws->ord is the offset where the chunk holding the turn
+ * begins: the chunks partition [0, n), and the member holding [b, e)
+ * passes the turn on by moving ord from b to e once its chunk is done, so
+ * the ordered parts of the iterations run in the order of their offsets
+ * (those of one chunk in order on its member). A member passes on its
+ * chunk before it takes the next, waiting for the turn if it did not need
+ * it; the chunk with the lowest offset not yet passed never waits for
+ * another, so the turn always moves. */
+typedef struct ord_wait {
+    par_ws *ws;
+    uint64_t b;
+} ord_wait;
+
+static int ord_turn(par_thread *th, void *arg)
+{
+    const ord_wait *w = arg;
+    (void)th;
+    return up__load_seqcst(&w->ws->ord) == w->b;
+}
+
+void par_ws_ordered_wait(par_thread *th, par_ws_iter *it)
+{
+    if (!it->ws || !it->holds)
+        return;
+    ord_wait w = {it->ws, it->b};
+    if (atomic_load_explicit(&it->ws->ord, memory_order_acquire) != it->b)
+        par_ws_wait(th, ord_turn, &w);
+}
+
+static void ord_pass(par_thread *th, par_ws_iter *it)
+{
+    if (!it->holds)
+        return;
+    par_ws_ordered_wait(th, it);
+    it->holds = 0;
+    up__fetch_add_seqcst(&it->ws->ord, it->e - it->b);
+    par_wake_team(th->c.team, th->c.slot);
+}
+
+int par_ws_next(par_thread *th, par_ws_iter *it, uint64_t *b, uint64_t *e)
+{
+    if (it->state != 1)
+        return 0;
+    ord_pass(th, it);
+    int got;
+    if (!it->ws) {
+        got = it->trip++ == 0 && it->n > 0;
+        *b = 0;
+        *e = it->n;
+    } else if (it->sched == PAR_WS_DYNAMIC) {
+        got = dynamic_chunk(it->ws, it->n, it->chunk, it->size, b, e);
+    } else if (it->sched == PAR_WS_GUIDED) {
+        got = guided_chunk(it->ws, it->n, it->chunk, it->size, b, e);
+    } else {
+        got = static_chunk(it->n, it->chunk, it->me, it->size, it->trip++, b, e);
     }
+    if (!got) {
+        it->state = 2;
+        return 0;
+    }
+    it->b = *b;
+    it->e = *e;
+    it->holds = it->ordered && it->ws;
+    return 1;
+}
+
+void par_ws_end(par_thread *th, par_ws_iter *it)
+{
+    if (it->state == 0)
+        return;
+    if (it->ws) {
+        ord_pass(th, it); /* a construct left early (cancelled) still passes its turn */
+        leave_ws(th, it->ws, it->size);
+    } else {
+        free(it->solo_data);
+    }
+    it->ws = NULL;
+    it->solo_data = NULL;
+    it->state = 0;
+}
+
+/* The first member to ask makes the block and publishes it with a CAS
+ * (release: its zeroes and init's writes come with the pointer); a member
+ * that lost the race frees its own. */
+void *par_ws_data(par_ws_iter *it, size_t size, void (*init)(void *block, void *arg), void *arg)
+{
+    if (!it->ws) {
+        if (!it->solo_data && (it->solo_data = calloc(1, size ? size : 1)) && init)
+            init(it->solo_data, arg);
+        return it->solo_data;
+    }
+    void *p = atomic_load_explicit(&it->ws->data, memory_order_acquire);
+    if (p)
+        return p;
+    void *fresh = calloc(1, size ? size : 1);
+    if (!fresh)
+        return NULL;
+    if (init)
+        init(fresh, arg);
+    if (atomic_compare_exchange_strong_explicit(&it->ws->data, &p, fresh, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return fresh;
+    free(fresh);
+    return p;
 }
 
 /* The arguments of loop call who: UP_OK, or UP_EINVAL with the reason in
@@ -204,8 +367,9 @@ static void share_omp(const up_omp_ops *omp, uint64_t n, const up_for_opts *o, s
             fn(0, n, ctx);
         return;
     }
-    run_static(n, o->schedule == UP_SCHED_AUTO ? 0 : (uint64_t)o->chunk, omp->thread_num(), size,
-               fn, ctx);
+    uint64_t chunk = o->schedule == UP_SCHED_AUTO ? 0 : (uint64_t)o->chunk, b, e;
+    for (uint64_t trip = 0; static_chunk(n, chunk, omp->thread_num(), size, trip, &b, &e); trip++)
+        fn(b, e, ctx);
     if (!o->nowait)
         omp->barrier();
 }
@@ -221,33 +385,22 @@ static void share(uint64_t n, const up_for_opts *o, span_fn fn, void *ctx)
         return;
     }
     par_thread *th = par_tls;
-    unsigned size =
-        th && th->c.team ? atomic_load_explicit(&th->c.team->size, memory_order_relaxed) : 1;
-    if (size < 2) {
-        if (n)
-            fn(0, n, ctx);
-        return;
-    }
-    unsigned me = th->c.member;
     uint64_t chunk = (uint64_t)o->chunk;
-    switch (o->schedule) {
-    case UP_SCHED_STATIC:
-    case UP_SCHED_AUTO:
-    case UP_SCHED_RUNTIME: /* never here: loop_args turned it into one of the others */
-        run_static(n, o->schedule == UP_SCHED_AUTO ? 0 : chunk, me, size, fn, ctx);
-        break;
-    case UP_SCHED_DYNAMIC:
-    case UP_SCHED_GUIDED: {
-        par_ws *ws = enter_ws(th);
-        if (o->schedule == UP_SCHED_DYNAMIC)
-            run_dynamic(ws, n, chunk ? chunk : 1, size, fn, ctx);
-        else
-            run_guided(ws, n, chunk ? chunk : 1, size, fn, ctx);
-        leave_ws(th, ws, size);
-        break;
+    int sched = PAR_WS_STATIC;
+    if (o->schedule == UP_SCHED_AUTO) /* UP_SCHED_RUNTIME is never here: see loop_args */
+        chunk = 0;
+    else if (o->schedule == UP_SCHED_DYNAMIC || o->schedule == UP_SCHED_GUIDED) {
+        sched = o->schedule == UP_SCHED_DYNAMIC ? PAR_WS_DYNAMIC : PAR_WS_GUIDED;
+        chunk = chunk ? chunk : 1;
     }
-    }
-    if (!o->nowait)
+    par_ws_iter it;
+    uint64_t b, e;
+    par_ws_start(th, &it, n, sched, chunk, 0);
+    while (par_ws_next(th, &it, &b, &e))
+        fn(b, e, ctx);
+    par_ws_end(th, &it);
+    if (!o->nowait && th && th->c.team &&
+        atomic_load_explicit(&th->c.team->size, memory_order_relaxed) > 1)
         par_barrier(th);
 }
 

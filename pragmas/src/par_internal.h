@@ -150,18 +150,45 @@ struct par_member {
 #define PAR_ASLEEP  1
 #define PAR_HELPING 2
 
-/* One worksharing loop in flight: the shared iteration counter of a
- * dynamic or guided loop, reset by the last member to leave it. */
+/* One worksharing construct in flight: the shared iteration counter of a
+ * dynamic or guided loop, and what the OpenMP ABI hangs on a construct,
+ * all reset by the last member to leave it (loops.c). */
 typedef struct par_ws {
     _Alignas(PAR_LINE) _Atomic uint64_t gen; /* construct number it serves */
     _Atomic uint64_t next;                   /* iterations handed out (loops.c) */
     _Atomic unsigned done;                   /* members finished with it */
+    _Atomic uint64_t ord;  /* ordered: offset whose chunk holds the turn (loops.c) */
+    _Atomic(void *) data;  /* the construct's shared block (par_ws_data) */
+    _Atomic(void *) stale; /* the block of the slot's previous construct */
+    _Atomic(void *) aux;   /* a pointer one member publishes to the others */
 } par_ws;
 
-/* The bits of par_team.cancel: the values of GCC's GOMP_CANCEL_*. */
+/* The bit of par_team.cancel: GCC's GOMP_CANCEL_PARALLEL. */
 #define PAR_CANCEL_PARALLEL 1u
-#define PAR_CANCEL_LOOP     2u
-#define PAR_CANCEL_SECTIONS 4u
+/* Worksharing as an iterator, for callers that ask for chunk after chunk
+ * (the GOMP ABI): a member starts a construct over offsets [0, n), takes
+ * chunks by the schedule until none is left, and ends it. The chunks are
+ * those up_for runs (loops.c: one computation for both). ws is NULL when
+ * the thread runs the construct alone (no team, or a team of one): then
+ * it takes everything as one chunk and solo_data is its private block.
+ * base, step and last describe the caller's loop (offset k is the value
+ * base + k * step modulo 2^64, offset n the value last); kind is the
+ * caller's. (owner) all of it: it sits in the thread's par_ctx. */
+enum { PAR_WS_STATIC = 0, PAR_WS_DYNAMIC = 1, PAR_WS_GUIDED = 2 };
+typedef struct par_ws_iter {
+    par_ws *ws;
+    uint64_t n, chunk;
+    unsigned me, size;
+    int sched;
+    int ordered;     /* ordered chunks: each passes the turn on when it is done */
+    int state;       /* 0 no construct, 1 taking chunks, 2 no chunk left */
+    int holds;       /* a chunk [b, e) is held and its turn not yet passed on */
+    uint64_t trip;   /* static: this member's chunks taken */
+    uint64_t b, e;   /* the chunk handed out last */
+    void *solo_data; /* alone: the construct's block */
+    uint64_t base, step, last;
+    int kind;
+} par_ws_iter;
 
 struct par_team {
     up_pool *pool;         /* (ro) */
@@ -206,19 +233,20 @@ struct par_team {
     _Atomic unsigned bar_gen;
     _Alignas(PAR_LINE) _Atomic uint64_t single_next;
     par_ws ws[PAR_WS_SLOTS];
-    /* Cancellation (OpenMP's cancel construct, pragmas/gomp/cancel.c):
-     * PAR_CANCEL_* bits, set by a member's cancel when cancel-var is on.
-     * PAR_CANCEL_PARALLEL stays set until the region ends: tasks of the
-     * team not yet started are skipped, cancellable barriers and
-     * cancellation points report it. PAR_CANCEL_LOOP and
-     * PAR_CANCEL_SECTIONS are the worksharing construct in flight: the
-     * construct's cancellable end (GOMP_loop_end_cancel,
-     * GOMP_sections_end_cancel) clears them once every member has left it
-     * (after its cancellable barrier). cbar is the cancellable barrier's
-     * own word, generation << 32 | arrivals (par_barrier_cancel): a member
-     * that leaves it for a cancellation takes its arrival back, so the
-     * plain barriers' count (bar_count) is never disturbed. */
+    /* Cancellation (OpenMP's cancel construct, pragmas/gomp/cancel.c),
+     * set by a member's cancel when cancel-var is on. cancel holds
+     * PAR_CANCEL_PARALLEL once the region is cancelled, until it ends:
+     * tasks of the team not yet started are skipped, cancellable barriers
+     * and cancellation points report it. cancel_ws holds 1 + the number
+     * (par_ctx's ws_count order) of the worksharing construct (loop or
+     * sections) cancelled last, so a later construct is never seen
+     * cancelled and nothing needs a reset. cbar is the cancellable
+     * barrier's own word, generation << 32 | arrivals
+     * (par_barrier_cancel): a member that leaves it for a cancellation
+     * takes its arrival back, so the plain barriers' count (bar_count) is
+     * never disturbed. */
     _Alignas(PAR_LINE) _Atomic unsigned cancel;
+    _Atomic uint64_t cancel_ws;
     _Atomic uint64_t cbar;
     /* Tasks with a priority: a small heap under a lock (priority is a hint). */
     _Alignas(PAR_LINE) pthread_mutex_t urgent_lock;
@@ -240,6 +268,7 @@ typedef struct par_ctx {
     up__deque *dq;
     par_member *slot; /* its slot in team, NULL outside a region */
     uint64_t ws_count, single_count, reduce_count;
+    par_ws_iter ws_it; /* the worksharing construct the thread is in (GOMP ABI) */
 } par_ctx;
 
 /* The least time a waiting member spins before it parks (wait.c). */
@@ -369,6 +398,29 @@ int par_deps_create(par_thread *th, par_task *t, const up_dep *deps, size_t ndep
 void par_deps_complete(par_thread *th, par_node *n);
 void par_deps_free(par_thread *th, par_frame *f);
 void par_deps_thread_exit(par_thread *th);
+/* loops.c: the worksharing iterator (par_ws_iter above). th is in a
+ * region (or alone); every member starts the same constructs in the same
+ * order with the same n, sched and chunk (chunk 0: static blocks, else at
+ * least 1). */
+void par_ws_start(par_thread *th, par_ws_iter *it, uint64_t n, int sched, uint64_t chunk,
+                  int ordered);
+/* The next chunk [*b, *e): 1, or 0 when none is left (for good). */
+int par_ws_next(par_thread *th, par_ws_iter *it, uint64_t *b, uint64_t *e);
+/* Leaves the construct (no barrier); the last member to leave frees it. */
+void par_ws_end(par_thread *th, par_ws_iter *it);
+/* Frees what the team's slots still hold (its last blocks). */
+void par_ws_free(par_team *t);
+/* The construct's zeroed block of size bytes, the same for every member:
+ * the first to ask makes it and runs init(block, arg) on it before the
+ * others see it (init may be NULL). NULL when out of memory. */
+void *par_ws_data(par_ws_iter *it, size_t size, void (*init)(void *block, void *arg), void *arg);
+/* Ordered: waits until the chunk held has the turn (every earlier chunk
+ * passed it on). */
+void par_ws_ordered_wait(par_thread *th, par_ws_iter *it);
+/* Waits in th's team slot until ready(th, arg) (wait.c's step): for a
+ * condition on a construct's words whose publisher writes with a seq_cst
+ * RMW and then calls par_wake_team, ready reading with seq_cst loads. */
+void par_ws_wait(par_thread *th, par_ready_fn ready, void *arg);
 /* team.c */
 /* How a region's team is gathered: up to nthreads, with the members that
  * come in time (up_parallel); all or nothing (up_parallel_exact, whose

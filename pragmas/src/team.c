@@ -42,6 +42,7 @@ static void drop_ref(par_team *t)
 {
     if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) {
         pthread_mutex_destroy(&t->urgent_lock);
+        par_ws_free(t);
         free(t->members);
         free(t);
     }
@@ -96,6 +97,7 @@ static void run_member(par_thread *th, par_team *t, unsigned slot)
     th->c.frame = &root;
     th->c.dq = par_level_deque(th, t->level - 1); /* made before joining */
     th->c.ws_count = th->c.single_count = th->c.reduce_count = 0;
+    memset(&th->c.ws_it, 0, sizeof th->c.ws_it);
     root.mark = th->c.dq ? up__deque_bottom(th->c.dq) : 0;
     atomic_store_explicit(&t->members[slot].dq, th->c.dq, memory_order_release);
     t->fn(t->ctx);
