@@ -274,6 +274,7 @@ class Test:
 
 def read_test(test, target):
     """Applies the test's directives the way DejaGnu's dg-test does."""
+    target.lang = test.exp
     dos = []
     skips = []
     for name, args in directives(test.src):
@@ -351,7 +352,6 @@ def discover(suite, target, langs):
                     if exp == "fortran":
                         with open(os.path.join(suite, rel), errors="replace") as fh:
                             variants = FORTRAN_TORTURE if "dg-do run" in fh.read() else ["-O"]
-                    target.lang = exp
                     for v in variants:
                         tests.append(read_test(Test(exp, suite, rel, v), target))
     return tests
@@ -633,7 +633,7 @@ def write_report(outdir, tests, runtimes, results, compile_fail, args, wall):
             unexpected += len(failed)
         md.append(f"| {rname} | `{folder}` | {len(host)} | "
                   f"{sum(1 for t in host if t.kind == 'unsupported')} | {len(compile_fail)} | "
-                  f"{len(rr)} | {passed} | {len(failed)} | {also if ref else '-'} |")
+                  f"{len(rr)} | {passed} | {len(failed)} | {also if ref and rname != ref else '-'} |")
     for rname, _ in runtimes:
         failed = [t for t in host if results.get((t.id, rname), ("",))[0] == "FAIL"]
         cats = {}
@@ -819,6 +819,35 @@ def self_test():
     check("selector", t.selector(" target { a && b } "), ("target", False))
     check("flags", flags_match(["-O0", "-O2"], "-O3 -g"), False)
     check("flags2", flags_match(["*"], ""), True)
+    # A made-up test file read as the harness reads a real one.
+    with tempfile.TemporaryDirectory() as d:
+        def read(exp, text, torture=None):
+            with open(os.path.join(d, "t.c"), "w") as f:
+                f.write(text)
+            return read_test(Test(exp, d, "t.c", torture), t)
+        r = read("c", '/* { dg-set-target-env-var OMP_X "a b" } */\n'
+                      '/* { dg-additional-options "-DZ" } */\n/* { dg-shouldfail "" } */\n'
+                      '/* { dg-output "x\\[\\n" } */\n')
+        check("run by default", (r.kind, r.flags(), r.env, r.shouldfail, r.output),
+              ("run", "-O2 -DZ", {"OMP_X": "a b"}, True, "x[\n"))
+        r = read("c", '/* { dg-do run } */\n/* { dg-options "-O0" } */\n'
+                      '/* { dg-additional-options "-DY" { target b } } */\n')
+        check("options replace -O2", r.flags(), "-O0")
+        check("compile only", read("c", "// { dg-do compile }\n").kind, "compile")
+        check("target of dg-do", read("c", "// { dg-do run { target b } }\n").kind,
+              "unsupported")
+        check("require", read("c", "// { dg-require-effective-target b }\n").kind,
+              "unsupported")
+        skip = '! { dg-skip-if "" { a } { "*" } { "-O2" } }\n'
+        check("skip-if at -O0", read("fortran", skip, "-O0").kind, "unsupported")
+        check("skip-if at -O2", read("fortran", skip, "-O2").kind, "run")
+        check("c selector", read("c++", "// { dg-do run { target c } }\n").kind,
+              "unsupported")
+    check("abort", classify(-6, "", False), "abort")
+    check("segv", classify(-11, "", False), "crash:SIGSEGV")
+    check("load", classify(127, "a.out: x.so: version `GOMP_5.1' not found", False), "load")
+    check("exit", classify(3, "", False), "exit:3")
+    check("output", output_matches("a(\n|\r)+b", "xa\n\nb"), True)
     print("self-test: " + ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 
