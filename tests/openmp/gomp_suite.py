@@ -48,6 +48,8 @@ FORTRAN_TORTURE = ["-O0", "-O1", "-O2",
                    "-O3 -fomit-frame-pointer -funroll-loops -fpeel-loops -ftracer -finline-functions",
                    "-O3 -g", "-Os"]
 NO_LIBGOMP = "does not load libgomp.so.1"
+# A line by which a runtime explains an abort (libgomp, libomp, ultrapool).
+RUNTIME_SAYS = re.compile(r"(?m)^(libgomp: |OMP: |ultrapool|Assertion failure at )")
 SIGNAMES = {s.value: s.name for s in signal.Signals}
 
 
@@ -509,7 +511,11 @@ def classify(rc, out, timed_out):
         return "load"
     if rc < 0:
         sig = SIGNAMES.get(-rc, str(-rc))
-        return "abort" if sig == "SIGABRT" else "crash:" + sig
+        if sig == "SIGABRT":
+            # The runtime said why it stopped (an unsupported feature, its
+            # own assertion), or the test's own check aborted.
+            return "abort:runtime" if RUNTIME_SAYS.search(out) else "abort"
+        return "crash:" + sig
     if rc == 66 and "ThreadSanitizer" in out:
         return "tsan"
     return f"exit:{rc}"
@@ -691,12 +697,14 @@ def summarize(outdir):
         failed = [t for t in host if res(t, rname)[0] == "FAIL"]
         cats = {}
         for t in failed:
-            c = res(t, rname)[1].split(":")[0]
+            c = res(t, rname)[1]
+            c = c.split(":")[0] if c.startswith("exit:") else c
             cats[c] = cats.get(c, 0) + 1
         md += ["", f"## {rname}: {len(failed)} failures", "",
                "By cause: " + (", ".join(f"{k} {v}" for k, v in sorted(cats.items())) or "none")
                + " (load: refused to load or a symbol missing; abort: SIGABRT, the test's own "
-               "check or the runtime's assertion; crash: another signal; exit: a non-zero "
+               "check of a result; abort:runtime: the runtime stopped with a message (an "
+               "unsupported feature, its own assertion); crash: another signal; exit: a non-zero "
                "status; wrong-output: dg-output not matched; timeout; tsan: a "
                "ThreadSanitizer report).", ""]
         if failed:
@@ -904,6 +912,9 @@ def self_test():
         check("c selector", read("c++", "// { dg-do run { target c } }\n").kind,
               "unsupported")
     check("abort", classify(-6, "", False), "abort")
+    check("runtime abort", classify(-6, "x\nOMP: Error #1: no", False), "abort:runtime")
+    check("test's assert", classify(-6, "a.out: t.c:3: f: Assertion `0' failed.", False),
+          "abort")
     check("segv", classify(-11, "", False), "crash:SIGSEGV")
     check("load", classify(127, "a.out: x.so: version `GOMP_5.1' not found", False), "load")
     check("exit", classify(3, "", False), "exit:3")
