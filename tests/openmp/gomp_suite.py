@@ -806,6 +806,9 @@ def main():
               f"({sum(1 for t in host if t.kind == 'unsupported')} unsupported here), "
               f"{len(tests) - len(host)} compile-only", file=sys.stderr)
         return 0
+    if not tests:
+        print("gomp_suite: no test selected (see --list)", file=sys.stderr)
+        return 2
     if target.unknown:
         print("gomp_suite: unknown target names, taken as false: "
               + ", ".join(sorted(target.unknown)), file=sys.stderr)
