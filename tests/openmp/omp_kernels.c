@@ -70,16 +70,16 @@ static void check_case(const char *rt, const par_params *p, unsigned threads)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 || (strcmp(argv[1], "libgomp") && strcmp(argv[1], "libomp") &&
-                      strcmp(argv[1], "ultrapool"))) {
+    if (argc != 2 ||
+        (strcmp(argv[1], "libgomp") && strcmp(argv[1], "libomp") && strcmp(argv[1], "ultrapool"))) {
         fprintf(stderr, "usage: omp_kernels libgomp|libomp|ultrapool\n");
         return 2;
     }
     const char *path, *rt = loaded_runtime(&path);
     printf("runtime %s (%s)\n", rt, path);
     if (strcmp(rt, argv[1])) {
-        fprintf(stderr, "expected to run on %s, but the OpenMP calls go to %s (%s)\n", argv[1],
-                rt, path);
+        fprintf(stderr, "expected to run on %s, but the OpenMP calls go to %s (%s)\n", argv[1], rt,
+                path);
         return 1;
     }
     uint64_t seed = 12345;
@@ -114,8 +114,7 @@ int main(int argc, char **argv)
         par_teardown();
         if (failures)
             break;
-        printf("%s threads %u: fib nqueens msort sparselu strassen jacobi verified\n", rt,
-               threads);
+        printf("%s threads %u: fib nqueens msort sparselu strassen jacobi verified\n", rt, threads);
     }
     return failures ? 1 : 0;
 }

@@ -27,11 +27,8 @@ leg() {
 }
 
 leg libgomp
-libomp=""
-for f in /usr/lib/x86_64-linux-gnu/libomp.so.5 /usr/lib/aarch64-linux-gnu/libomp.so.5 \
-         /usr/lib/llvm-*/lib/libomp.so.5; do
-    [ -f "$f" ] && { libomp=$f; break; }
-done
+. "$(dirname "$0")/libomp.sh"
+libomp=$(find_libomp)
 if [ -n "$libomp" ]; then
     mkdir "$tmp/libomp" && ln -s "$libomp" "$tmp/libomp/libgomp.so.1"
     leg libomp LD_LIBRARY_PATH="$tmp/libomp"
