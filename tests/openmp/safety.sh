@@ -41,11 +41,8 @@ done
 expect "UP_BACKEND=ultrapool" zero "on ultrapool" env UP_BACKEND=ultrapool LD_LIBRARY_PATH="$dir" "$probe"
 
 # LLVM's libomp already in the process (preloaded): named at load.
-libomp=""
-for f in /usr/lib/x86_64-linux-gnu/libomp.so.5 /usr/lib/aarch64-linux-gnu/libomp.so.5 \
-         /usr/lib/llvm-*/lib/libomp.so.5; do
-    [ -f "$f" ] && { libomp=$f; break; }
-done
+. "$(dirname "$0")/libomp.sh"
+libomp=$(find_libomp)
 if [ -n "$libomp" ]; then
     expect "libomp preloaded" nonzero "libomp" env LD_PRELOAD="$libomp" LD_LIBRARY_PATH="$dir" "$probe"
 else
