@@ -162,6 +162,11 @@ static const struct sched {
               SCHED(dynamic5), SCHED(mdynamic), SCHED(guided),    SCHED(guided2),
               SCHED(mguided),  SCHED(runtime),  SCHED(nmruntime), SCHED(auto_)};
 
+static int inline_static(const char *name)
+{
+    return !strncmp(name, "static", 6) || !strcmp(name, "auto_");
+}
+
 int main(void)
 {
     require_ultrapool();
@@ -170,6 +175,12 @@ int main(void)
         for (size_t r = 0; r < sizeof lr / sizeof *lr; r++) {
             const lrange *x = &lr[r];
             ull n = x->hi > x->lo ? ((ull)x->hi - (ull)x->lo - 1) / (ull)x->st + 1 : 0;
+            /* GCC expands static schedules inline, and its iteration count
+             * of a loop that touches a bound of long overflows a long
+             * (UBSan reports it in the test's own code, with any runtime):
+             * not ours to test. */
+            if ((x->lo == LONG_MIN || x->hi > LONG_MAX - x->st) && inline_static(scheds[s].name))
+                continue;
             for (int form = 0; form < 3; form++) {
                 snprintf(what, sizeof what, "%s long up [%ld, %ld) by %ld form %d", scheds[s].name,
                          x->lo, x->hi, x->st, form);

@@ -44,7 +44,10 @@ expect "UP_BACKEND=ultrapool" zero "on ultrapool" env UP_BACKEND=ultrapool LD_LI
 . "$(dirname "$0")/libomp.sh"
 libomp=$(find_libomp)
 if [ -n "$libomp" ]; then
-    expect "libomp preloaded" nonzero "libomp" env LD_PRELOAD="$libomp" LD_LIBRARY_PATH="$dir" "$probe"
+    # A probe built with AddressSanitizer needs its runtime first in the
+    # process: it is preloaded ahead of libomp.
+    asan=$(ldd "$probe" 2>/dev/null | awk '/libasan/ {print $3; exit}')
+    expect "libomp preloaded" nonzero "libomp" env LD_PRELOAD="${asan:+$asan }$libomp" LD_LIBRARY_PATH="$dir" "$probe"
 else
     echo "skip libomp preloaded: no libomp.so.5 here"
 fi
