@@ -423,8 +423,7 @@ static void ploop_begin(const void *arg)
     gomp_ws_begin(gomp_ws_thread(), p->n, p->sched, p->chunk, 0, p->base, p->step, p->last);
 }
 
-static void parallel_loop(void (*fn)(void *), void *data, unsigned num_threads, long start,
-                          long end, long incr, unsigned long sched, long chunk, unsigned flags)
+static ploop make_ploop(long start, long end, long incr, unsigned long sched, long chunk)
 {
     ploop p = {gomp_ws_count((uint64_t)start, (uint64_t)end, (uint64_t)incr, incr > 0, 1),
                0,
@@ -433,6 +432,13 @@ static void parallel_loop(void (*fn)(void *), void *data, unsigned num_threads, 
                (uint64_t)end,
                0};
     gomp_ws_resolve(sched, chunk > 0 ? (uint64_t)chunk : 0, &p.sched, &p.chunk);
+    return p;
+}
+
+static void parallel_loop(void (*fn)(void *), void *data, unsigned num_threads, long start,
+                          long end, long incr, unsigned long sched, long chunk, unsigned flags)
+{
+    ploop p = make_ploop(start, end, incr, sched, chunk);
     gomp_parallel_run(fn, data, num_threads, flags, ploop_begin, &p);
 }
 
@@ -466,13 +472,7 @@ static void parallel_loop_start(void (*fn)(void *), void *data, unsigned num_thr
                                 long end, long incr, unsigned long sched, long chunk,
                                 const char *who)
 {
-    ploop p = {gomp_ws_count((uint64_t)start, (uint64_t)end, (uint64_t)incr, incr > 0, 1),
-               0,
-               (uint64_t)start,
-               (uint64_t)incr,
-               (uint64_t)end,
-               0};
-    gomp_ws_resolve(sched, chunk > 0 ? (uint64_t)chunk : 0, &p.sched, &p.chunk);
+    ploop p = make_ploop(start, end, incr, sched, chunk);
     gomp_parallel_open(fn, data, num_threads, ploop_begin, &p, sizeof p, who);
 }
 

@@ -147,26 +147,25 @@ int main(void)
     EXPECT(omp_get_max_threads() == 3, "the master's ICV restored: %d", omp_get_max_threads());
     omp_set_num_threads(NT);
 
-    loop_next = GOMP_loop_static_next;
-    GOMP_parallel_loop_static_start(loop_body, NULL, NT, 1, N, 3, 7);
-    loop_body(NULL);
-    GOMP_parallel_end();
-    check_loop("static");
-    loop_next = GOMP_loop_dynamic_next;
-    GOMP_parallel_loop_dynamic_start(loop_body, NULL, NT, 1, N, 3, 5);
-    loop_body(NULL);
-    GOMP_parallel_end();
-    check_loop("dynamic");
-    loop_next = GOMP_loop_guided_next;
-    GOMP_parallel_loop_guided_start(loop_body, NULL, NT, 1, N, 3, 2);
-    loop_body(NULL);
-    GOMP_parallel_end();
-    check_loop("guided");
-    loop_next = GOMP_loop_runtime_next;
-    GOMP_parallel_loop_runtime_start(loop_body, NULL, NT, 1, N, 3);
-    loop_body(NULL);
-    GOMP_parallel_end();
-    check_loop("runtime");
+    static const struct {
+        const char *name;
+        next_fn next;
+        void (*start)(void (*)(void *), void *, unsigned, long, long, long, long);
+        long chunk;
+    } kinds[] = {{"static", GOMP_loop_static_next, GOMP_parallel_loop_static_start, 7},
+                 {"dynamic", GOMP_loop_dynamic_next, GOMP_parallel_loop_dynamic_start, 5},
+                 {"guided", GOMP_loop_guided_next, GOMP_parallel_loop_guided_start, 2},
+                 {"runtime", GOMP_loop_runtime_next, NULL, 0}};
+    for (unsigned k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        loop_next = kinds[k].next;
+        if (kinds[k].start)
+            kinds[k].start(loop_body, NULL, NT, 1, N, 3, kinds[k].chunk);
+        else
+            GOMP_parallel_loop_runtime_start(loop_body, NULL, NT, 1, N, 3);
+        loop_body(NULL);
+        GOMP_parallel_end();
+        check_loop(kinds[k].name);
+    }
 
     GOMP_parallel_sections_start(sections_body, NULL, NT, 5);
     sections_body(NULL);
