@@ -131,6 +131,16 @@ void gomp_check_alone(const char *when);
  * the worksharing construct of GOMP_parallel_loop_* there). */
 void gomp_parallel_run(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags,
                        void (*pre)(const void *), const void *pre_arg);
+/* The same region in GCC before 4.9's split form (GOMP_parallel_start,
+ * the combined *_start entries): opens it, enters it as member 0 and
+ * runs pre on this thread too; the caller then runs its part of the
+ * region itself and closes it with GOMP_parallel_end. pre_arg's
+ * pre_size bytes (at most GOMP_PRE_MAX) are copied: the members read
+ * them after the call returns. */
+#define GOMP_PRE_MAX 64
+void gomp_parallel_open(void (*fn)(void *), void *data, unsigned num_threads,
+                        void (*pre)(const void *), const void *pre_arg, size_t pre_size,
+                        const char *who);
 
 /* Cancellation of worksharing constructs (loops.c), for GOMP_cancel and
  * GOMP_cancellation_point: marks the loop or sections construct the

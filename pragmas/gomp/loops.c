@@ -423,8 +423,7 @@ static void ploop_begin(const void *arg)
     gomp_ws_begin(gomp_ws_thread(), p->n, p->sched, p->chunk, 0, p->base, p->step, p->last);
 }
 
-static void parallel_loop(void (*fn)(void *), void *data, unsigned num_threads, long start,
-                          long end, long incr, unsigned long sched, long chunk, unsigned flags)
+static ploop make_ploop(long start, long end, long incr, unsigned long sched, long chunk)
 {
     ploop p = {gomp_ws_count((uint64_t)start, (uint64_t)end, (uint64_t)incr, incr > 0, 1),
                0,
@@ -433,6 +432,13 @@ static void parallel_loop(void (*fn)(void *), void *data, unsigned num_threads, 
                (uint64_t)end,
                0};
     gomp_ws_resolve(sched, chunk > 0 ? (uint64_t)chunk : 0, &p.sched, &p.chunk);
+    return p;
+}
+
+static void parallel_loop(void (*fn)(void *), void *data, unsigned num_threads, long start,
+                          long end, long incr, unsigned long sched, long chunk, unsigned flags)
+{
+    ploop p = make_ploop(start, end, incr, sched, chunk);
     gomp_parallel_run(fn, data, num_threads, flags, ploop_begin, &p);
 }
 
@@ -458,33 +464,32 @@ PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_runtime)
 PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_nonmonotonic_runtime)
 PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
 
-/* GCC before 4.9 opened a combined region with GOMP_parallel_loop_*_start,
- * ran the region function itself on the calling thread and closed it with
- * GOMP_parallel_end: the master's part runs outside the call, which
- * par_parallel (every member, master included, runs inside it) cannot
- * express. Such binaries stop here, by name, rather than run wrongly. */
-static _Noreturn void legacy(const char *name)
+/* GCC before 4.9's combined forms: GOMP_parallel_loop_*_start opens the
+ * region (gomp_parallel_open) with the loop started in every member, the
+ * caller included, which then runs the region function itself and closes
+ * the region with GOMP_parallel_end. */
+static void parallel_loop_start(void (*fn)(void *), void *data, unsigned num_threads, long start,
+                                long end, long incr, unsigned long sched, long chunk,
+                                const char *who)
 {
-    gomp_fatal("%s (the combined parallel loop of GCC before 4.9) is not supported: rebuild the "
-               "program with GCC 4.9 or later",
-               name);
+    ploop p = make_ploop(start, end, incr, sched, chunk);
+    gomp_parallel_open(fn, data, num_threads, ploop_begin, &p, sizeof p, who);
 }
 
-#define LEGACY(name, last)                                                                         \
-    GOMP_API void name(void (*fn)(void *), void *data, unsigned n, long s, long e, long i,         \
-                       long last)                                                                  \
+#define PARALLEL_LOOP_START(name, sched)                                                           \
+    GOMP_API void name(void (*fn)(void *), void *data, unsigned num_threads, long start, long end, \
+                       long incr, long chunk)                                                      \
     {                                                                                              \
-        (void)fn, (void)data, (void)n, (void)s, (void)e, (void)i, (void)last;                      \
-        legacy(#name);                                                                             \
+        parallel_loop_start(fn, data, num_threads, start, end, incr, sched, chunk, #name);         \
     }
-LEGACY(GOMP_parallel_loop_static_start, chunk)
-LEGACY(GOMP_parallel_loop_dynamic_start, chunk)
-LEGACY(GOMP_parallel_loop_guided_start, chunk)
+PARALLEL_LOOP_START(GOMP_parallel_loop_static_start, GFS_STATIC)
+PARALLEL_LOOP_START(GOMP_parallel_loop_dynamic_start, GFS_DYNAMIC)
+PARALLEL_LOOP_START(GOMP_parallel_loop_guided_start, GFS_GUIDED)
 
 /* Its runtime form has no chunk. */
-GOMP_API void GOMP_parallel_loop_runtime_start(void (*fn)(void *), void *data, unsigned n, long s,
-                                               long e, long i)
+GOMP_API void GOMP_parallel_loop_runtime_start(void (*fn)(void *), void *data, unsigned num_threads,
+                                               long start, long end, long incr)
 {
-    (void)fn, (void)data, (void)n, (void)s, (void)e, (void)i;
-    legacy("GOMP_parallel_loop_runtime_start");
+    parallel_loop_start(fn, data, num_threads, start, end, incr, GFS_RUNTIME, 0,
+                        "GOMP_parallel_loop_runtime_start");
 }

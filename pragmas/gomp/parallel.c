@@ -2,6 +2,7 @@
  * GOMP_parallel and its companions. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gomp.h"
 
@@ -11,6 +12,12 @@ typedef struct region {
     gomp_icv icv; /* the opening thread's, which every member inherits */
     void (*pre)(const void *);
     const void *pre_arg;
+    /* The split form's (gomp_parallel_open): the opener's ICVs outside the
+     * region, the regions it opened before (innermost first), and the
+     * copy of pre's argument. */
+    gomp_icv saved;
+    struct region *prev;
+    _Alignas(16) unsigned char pre_copy[GOMP_PRE_MAX];
 } region;
 
 static void run_region(void *ctx)
@@ -24,17 +31,75 @@ static void run_region(void *ctx)
     *gomp_icv_get() = saved;
 }
 
+static par_team_mode region_mode(const gomp_icv *v)
+{
+    return v->dynamic ? PAR_TEAM_UPTO : PAR_TEAM_FULL;
+}
+
 void gomp_parallel_run(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags,
                        void (*pre)(const void *), const void *pre_arg)
 {
     (void)flags;
     gomp_icv *v = gomp_icv_get();
-    region r = {fn, data, *v, pre, pre_arg};
+    region r = {fn, data, *v, pre, pre_arg, {0}, NULL, {0}};
     unsigned n = num_threads ? num_threads : v->nthreads;
-    par_team_mode mode = v->dynamic ? PAR_TEAM_UPTO : PAR_TEAM_FULL;
-    int rc = par_parallel(gomp_pool(), n, run_region, &r, mode, "GOMP_parallel");
+    int rc = par_parallel(gomp_pool(), n, run_region, &r, region_mode(v), "GOMP_parallel");
     if (rc != UP_OK)
         gomp_fatal("a parallel region of %u threads cannot run: %s", n, up_last_error());
+}
+
+/* The split form's open regions of this thread, innermost first. */
+static _Thread_local region *open_regions;
+
+void gomp_parallel_open(void (*fn)(void *), void *data, unsigned num_threads,
+                        void (*pre)(const void *), const void *pre_arg, size_t pre_size,
+                        const char *who)
+{
+    if (pre_size > GOMP_PRE_MAX)
+        gomp_fatal("%s: %zu bytes of construct arguments, above %d", who, pre_size, GOMP_PRE_MAX);
+    gomp_icv *v = gomp_icv_get();
+    region *r = malloc(sizeof *r);
+    if (!r)
+        gomp_fatal("%s: out of memory for a parallel region", who);
+    memset(r, 0, sizeof *r);
+    r->fn = fn;
+    r->data = data;
+    r->icv = *v;
+    r->saved = *v;
+    if (pre) {
+        memcpy(r->pre_copy, pre_arg, pre_size);
+        r->pre = pre;
+        r->pre_arg = r->pre_copy;
+    }
+    unsigned n = num_threads ? num_threads : v->nthreads;
+    int rc = par_parallel_enter(gomp_pool(), n, run_region, r, region_mode(v), who);
+    if (rc != UP_OK)
+        gomp_fatal("a parallel region of %u threads cannot run: %s", n, up_last_error());
+    r->prev = open_regions;
+    open_regions = r;
+    /* The master's part, as run_region's, but outside the call. */
+    gomp_icv_inherit(&r->icv);
+    if (r->pre)
+        r->pre(r->pre_arg);
+}
+
+/* GCC before 4.9: the master calls fn(data) itself between the two. */
+GOMP_API void GOMP_parallel_start(void (*fn)(void *), void *data, unsigned num_threads)
+{
+    gomp_parallel_open(fn, data, num_threads, NULL, NULL, 0, "GOMP_parallel_start");
+}
+
+GOMP_API void GOMP_parallel_end(void)
+{
+    region *r = open_regions;
+    if (!r)
+        gomp_fatal("GOMP_parallel_end without a region opened by GOMP_parallel_start on this "
+                   "thread");
+    *gomp_icv_get() = r->saved; /* as run_region, before the closing barrier */
+    if (par_parallel_leave("GOMP_parallel_end") != UP_OK)
+        gomp_fatal("%s", up_last_error());
+    open_regions = r->prev;
+    free(r);
 }
 
 /* GCC passes num_threads 1 for a false if clause, 0 for no clause; the

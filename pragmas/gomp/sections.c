@@ -50,14 +50,13 @@ GOMP_API void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned nu
     gomp_parallel_run(fn, data, num_threads, flags, sections_begin, &count);
 }
 
-/* GCC before 4.9's form, whose master runs outside the call (see the
- * legacy loops in loops.c). */
+/* GCC before 4.9's form: the caller runs the region function itself and
+ * closes the region with GOMP_parallel_end (gomp_parallel_open). */
 GOMP_API void GOMP_parallel_sections_start(void (*fn)(void *), void *data, unsigned num_threads,
                                            unsigned count)
 {
-    (void)fn, (void)data, (void)num_threads, (void)count;
-    gomp_fatal("GOMP_parallel_sections_start (the combined parallel sections of GCC before 4.9) "
-               "is not supported: rebuild the program with GCC 4.9 or later");
+    gomp_parallel_open(fn, data, num_threads, sections_begin, &count, sizeof count,
+                       "GOMP_parallel_sections_start");
 }
 
 /* single with copyprivate: the member that takes the construct's one

@@ -39,34 +39,76 @@ extern void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void
                       long arg_align, bool if_clause, unsigned flags, void **depend, int priority,
                       void *detach) __attribute__((weak));
 
-static void offload_mandatory(const char *what)
+/* OMP_TARGET_OFFLOAD=MANDATORY stops a construct for a device that is
+ * not there, as libgomp's does: any number but the initial device's (0,
+ * the number of devices) and GCC's host fallback of if(false). A device
+ * clause's absence means default-device-var (whose default, 0, is the
+ * host here). */
+#define DEVICE_ICV           (-1) /* GOMP_DEVICE_ICV: no device clause */
+#define DEVICE_HOST_FALLBACK (-2) /* GOMP_DEVICE_HOST_FALLBACK: if(false) */
+static void offload_mandatory(int device, const char *what)
 {
     const char *v = getenv("OMP_TARGET_OFFLOAD");
-    if (v && !strcasecmp(v, "mandatory"))
-        gomp_fatal("%s: OMP_TARGET_OFFLOAD=MANDATORY, but ultrapool has no offload device "
-                   "(only the host)",
-                   what);
+    if (!v || strcasecmp(v, "mandatory"))
+        return;
+    if (device == DEVICE_ICV)
+        device = gomp_icv_get()->default_device;
+    if (device != DEVICE_HOST_FALLBACK && device != INITIAL_DEVICE)
+        gomp_fatal("%s: OMP_TARGET_OFFLOAD=MANDATORY, but device %d is not available "
+                   "(ultrapool has only the host, device %d)",
+                   what, device, INITIAL_DEVICE);
 }
 
-/* Runs fn(addrs) as the initial thread of a target region: outside the
- * encountering thread's team, restored afterwards. The nesting level is
- * kept, so that a region opened inside takes a deque of its own. */
-static void run_on_host(void (*fn)(void *), void **addrs)
+/* GOMP_target_ext's args: the construct's thread_limit, 0 for none
+ * (GCC's GOMP_TARGET_ARG_* encoding). */
+#define ARG_DEVICE_MASK      0x7f
+#define ARG_SUBSEQUENT_PARAM 0x80
+#define ARG_ID_MASK          0xff00
+#define ARG_THREAD_LIMIT     0x200
+#define ARG_VALUE_SHIFT      16
+static unsigned args_thread_limit(void **args)
+{
+    while (args && *args) {
+        intptr_t id = (intptr_t)*args++, val;
+        if (id & ARG_SUBSEQUENT_PARAM)
+            val = (intptr_t)*args++;
+        else
+            val = id >> ARG_VALUE_SHIFT;
+        if ((id & ARG_DEVICE_MASK) != 0 || (id & ARG_ID_MASK) != ARG_THREAD_LIMIT)
+            continue;
+        return val <= 0 ? 0 : val > INT_MAX ? INT_MAX : (unsigned)val;
+    }
+    return 0;
+}
+
+/* Runs fn(addrs) as the initial thread of a target region, as libgomp's
+ * host fallback does: outside the encountering thread's team, at nesting
+ * level 0 and with the initial ICVs (the environment's; the construct's
+ * thread_limit, if any), all restored afterwards. The thread keeps its
+ * depth (par_thread), so that a region opened inside takes a deque of its
+ * own. */
+static void run_on_host(void (*fn)(void *), void **addrs, unsigned thread_limit)
 {
     par_thread *th = par_tls;
     gomp_icv saved_icv = *gomp_icv_get();
     gomp_icv *v = gomp_icv_get();
+    *v = *gomp_icv_initial();
     v->team_num = 0;
     v->num_teams = 1;
+    if (thread_limit)
+        v->limits.thread_limit = thread_limit;
     if (!th) {
         fn(addrs);
         *gomp_icv_get() = saved_icv;
         return;
     }
     par_ctx saved = th->c;
+    unsigned saved_level = th->level;
     memset(&th->c, 0, sizeof th->c);
+    th->level = 0;
     fn(addrs);
     th->c = saved;
+    th->level = saved_level;
     *gomp_icv_get() = saved_icv;
 }
 
@@ -77,6 +119,7 @@ typedef struct job {
     void (*fn)(void *);
     size_t mapnum;
     size_t len; /* of the whole block */
+    unsigned thread_limit;
     /* void *addrs[mapnum]; unsigned char is_copy[mapnum]; copies ... */
 } job;
 
@@ -93,7 +136,7 @@ static void run_job(void *arg)
         gomp_fatal("out of memory for a target task's %zu addresses", j->mapnum);
     for (size_t i = 0; i < j->mapnum; i++)
         addrs[i] = job_copied(j)[i] ? (char *)j + (uintptr_t)job_addrs(j)[i] : job_addrs(j)[i];
-    run_on_host(j->fn, addrs);
+    run_on_host(j->fn, addrs, j->thread_limit);
     free(addrs);
 }
 
@@ -110,7 +153,8 @@ static void need_task(const char *what)
  * (update, enter/exit data), which moves nothing on the host but keeps
  * its place in the dependence graph. */
 static void target_task(const char *what, void (*fn)(void *), size_t mapnum, void **hostaddrs,
-                        size_t *sizes, unsigned short *kinds, unsigned flags, void **depend)
+                        size_t *sizes, unsigned short *kinds, unsigned flags, void **depend,
+                        unsigned thread_limit)
 {
     need_task(what);
     bool if_clause = (flags & TARGET_NOWAIT) != 0;
@@ -135,9 +179,10 @@ static void target_task(const char *what, void (*fn)(void *), size_t mapnum, voi
     j->fn = fn;
     j->mapnum = mapnum;
     j->len = len;
+    j->thread_limit = thread_limit;
     size_t at = sizeof(job) + mapnum * (sizeof(void *) + 1);
     for (size_t i = 0; i < mapnum; i++) {
-        int fp = (kinds[i] & MAP_KIND_MASK) == MAP_FIRSTPRIVATE;
+        int fp = (kinds[i] & MAP_KIND_MASK) == MAP_FIRSTPRIVATE && hostaddrs[i];
         job_copied(j)[i] = (unsigned char)fp;
         if (!fp) {
             job_addrs(j)[i] = hostaddrs[i];
@@ -156,11 +201,11 @@ GOMP_API void GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, voi
                               size_t *sizes, unsigned short *kinds, unsigned int flags,
                               void **depend, void **args)
 {
-    (void)device;
-    (void)args; /* num_teams and thread_limit of the construct: the teams call has them too */
-    offload_mandatory("a target region");
+    offload_mandatory(device, "a target region");
+    unsigned thread_limit = args_thread_limit(args);
     if (depend || (flags & TARGET_NOWAIT)) {
-        target_task("a target region", fn, mapnum, hostaddrs, sizes, kinds, flags, depend);
+        target_task("a target region", fn, mapnum, hostaddrs, sizes, kinds, flags, depend,
+                    thread_limit);
         return;
     }
     /* firstprivate: a copy for the region, on this stack frame. */
@@ -178,14 +223,14 @@ GOMP_API void GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, voi
             gomp_fatal("a target region: out of memory for %zu bytes of firstprivate data", need);
         size_t at = 0;
         for (size_t i = 0; i < mapnum; i++)
-            if ((kinds[i] & MAP_KIND_MASK) == MAP_FIRSTPRIVATE) {
+            if ((kinds[i] & MAP_KIND_MASK) == MAP_FIRSTPRIVATE && hostaddrs[i]) {
                 at = align_up(at, (size_t)1 << (kinds[i] >> 8));
                 memcpy(block + at, hostaddrs[i], sizes[i]);
                 hostaddrs[i] = block + at;
                 at += sizes[i];
             }
     }
-    run_on_host(fn, hostaddrs);
+    run_on_host(fn, hostaddrs, thread_limit);
     free(block);
 }
 
@@ -193,9 +238,9 @@ GOMP_API void GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, voi
 GOMP_API void GOMP_target(int device, void (*fn)(void *), const void *unused, size_t mapnum,
                           void **hostaddrs, size_t *sizes, unsigned char *kinds)
 {
-    (void)device, (void)unused, (void)mapnum, (void)sizes, (void)kinds;
-    offload_mandatory("a target region");
-    run_on_host(fn, hostaddrs);
+    (void)unused, (void)mapnum, (void)sizes, (void)kinds;
+    offload_mandatory(device, "a target region");
+    run_on_host(fn, hostaddrs, 0);
 }
 
 /* Data regions and motion: the host's addresses are the device's, so
@@ -204,14 +249,14 @@ GOMP_API void GOMP_target_data(int device, const void *unused, size_t mapnum, vo
                                size_t *sizes, unsigned char *kinds)
 {
     (void)device, (void)unused, (void)mapnum, (void)hostaddrs, (void)sizes, (void)kinds;
-    offload_mandatory("a target data region");
+    offload_mandatory(device, "a target data region");
 }
 
 GOMP_API void GOMP_target_data_ext(int device, size_t mapnum, void **hostaddrs, size_t *sizes,
                                    unsigned short *kinds)
 {
     (void)device, (void)mapnum, (void)hostaddrs, (void)sizes, (void)kinds;
-    offload_mandatory("a target data region");
+    offload_mandatory(device, "a target data region");
 }
 
 GOMP_API void GOMP_target_end_data(void) {}
@@ -220,16 +265,16 @@ GOMP_API void GOMP_target_update(int device, const void *unused, size_t mapnum, 
                                  size_t *sizes, unsigned char *kinds)
 {
     (void)device, (void)unused, (void)mapnum, (void)hostaddrs, (void)sizes, (void)kinds;
-    offload_mandatory("target update");
+    offload_mandatory(device, "target update");
 }
 
 GOMP_API void GOMP_target_update_ext(int device, size_t mapnum, void **hostaddrs, size_t *sizes,
                                      unsigned short *kinds, unsigned int flags, void **depend)
 {
     (void)device;
-    offload_mandatory("target update");
+    offload_mandatory(device, "target update");
     if (depend)
-        target_task("target update", NULL, mapnum, hostaddrs, sizes, kinds, flags, depend);
+        target_task("target update", NULL, mapnum, hostaddrs, sizes, kinds, flags, depend, 0);
 }
 
 GOMP_API void GOMP_target_enter_exit_data(int device, size_t mapnum, void **hostaddrs,
@@ -237,9 +282,10 @@ GOMP_API void GOMP_target_enter_exit_data(int device, size_t mapnum, void **host
                                           void **depend)
 {
     (void)device;
-    offload_mandatory("target enter/exit data");
+    offload_mandatory(device, "target enter/exit data");
     if (depend)
-        target_task("target enter/exit data", NULL, mapnum, hostaddrs, sizes, kinds, flags, depend);
+        target_task("target enter/exit data", NULL, mapnum, hostaddrs, sizes, kinds, flags, depend,
+                    0);
 }
 
 /* Offload images register their device code at load: there is no device
@@ -278,25 +324,36 @@ static unsigned league_default(void)
     return n > 0 ? (unsigned)n : 1;
 }
 
+/* The teams construct's thread_limit clause (0: none) sets each team's
+ * thread-limit-var, as libgomp does. */
+static void teams_thread_limit(gomp_icv *v, unsigned thread_limit)
+{
+    if (thread_limit)
+        v->limits.thread_limit = thread_limit > INT_MAX ? INT_MAX : thread_limit;
+}
+
 /* A host teams construct (not in a target region): the league, one team
- * after another on this thread. thread_limit is not applied (docs). */
+ * after another on this thread. */
 GOMP_API void GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
                              unsigned thread_limit, unsigned flags)
 {
-    (void)thread_limit, (void)flags;
+    (void)flags;
     if (num_teams == 0)
         num_teams = league_default();
     gomp_icv *v = gomp_icv_get();
     unsigned saved_num = v->num_teams, saved_team = v->team_num;
+    unsigned saved_limit = v->limits.thread_limit;
     for (unsigned k = 0; k < num_teams; k++) {
         v = gomp_icv_get();
         v->num_teams = num_teams;
         v->team_num = k;
+        teams_thread_limit(v, thread_limit);
         fn(data);
     }
     v = gomp_icv_get();
     v->num_teams = saved_num;
     v->team_num = saved_team;
+    v->limits.thread_limit = saved_limit;
 }
 
 /* teams inside a target region (OpenMP 5.1's form): GCC calls it with
@@ -305,9 +362,9 @@ GOMP_API void GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
 GOMP_API bool GOMP_teams4(unsigned num_teams_low, unsigned num_teams_high, unsigned thread_limit,
                           bool first)
 {
-    (void)thread_limit;
     gomp_icv *v = gomp_icv_get();
     if (first) {
+        teams_thread_limit(v, thread_limit); /* the target region's ICVs: restored at its end */
         unsigned n = num_teams_low ? num_teams_low : num_teams_high;
         v->num_teams = n ? n : league_default();
         v->team_num = 0;
@@ -326,8 +383,9 @@ GOMP_API bool GOMP_teams4(unsigned num_teams_low, unsigned num_teams_high, unsig
  * of one. */
 GOMP_API void GOMP_teams(unsigned num_teams, unsigned thread_limit)
 {
-    (void)num_teams, (void)thread_limit;
+    (void)num_teams;
     gomp_icv *v = gomp_icv_get();
+    teams_thread_limit(v, thread_limit);
     v->num_teams = 1;
     v->team_num = 0;
 }

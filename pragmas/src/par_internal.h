@@ -190,12 +190,26 @@ typedef struct par_ws_iter {
     int kind;
 } par_ws_iter;
 
+/* What a thread is doing in the layer: its team membership and frame, saved
+ * and restored around nested regions. */
+typedef struct par_ctx {
+    par_team *team;
+    unsigned member;
+    unsigned size; /* the team's final size (0 outside a region) */
+    par_frame *frame;
+    up__deque *dq;
+    par_member *slot; /* its slot in team, NULL outside a region */
+    uint64_t ws_count, single_count, reduce_count;
+    par_ws_iter ws_it; /* the worksharing construct the thread is in (GOMP ABI) */
+} par_ctx;
+
 struct par_team {
     up_pool *pool;         /* (ro) */
     up_region_fn fn;       /* (ro) */
     void *ctx;             /* (ro) */
     unsigned requested;    /* (ro) */
-    unsigned level;        /* (ro) nesting depth */
+    unsigned level;        /* (ro) OpenMP's nesting level */
+    unsigned depth;        /* (ro) regions its master is nested in, +1: the deque's level */
     unsigned spin;         /* (ro) the pool's spin budget, for wait.c */
     _Atomic unsigned refs; /* (atomic) master + member tasks not yet returned */
     /* Gathering: state = (closed << 31) | joined; members claim an index
@@ -256,20 +270,15 @@ struct par_team {
         par_task t;
     } urgent[64];                   /* (lock urgent_lock) */
     struct par_urgent *urgent_more; /* (lock urgent_lock) past the 64, allocated */
+    /* (owner: the master) Its part of the region, from par_parallel_enter
+     * to par_parallel_leave: what it was doing outside, its root frame
+     * (the parent of the tasks it creates, so it lives as long as the
+     * team) and the threads the team took from the enclosing group. */
+    par_ctx master_saved;
+    unsigned master_level[2]; /* and depth */
+    unsigned master_extra;
+    par_frame master_root;
 };
-
-/* What a thread is doing in the layer: its team membership and frame, saved
- * and restored around nested regions. */
-typedef struct par_ctx {
-    par_team *team;
-    unsigned member;
-    unsigned size; /* the team's final size (0 outside a region) */
-    par_frame *frame;
-    up__deque *dq;
-    par_member *slot; /* its slot in team, NULL outside a region */
-    uint64_t ws_count, single_count, reduce_count;
-    par_ws_iter ws_it; /* the worksharing construct the thread is in (GOMP ABI) */
-} par_ctx;
 
 /* The least time a waiting member spins before it parks (wait.c). */
 #define PAR_SPIN_NS 50000u
@@ -290,7 +299,11 @@ struct par_thread {
      * (env.c); an ABI with per-thread ICVs (pragmas/gomp) points it at
      * them, for the thread's lifetime. */
     const par_limits *limits;
-    unsigned level;
+    /* (owner) OpenMP's nesting level; and the depth of the regions the
+     * thread is in, which picks its deque (dqs). They differ inside a
+     * target region, whose initial thread is at level 0 again but keeps
+     * the deques of the regions around it (pragmas/gomp/target.c). */
+    unsigned level, depth;
     uint32_t rng;
     up__deque *dqs[PAR_MAX_LEVELS]; /* one deque per nesting level, kept */
     par_node *free_nodes;           /* recycled dependency nodes */
@@ -429,6 +442,18 @@ void par_ws_wait(par_thread *th, par_ready_fn ready, void *arg);
  * the GOMP ABI in pragmas/gomp/; always on ultrapool's own scheduler). */
 int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, par_team_mode mode,
                  const char *who);
+/* par_parallel in two halves, for an ABI whose master runs its part of
+ * the region outside any call (GOMP_parallel_start / _end): enter gathers
+ * the team, starts the members on fn(ctx) and makes the calling thread
+ * member 0; the caller then runs its part and calls leave, which meets
+ * the members at the closing barrier and restores the caller. Regions
+ * entered so nest and leave in reverse order. par_parallel is enter,
+ * fn(ctx), leave. enter needs ultrapool's own teams: on an OpenMP backend
+ * it refuses, UP_EINVAL. leave: UP_EINVAL (nothing done) when the calling
+ * thread is not the master of an entered region, at its root frame. */
+int par_parallel_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx,
+                       par_team_mode mode, const char *who);
+int par_parallel_leave(const char *who);
 void par_barrier(par_thread *th);
 
 /* The deque of records (deque.h's conventions, UP__DEQUE_* codes). */

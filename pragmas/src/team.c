@@ -78,31 +78,39 @@ static int gathered(par_thread *th, void *arg)
 }
 
 /* Enters the team in slot on this thread, as the member number the master
- * gave that slot, runs the region function and the closing barrier, and
- * restores what the thread was doing. */
-static void run_member(par_thread *th, par_team *t, unsigned slot)
+ * gave that slot, with root as its implicit task's frame; saved and
+ * saved_level keep what the thread was doing, for member_leave. */
+static void member_enter(par_thread *th, par_team *t, unsigned slot, par_frame *root,
+                         par_ctx *saved, unsigned saved_level[2])
 {
     unsigned idx = t->members[slot].index;
-    par_ctx saved = th->c;
-    unsigned saved_level = th->level;
+    *saved = th->c;
+    saved_level[0] = th->level;
+    saved_level[1] = th->depth;
     th->level = t->level;
-    par_frame root;
-    memset(&root, 0, sizeof root);
-    root.owner = th;
+    th->depth = t->depth;
+    memset(root, 0, sizeof *root);
+    root->owner = th;
     th->c.team = t;
     th->c.member = idx;
     th->c.slot = &t->members[slot];
-    root.slot = th->c.slot;
+    root->slot = th->c.slot;
     th->c.size = atomic_load_explicit(&t->size, memory_order_relaxed);
-    th->c.frame = &root;
-    th->c.dq = par_level_deque(th, t->level - 1); /* made before joining */
+    th->c.frame = root;
+    th->c.dq = par_level_deque(th, t->depth - 1); /* made before joining */
     th->c.ws_count = th->c.single_count = th->c.reduce_count = 0;
     memset(&th->c.ws_it, 0, sizeof th->c.ws_it);
-    root.mark = th->c.dq ? up__deque_bottom(th->c.dq) : 0;
+    root->mark = th->c.dq ? up__deque_bottom(th->c.dq) : 0;
     atomic_store_explicit(&t->members[slot].dq, th->c.dq, memory_order_release);
-    t->fn(t->ctx);
+}
+
+/* The closing barrier of th's part of the region, then back to what the
+ * thread was doing (saved may be in t: it is read before t can go). */
+static void member_leave(par_thread *th, par_team *t, par_frame *root, const par_ctx *saved,
+                         const unsigned saved_level[2])
+{
     par_barrier(th);
-    par_join(th, &root); /* the barrier waited; this drops the dependency table */
+    par_join(th, root); /* the barrier waited; this drops the dependency table */
     /* A member that left the barrier may still be in a steal attempt on
      * another member's deque. Nobody reuses its deque (in its next region)
      * before every member has said it stopped looking. */
@@ -114,14 +122,27 @@ static void run_member(par_thread *th, par_team *t, unsigned slot)
         while (atomic_load_explicit(&t->left, memory_order_acquire) < size)
             par_idle(th, th->c.slot, &spins, all_left, t, 0, UINT64_MAX);
     }
-    atomic_store_explicit(&t->members[slot].dq, NULL, memory_order_release);
+    atomic_store_explicit(&th->c.slot->dq, NULL, memory_order_release);
+    unsigned idx = th->c.member;
     if (t->gen && idx != 0) { /* what the next region of this master asks for */
         th->tp_master = t->master;
         th->tp_gen = t->gen;
         th->tp_member = idx;
     }
-    th->c = saved;
-    th->level = saved_level;
+    th->c = *saved;
+    th->level = saved_level[0];
+    th->depth = saved_level[1];
+}
+
+/* A member other than the master: its whole part of the region. */
+static void run_member(par_thread *th, par_team *t, unsigned slot)
+{
+    par_ctx saved;
+    unsigned saved_level[2];
+    par_frame root;
+    member_enter(th, t, slot, &root, &saved, saved_level);
+    t->fn(t->ctx);
+    member_leave(th, t, &root, &saved, saved_level);
 }
 
 /* Does th hold a member number of the previous region of t's master,
@@ -137,7 +158,7 @@ static void member_task(void *arg)
     /* Everything a member needs is made before it joins: once counted in
      * the team, the others wait for it at every barrier. */
     par_thread *th = par_self();
-    if (!th || !par_level_deque(th, t->level - 1)) {
+    if (!th || !par_level_deque(th, t->depth - 1)) {
         drop_ref(t);
         return;
     }
@@ -335,9 +356,13 @@ static void number_members(par_team *t, unsigned size)
     free(taken);
 }
 
-int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, par_team_mode mode,
-                 const char *who)
+/* Gathers the team and enters it as member 0 (par_parallel_enter): *out
+ * is the team, or NULL when an OpenMP backend ran the whole region
+ * (possible only when !split). */
+static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx,
+                        par_team_mode mode, const char *who, int split, par_team **out)
 {
+    *out = NULL;
     int exact = mode == PAR_TEAM_EXACT;
     if (!pool || !fn || nthreads > PAR_MAX_TEAM) {
         if (!pool || !fn)
@@ -356,6 +381,12 @@ int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, p
         return UP_EINVAL;
     }
     const up_omp_ops *omp = par_omp();
+    if (omp && mode != PAR_TEAM_FULL && split) {
+        up__set_error("%s: a region whose master runs outside the call needs ultrapool's own "
+                      "teams, not the %s backend",
+                      who, omp->runtime);
+        return UP_EINVAL;
+    }
     if (omp && mode != PAR_TEAM_FULL)
         return parallel_omp(omp, pool, nthreads, fn, ctx, exact, who);
     par_thread *th = par_self();
@@ -376,9 +407,10 @@ int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, p
      * the environment's. */
     unsigned max_active = th->limits ? th->limits->max_active : env->max_active;
     unsigned thread_limit = th->limits ? th->limits->thread_limit : env->thread_limit;
-    if (level > PAR_MAX_LEVELS || active >= max_active || !par_level_deque(th, level - 1)) {
+    unsigned depth = th->depth + 1;
+    if (depth > PAR_MAX_LEVELS || active >= max_active || !par_level_deque(th, depth - 1)) {
         if (exact && nthreads > 1)
-            return refuse_inactive(env, max_active, who, nthreads, level, active);
+            return refuse_inactive(env, max_active, who, nthreads, depth, active);
         nthreads = 1;
     }
     unsigned extra = 0; /* threads taken from the enclosing group's count */
@@ -412,6 +444,7 @@ int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, p
     t->ctx = ctx;
     t->requested = nthreads;
     t->level = level; /* any depth: only the deque cache stops at PAR_MAX_LEVELS */
+    t->depth = depth;
     t->spin = up__pool_spin(pool);
     t->members = members;
     t->outer = outer;
@@ -519,9 +552,52 @@ int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, p
     up__fetch_or_seqcst(&t->running, 1);
     par_wake_team(t, &members[0]);
 
-    run_member(th, t, 0);
+    t->master_extra = extra;
+    member_enter(th, t, 0, &t->master_root, &t->master_saved, t->master_level);
+    *out = t;
+    return UP_OK;
+}
+
+/* The master's leaving: the closing barrier, then the team goes. */
+static void region_leave(par_thread *th, par_team *t)
+{
+    unsigned extra = t->master_extra;
+    _Atomic unsigned *cg = t->outer ? t->cg : NULL;
+    member_leave(th, t, &t->master_root, &t->master_saved, t->master_level);
     drop_ref(t);
     group_give(cg, extra);
+}
+
+int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, par_team_mode mode,
+                 const char *who)
+{
+    par_team *t;
+    int rc = region_enter(pool, nthreads, fn, ctx, mode, who, 0, &t);
+    if (rc != UP_OK || !t)
+        return rc;
+    fn(ctx);
+    region_leave(par_tls, t);
+    return UP_OK;
+}
+
+int par_parallel_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx,
+                       par_team_mode mode, const char *who)
+{
+    par_team *t;
+    return region_enter(pool, nthreads, fn, ctx, mode, who, 1, &t);
+}
+
+int par_parallel_leave(const char *who)
+{
+    par_thread *th = par_tls;
+    par_team *t = th ? th->c.team : NULL;
+    if (!t || t->master != th || th->c.member != 0 || th->c.frame != &t->master_root) {
+        up__set_error("%s: the calling thread is not the master of an entered region at its "
+                      "top level",
+                      who);
+        return UP_EINVAL;
+    }
+    region_leave(th, t);
     return UP_OK;
 }
 

@@ -65,6 +65,44 @@ int main(void)
     for (int i = 0; i < 4; i++)
         CHECK(inner[i] == 1);
 
+    /* The initial thread of a target region: level 0, the initial ICVs
+     * (not the encountering thread's), restored after; a region inside is
+     * at level 1; teams' thread_limit bounds thread-limit-var. */
+    int lvl[4] = {-1, -1, -1, -1}, in_dyn = -1, in_lvl = -1, in_anc = -1, tl = -1;
+    omp_set_max_active_levels(2);
+    omp_set_schedule(omp_sched_guided, 7); /* inherited by the members, not the target */
+#pragma omp parallel num_threads(2)
+#pragma omp parallel num_threads(2)
+    if (omp_get_ancestor_thread_num(1) == 1 && omp_get_thread_num() == 1) {
+#pragma omp target map(from : lvl, in_dyn, in_lvl, in_anc)
+        {
+            lvl[0] = omp_get_level();
+            lvl[1] = omp_in_parallel();
+            omp_sched_t k;
+            int chunk;
+            omp_get_schedule(&k, &chunk);
+            in_dyn = k == omp_sched_guided && chunk == 7;
+#pragma omp parallel num_threads(2)
+            if (omp_get_thread_num() == 1) {
+                in_lvl = omp_get_level();
+                in_anc = omp_get_ancestor_thread_num(1);
+            }
+        }
+        lvl[2] = omp_get_level();
+        omp_sched_t k;
+        int chunk;
+        omp_get_schedule(&k, &chunk);
+        lvl[3] = k == omp_sched_guided && chunk == 7;
+    }
+    CHECK(lvl[0] == 0 && lvl[1] == 0 && in_lvl == 1 && in_anc == 1);
+    CHECK(in_dyn == 0 && lvl[2] == 2 && lvl[3] == 1);
+#pragma omp target teams thread_limit(3) map(from : tl)
+    {
+#pragma omp parallel if (0)
+        tl = omp_get_thread_limit();
+    }
+    CHECK(tl >= 1 && tl <= 3);
+
     /* Host teams: every team runs, numbered, a parallel region inside each. */
     int team_seen[4] = {0}, nteams = 0, members[4] = {0};
 #pragma omp teams num_teams(4)

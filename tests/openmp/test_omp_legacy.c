@@ -1,0 +1,176 @@
+/* GCC before 4.9's split regions, called directly: GOMP_parallel_start,
+ * the master's own call of the region function, GOMP_parallel_end; the
+ * combined GOMP_parallel_loop_*_start and GOMP_parallel_sections_start.
+ * Team size and numbers, nesting, ICV inheritance and restoration, tasks
+ * the master creates (finished by GOMP_parallel_end), every iteration and
+ * section run once. */
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "omp_check.h"
+
+void GOMP_parallel_start(void (*fn)(void *), void *data, unsigned num_threads);
+void GOMP_parallel_end(void);
+void GOMP_parallel_loop_static_start(void (*fn)(void *), void *data, unsigned num_threads,
+                                     long start, long end, long incr, long chunk);
+void GOMP_parallel_loop_dynamic_start(void (*fn)(void *), void *data, unsigned num_threads,
+                                      long start, long end, long incr, long chunk);
+void GOMP_parallel_loop_guided_start(void (*fn)(void *), void *data, unsigned num_threads,
+                                     long start, long end, long incr, long chunk);
+void GOMP_parallel_loop_runtime_start(void (*fn)(void *), void *data, unsigned num_threads,
+                                      long start, long end, long incr);
+void GOMP_parallel_sections_start(void (*fn)(void *), void *data, unsigned num_threads,
+                                  unsigned count);
+bool GOMP_loop_static_next(long *istart, long *iend);
+bool GOMP_loop_dynamic_next(long *istart, long *iend);
+bool GOMP_loop_guided_next(long *istart, long *iend);
+bool GOMP_loop_runtime_next(long *istart, long *iend);
+void GOMP_loop_end_nowait(void);
+unsigned GOMP_sections_next(void);
+void GOMP_sections_end_nowait(void);
+void GOMP_barrier(void);
+
+#define NT 4
+static atomic_int seen[NT], size_seen, level_seen, tasks_done, inner[NT][2];
+
+static void region(void *data)
+{
+    (void)data;
+    int me = omp_get_thread_num();
+    if (me >= 0 && me < NT)
+        atomic_fetch_add(&seen[me], 1);
+    if (omp_get_num_threads() != NT)
+        atomic_fetch_add(&size_seen, 1);
+    if (omp_get_level() != 1)
+        atomic_fetch_add(&level_seen, 1);
+    for (int k = 0; k < 8; k++) {
+#pragma omp task
+        atomic_fetch_add(&tasks_done, 1);
+    }
+}
+
+static void nested_inner(void *data)
+{
+    int outer = *(int *)data;
+    int me = omp_get_thread_num();
+    if (omp_get_level() == 2 && omp_get_ancestor_thread_num(1) == outer && me < 2)
+        atomic_fetch_add(&inner[outer][me], 1);
+}
+
+static void nested_outer(void *data)
+{
+    (void)data;
+    int me = omp_get_thread_num();
+    GOMP_parallel_start(nested_inner, &me, 2);
+    nested_inner(&me);
+    GOMP_parallel_end();
+    EXPECT(omp_get_level() == 1 && omp_get_thread_num() == me, "back in the outer region");
+}
+
+#define N 1000
+static atomic_int hits[N];
+typedef bool (*next_fn)(long *, long *);
+static next_fn loop_next;
+
+static void loop_body(void *data)
+{
+    (void)data;
+    long s, e;
+    while (loop_next(&s, &e))
+        for (long i = s; i < e; i += 3)
+            atomic_fetch_add(&hits[i], 1);
+    GOMP_loop_end_nowait();
+}
+
+static void check_loop(const char *what)
+{
+    for (int i = 0; i < N; i++)
+        EXPECT(atomic_load(&hits[i]) == (i % 3 == 1), "%s: iteration %d ran %d times", what, i,
+               atomic_load(&hits[i]));
+    memset(hits, 0, sizeof hits);
+}
+
+static atomic_int sec[5];
+
+static void sections_body(void *data)
+{
+    (void)data;
+    unsigned s;
+    while ((s = GOMP_sections_next()) != 0)
+        if (s <= 5)
+            atomic_fetch_add(&sec[s - 1], 1);
+    GOMP_sections_end_nowait();
+}
+
+static atomic_int icv_team;
+
+static void icv_body(void *data)
+{
+    (void)data;
+    if (omp_get_thread_num() == 0)
+        omp_set_num_threads(2); /* the master's ICV inside; undone at the end */
+    GOMP_barrier();
+    atomic_store(&icv_team, omp_get_num_threads());
+}
+
+int main(void)
+{
+    require_ultrapool();
+
+    GOMP_parallel_start(region, NULL, NT);
+    region(NULL);
+    GOMP_parallel_end();
+    for (int k = 0; k < NT; k++)
+        EXPECT(atomic_load(&seen[k]) == 1, "member %d ran %d times", k, atomic_load(&seen[k]));
+    EXPECT(atomic_load(&size_seen) == 0 && atomic_load(&level_seen) == 0, "team size / level");
+    EXPECT(atomic_load(&tasks_done) == 8 * NT, "%d of %d tasks done at the region's end",
+           atomic_load(&tasks_done), 8 * NT);
+    EXPECT(omp_get_level() == 0 && omp_get_num_threads() == 1, "back outside");
+
+    omp_set_max_active_levels(2);
+    GOMP_parallel_start(nested_outer, NULL, NT);
+    nested_outer(NULL);
+    GOMP_parallel_end();
+    for (int k = 0; k < NT; k++)
+        for (int j = 0; j < 2; j++)
+            EXPECT(atomic_load(&inner[k][j]) == 1, "nested: %d.%d ran %d times", k, j,
+                   atomic_load(&inner[k][j]));
+
+    /* The default team size comes from the opener's ICV. */
+    omp_set_num_threads(3);
+    GOMP_parallel_start(icv_body, NULL, 0);
+    icv_body(NULL);
+    GOMP_parallel_end();
+    EXPECT(atomic_load(&icv_team) == 3, "team of %d, wanted 3", atomic_load(&icv_team));
+    EXPECT(omp_get_max_threads() == 3, "the master's ICV restored: %d", omp_get_max_threads());
+    omp_set_num_threads(NT);
+
+    static const struct {
+        const char *name;
+        next_fn next;
+        void (*start)(void (*)(void *), void *, unsigned, long, long, long, long);
+        long chunk;
+    } kinds[] = {{"static", GOMP_loop_static_next, GOMP_parallel_loop_static_start, 7},
+                 {"dynamic", GOMP_loop_dynamic_next, GOMP_parallel_loop_dynamic_start, 5},
+                 {"guided", GOMP_loop_guided_next, GOMP_parallel_loop_guided_start, 2},
+                 {"runtime", GOMP_loop_runtime_next, NULL, 0}};
+    for (unsigned k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        loop_next = kinds[k].next;
+        if (kinds[k].start)
+            kinds[k].start(loop_body, NULL, NT, 1, N, 3, kinds[k].chunk);
+        else
+            GOMP_parallel_loop_runtime_start(loop_body, NULL, NT, 1, N, 3);
+        loop_body(NULL);
+        GOMP_parallel_end();
+        check_loop(kinds[k].name);
+    }
+
+    GOMP_parallel_sections_start(sections_body, NULL, NT, 5);
+    sections_body(NULL);
+    GOMP_parallel_end();
+    for (int k = 0; k < 5; k++)
+        EXPECT(atomic_load(&sec[k]) == 1, "section %d ran %d times", k + 1, atomic_load(&sec[k]));
+    return omp_report("test_omp_legacy");
+}
