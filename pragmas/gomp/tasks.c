@@ -295,3 +295,7 @@ GOMP_API void omp_fulfill_event(uintptr_t event)
         gomp_fatal("omp_fulfill_event: %p event is invalid or has already been fulfilled",
                    (void *)event);
 }
+
+/* gfortran's omp_lib passes the handle by value (omp_lib.f90's interface
+ * says value), so the Fortran name is the same call. */
+GOMP_API void omp_fulfill_event_(uintptr_t event) { omp_fulfill_event(event); }
