@@ -183,10 +183,14 @@ void gomp_task_spawn(const char *who, void (*fn)(void *), void *data, void (*cpy
     box *b = box_new(fn, arg_size, arg_align);
     par_ext x = {box_handler, b, NULL};
     if (detach) {
-        /* Whether par_task_create will run it now (its rule): then this
-         * thread waits for the event's completion and frees it. */
+        /* Whether this thread waits for the event's completion (and
+         * frees it), as libgomp does: an undeferred task (if(0), final or
+         * included in a final task) or one outside any region. In a team
+         * of one, par_task_create runs the task at once too, but it
+         * completes when its event is fulfilled, checked at the next
+         * taskwait or barrier (task-detach-2.c: a later task fulfils it). */
         par_frame *f = par_current_frame(th);
-        int undeferred = !par_defers(th, f) || opts->undeferred || opts->final;
+        int undeferred = opts->undeferred || opts->final || f->final || !th->c.team;
         x.event = par_event_new(th, undeferred);
         if (!x.event)
             gomp_fatal("%s: out of memory for a detach event", who);

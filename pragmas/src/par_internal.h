@@ -341,8 +341,11 @@ typedef struct par_ext {
 } par_ext;
 void par_ext_task(void *words);
 /* A new event for a task created next on th; undeferred: the creator waits
- * for its completion and frees it (par_task_create does both). NULL when
- * out of memory. */
+ * for its completion and frees it (par_task_create does both, when it runs
+ * the task at once). Not undeferred, the task completes when the event is
+ * fulfilled, whether it was queued or run at once (a team of one runs its
+ * tasks at once, and OpenMP's detached task must not block its creator
+ * there): its parent's join waits for it. NULL when out of memory. */
 par_event *par_event_new(par_thread *th, int undeferred);
 /* 0, or -1 when the event was already fulfilled. */
 int par_event_fulfill(par_event *ev);

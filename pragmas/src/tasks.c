@@ -557,15 +557,22 @@ par_frame *par_current_frame(par_thread *th)
     return &outside_frame;
 }
 
-/* An undeferred task with a detach event completes when the event is
- * fulfilled: its creator waits for that, running its own descendants. */
-static void wait_event(par_thread *th, par_frame *f, const par_task *t)
+/* The event of a task run at once that its creator waits for (made
+ * undeferred, par_event_new), NULL for none: read before the task runs,
+ * since any other event may be freed once it ran and was fulfilled. */
+static par_event *waited_event(const par_task *t)
 {
     if (t->fn != par_ext_task)
-        return;
+        return NULL;
     par_ext x;
     memcpy(&x, t->words, sizeof x);
-    par_event *ev = x.event;
+    return x.event && x.event->undeferred ? x.event : NULL;
+}
+
+/* An undeferred task with a detach event completes when the event is
+ * fulfilled: its creator waits for that, running its own descendants. */
+static void wait_event(par_thread *th, par_frame *f, par_event *ev)
+{
     if (!ev)
         return;
     wait_running_tasks(th, f, event_done, ev);
@@ -617,8 +624,9 @@ int par_task_create(const char *who, up_task_fn fn, const par_task *proto, const
         if (!deferred) {
             if (rc == 0)
                 wait_running_tasks(th, f, hold_ready, &hold);
+            par_event *ev = waited_event(&t);
             run_task(th, &t, final);
-            wait_event(th, f, &t);
+            wait_event(th, f, ev);
             return UP_OK;
         }
         if (rc > 0)
@@ -630,8 +638,9 @@ int par_task_create(const char *who, up_task_fn fn, const par_task *proto, const
     }
     if (!deferred) {
         f->spawned++;
+        par_event *ev = waited_event(&t);
         run_task(th, &t, final);
-        wait_event(th, f, &t);
+        wait_event(th, f, ev);
         return UP_OK;
     }
     f->spawned++;
