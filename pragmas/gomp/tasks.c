@@ -98,6 +98,8 @@ void gomp_deps_convert(void **depend, up_dep *out)
         return;
     }
     n = (uintptr_t)depend[1];
+    if (n == 0) /* depend iterators of no iterations: the other counts are not filled in */
+        return;
     size_t nout = (uintptr_t)depend[2], nmutex = (uintptr_t)depend[3], nin = (uintptr_t)depend[4];
     size_t normal = nout + nmutex + nin;
     if (normal > n)
@@ -125,6 +127,8 @@ int gomp_task_create(const char *who, up_task_fn fn, const par_task *proto,
     if (!depend)
         return par_task_create(who, fn, proto, opts, NULL, 0);
     size_t n = gomp_deps_count(depend);
+    if (n == 0) /* depend iterators of no iterations */
+        return par_task_create(who, fn, proto, opts, NULL, 0);
     up_dep local[DEPS_ON_STACK];
     up_dep *deps = n <= DEPS_ON_STACK ? local : malloc(n * sizeof *deps);
     if (!deps)

@@ -116,6 +116,10 @@ struct par_frame {
     par_group *group;             /* (ro) innermost taskgroup, NULL for none */
     par_deptable *deps;           /* (owner) dependency table, created on first use */
     int final;                    /* (ro) descendants run undeferred */
+    /* (ro) a taskgroup's frame (par_taskgroup): the dependencies of its
+     * tasks go to the enclosing task's table, since OpenMP orders sibling
+     * tasks, children of one task, whatever taskgroup holds them. */
+    int taskgroup;
 };
 
 /* A taskgroup: a frame of its own above the current one, whose children

@@ -100,6 +100,7 @@ static PAR_ALWAYS_INLINE int run_body(par_thread *th, par_frame *parent, up_task
     f.group = parent ? parent->group : NULL;
     f.deps = NULL;
     f.final = parent ? parent->final | final : final;
+    f.taskgroup = 0;
     par_frame *saved = th->c.frame;
     th->c.frame = &f;
     /* Skipped in a cancelled taskgroup or region (OpenMP discards the
@@ -868,6 +869,7 @@ void par_taskgroup_begin(par_thread *th, par_taskgroup *tg)
     f->group = &tg->g;
     f->deps = NULL;
     f->final = outer->final;
+    f->taskgroup = 1;
     th->c.frame = f;
 }
 
