@@ -185,7 +185,9 @@ void gomp_task_spawn(const char *who, void (*fn)(void *), void *data, void (*cpy
         return;
     }
     box *b = box_new(fn, arg_size, arg_align);
-    par_ext x = {box_handler, b, NULL};
+    /* A block a copy function built runs even when cancelled: its
+     * destructors are in fn (libgomp's copy_ctors_done). */
+    par_ext x = {box_handler, b, NULL, cpyfn != NULL};
     if (detach) {
         /* Whether this thread waits for the event's completion (and
          * frees it), as libgomp does: an undeferred task (if(0), final or

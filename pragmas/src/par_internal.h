@@ -336,12 +336,17 @@ int par_taskgroup_end(par_thread *th, par_taskgroup *tg);
  * skipped (a cancelled taskgroup or region), so that data is freed either
  * way. With an event, the task completes (its dependants run, its parent
  * counts it done) only when it has run and the event was fulfilled
- * (par_event_fulfill), whichever comes last. */
+ * (par_event_fulfill), whichever comes last. always: the task runs
+ * (handler(data, 1), in its frame) even when it would be skipped, as
+ * OpenMP's C++ tasks whose firstprivate objects were copy-constructed do:
+ * their destructors are in the task's body (libgomp's copy_ctors_done),
+ * whose cancellation points then return at once. */
 typedef struct par_event par_event;
 typedef struct par_ext {
     void (*handler)(void *data, int run);
     void *data;
     par_event *event;
+    int always;
 } par_ext;
 void par_ext_task(void *words);
 /* A new event for a task created next on th; undeferred: the creator waits

@@ -87,7 +87,7 @@ static inline int children_done(par_frame *f)
  * a task at once): a call and its register saves per task are a good part
  * of a fine-grained task's cost. */
 static PAR_ALWAYS_INLINE int run_body(par_thread *th, par_frame *parent, up_task_fn fn, void *arg,
-                                      int final)
+                                      int final, int always)
 {
     par_frame f;
     f.parent = parent;
@@ -105,9 +105,10 @@ static PAR_ALWAYS_INLINE int run_body(par_thread *th, par_frame *parent, up_task
     th->c.frame = &f;
     /* Skipped in a cancelled taskgroup or region (OpenMP discards the
      * tasks of a cancelled taskgroup or parallel region not yet started). */
-    int run = (!f.group || !atomic_load_explicit(&f.group->cancelled, memory_order_relaxed)) &&
-              !(th->c.team && (atomic_load_explicit(&th->c.team->cancel, memory_order_relaxed) &
-                               PAR_CANCEL_PARALLEL));
+    int run = always ||
+              ((!f.group || !atomic_load_explicit(&f.group->cancelled, memory_order_relaxed)) &&
+               !(th->c.team && (atomic_load_explicit(&th->c.team->cancel, memory_order_relaxed) &
+                                PAR_CANCEL_PARALLEL)));
     if (run)
         fn(arg);
     if (f.spawned || f.deps) /* a leaf task skips the join */
@@ -126,7 +127,7 @@ static PAR_NOINLINE void run_ext(par_thread *th, par_task *t, int final)
 {
     par_ext x;
     memcpy(&x, t->words, sizeof x);
-    if (!run_body(th, t->parent, par_ext_task, t->words, final))
+    if (!run_body(th, t->parent, par_ext_task, t->words, final, x.always))
         x.handler(x.data, 0);
     if (x.event)
         complete_event(th, x.event, t->parent, t->node);
@@ -145,7 +146,7 @@ static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t, int final)
         return;
     }
     run_body(th, t->parent, t->fn, t->size ? (void *)t->words : (void *)(uintptr_t)t->words[0],
-             final);
+             final, 0);
     complete_task(th, t);
 }
 
@@ -272,7 +273,7 @@ int par_in_final(void)
 
 void par_run_undeferred(par_thread *th, up_task_fn fn, void *arg)
 {
-    run_body(th, th->c.frame, fn, arg, 0);
+    run_body(th, th->c.frame, fn, arg, 0, 0);
 }
 
 /* Is t a descendant of frame w? Every frame on t's chain is alive: a
@@ -698,11 +699,11 @@ int up_task(up_task_fn fn, void *arg, const up_task_opts *opts)
         if (!par_defers(th, f)) {
             /* No team (outside a region, or a team of one), no deque, or
              * below a final task: run it now. */
-            run_body(th, f, fn, arg, 0);
+            run_body(th, f, fn, arg, 0, 0);
             return UP_OK;
         }
         if (up__deque_holds(th->c.dq, PAR_INLINE_BACKLOG)) {
-            run_body(th, f, fn, arg, 0);
+            run_body(th, f, fn, arg, 0, 0);
             return UP_OK;
         }
         if (par_deque_push_ptr(th, fn, f, arg) == UP__DEQUE_OK) {
