@@ -13,8 +13,7 @@ static unsigned next_section(void)
     par_thread *th = par_tls;
     if (th) {
         par_ws_iter *it = &th->c.ws_it;
-        if (it->state == 1 && !it->ws && it->trip > 0 && it->b + 1 < it->e &&
-            !gomp_ws_cancelled())
+        if (it->state == 1 && !it->ws && it->trip > 0 && it->b + 1 < it->e && !gomp_ws_cancelled())
             return (unsigned)(it->base + ++it->b * it->step);
     }
     uint64_t s, e;
