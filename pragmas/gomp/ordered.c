@@ -154,6 +154,19 @@ static void check_counts(unsigned n)
         gomp_fatal("a doacross loop nest of %u loops (at most %u)", n, MAX_COUNTS);
 }
 
+/* A nest with an empty loop runs no body, so no post or wait comes; GCC
+ * computes no count after the first zero one (they hold whatever was on
+ * its stack, libgomp's doacross init stops at a zero too): zeroes from
+ * there on, so that nothing reads them as sizes. */
+static void empty_tail(uint64_t *c, unsigned n)
+{
+    unsigned k = 0;
+    while (k < n && c[k] != 0)
+        k++;
+    for (; k < n; k++)
+        c[k] = 0;
+}
+
 GOMP_API void GOMP_doacross_post(long *counts)
 {
     par_thread *th;
@@ -215,7 +228,9 @@ static bool start_long(unsigned ncounts, long *counts, unsigned long sched, long
     check_counts(ncounts);
     uint64_t c[MAX_COUNTS], s, e;
     for (unsigned k = 0; k < ncounts; k++)
-        c[k] = counts[k] > 0 ? (uint64_t)counts[k] : 0;
+        if ((c[k] = counts[k] > 0 ? (uint64_t)counts[k] : 0) == 0)
+            break; /* an empty loop: GCC leaves the later counts unset */
+    empty_tail(c, ncounts);
     if (!doacross_start(ncounts, c, sched, chunk > 0 ? (uint64_t)chunk : 0, &s, &e, reductions, mem,
                         who))
         return false;
@@ -230,7 +245,9 @@ static bool start_ull(unsigned ncounts, ull *counts, unsigned long sched, ull ch
     check_counts(ncounts);
     uint64_t c[MAX_COUNTS], s, e;
     for (unsigned k = 0; k < ncounts; k++)
-        c[k] = counts[k];
+        if ((c[k] = counts[k]) == 0)
+            break;
+    empty_tail(c, ncounts);
     if (!doacross_start(ncounts, c, sched, chunk, &s, &e, reductions, mem, who))
         return false;
     *istart = s;

@@ -207,3 +207,15 @@ GOMP_API void GOMP_workshare_task_reduction_unregister(bool cancelled)
     if (!cancelled)
         GOMP_barrier();
 }
+
+/* The worksharing constructs' task reductions (gomp.h): every member
+ * opens the construct's taskgroup; the first registers its array with
+ * fresh copies, the others theirs against the first's copies, so that a
+ * task of any member finds the same per-member blocks. GCC's code ends
+ * the construct with GOMP_workshare_task_reduction_unregister. */
+void gomp_ws_task_reductions(uintptr_t *reductions, uintptr_t *first, const char *who)
+{
+    (void)who;
+    gomp_workshare_taskgroup_start();
+    gomp_workshare_task_reduction_register(reductions, first);
+}

@@ -6,6 +6,16 @@
 
 static unsigned next_section(void)
 {
+    /* Alone (no team, or a team of one) the iterator hands out every
+     * section as one chunk [b, e), which GCC's code would take for its
+     * first section only: they go out one at a time from the held chunk
+     * (it->b moves on; nothing else reads it when alone). */
+    par_thread *th = par_tls;
+    if (th) {
+        par_ws_iter *it = &th->c.ws_it;
+        if (it->state == 1 && !it->ws && it->trip > 0 && it->b + 1 < it->e && !gomp_ws_cancelled())
+            return (unsigned)(it->base + ++it->b * it->step);
+    }
     uint64_t s, e;
     return gomp_ws_next(&s, &e) ? (unsigned)s : 0;
 }

@@ -98,6 +98,8 @@ void gomp_deps_convert(void **depend, up_dep *out)
         return;
     }
     n = (uintptr_t)depend[1];
+    if (n == 0) /* depend iterators of no iterations: the other counts are not filled in */
+        return;
     size_t nout = (uintptr_t)depend[2], nmutex = (uintptr_t)depend[3], nin = (uintptr_t)depend[4];
     size_t normal = nout + nmutex + nin;
     if (normal > n)
@@ -125,6 +127,8 @@ int gomp_task_create(const char *who, up_task_fn fn, const par_task *proto,
     if (!depend)
         return par_task_create(who, fn, proto, opts, NULL, 0);
     size_t n = gomp_deps_count(depend);
+    if (n == 0) /* depend iterators of no iterations */
+        return par_task_create(who, fn, proto, opts, NULL, 0);
     up_dep local[DEPS_ON_STACK];
     up_dep *deps = n <= DEPS_ON_STACK ? local : malloc(n * sizeof *deps);
     if (!deps)
@@ -181,12 +185,18 @@ void gomp_task_spawn(const char *who, void (*fn)(void *), void *data, void (*cpy
         return;
     }
     box *b = box_new(fn, arg_size, arg_align);
-    par_ext x = {box_handler, b, NULL};
+    /* A block a copy function built runs even when cancelled: its
+     * destructors are in fn (libgomp's copy_ctors_done). */
+    par_ext x = {box_handler, b, NULL, cpyfn != NULL};
     if (detach) {
-        /* Whether par_task_create will run it now (its rule): then this
-         * thread waits for the event's completion and frees it. */
+        /* Whether this thread waits for the event's completion (and
+         * frees it), as libgomp does: an undeferred task (if(0), final or
+         * included in a final task) or one outside any region. In a team
+         * of one, par_task_create runs the task at once too, but it
+         * completes when its event is fulfilled, checked at the next
+         * taskwait or barrier (task-detach-2.c: a later task fulfils it). */
         par_frame *f = par_current_frame(th);
-        int undeferred = !par_defers(th, f) || opts->undeferred || opts->final;
+        int undeferred = opts->undeferred || opts->final || f->final || !th->c.team;
         x.event = par_event_new(th, undeferred);
         if (!x.event)
             gomp_fatal("%s: out of memory for a detach event", who);
@@ -295,3 +305,7 @@ GOMP_API void omp_fulfill_event(uintptr_t event)
         gomp_fatal("omp_fulfill_event: %p event is invalid or has already been fulfilled",
                    (void *)event);
 }
+
+/* gfortran's omp_lib passes the handle by value (omp_lib.f90's interface
+ * says value), so the Fortran name is the same call. */
+GOMP_API void omp_fulfill_event_(uintptr_t event) { omp_fulfill_event(event); }

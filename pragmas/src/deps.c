@@ -16,7 +16,8 @@
  * done, with one atomic operation per task instead of one per edge.
  *
  * Successors. Only the thread creating the siblings adds edges (the
- * table belongs to their parent's frame), so each node has one producer
+ * table belongs to their parent task's frame, also for the tasks it
+ * creates inside a taskgroup, whose frame is a frame of its own), so each node has one producer
  * of successors and one consumer, its completion. The first SUCC_INLINE
  * successors go into an array on the node's first cache line, with the
  * count and the predecessor count, so that completing a task touches that
@@ -228,6 +229,8 @@ int par_deps_create(par_thread *th, par_task *task, const up_dep *deps, size_t n
                     par_hold *hold)
 {
     par_frame *f = th->c.frame;
+    while (f->taskgroup) /* the task's table: its taskgroups end before its join frees it */
+        f = f->parent;
     if (!f->deps && !(f->deps = table_get(th))) {
         up__set_error("task dependencies: out of memory for a dependency table");
         return UP_ENOMEM;

@@ -116,6 +116,10 @@ struct par_frame {
     par_group *group;             /* (ro) innermost taskgroup, NULL for none */
     par_deptable *deps;           /* (owner) dependency table, created on first use */
     int final;                    /* (ro) descendants run undeferred */
+    /* (ro) a taskgroup's frame (par_taskgroup): the dependencies of its
+     * tasks go to the enclosing task's table, since OpenMP orders sibling
+     * tasks, children of one task, whatever taskgroup holds them. */
+    int taskgroup;
 };
 
 /* A taskgroup: a frame of its own above the current one, whose children
@@ -345,17 +349,25 @@ int par_taskgroup_end(par_thread *th, par_taskgroup *tg);
  * skipped (a cancelled taskgroup or region), so that data is freed either
  * way. With an event, the task completes (its dependants run, its parent
  * counts it done) only when it has run and the event was fulfilled
- * (par_event_fulfill), whichever comes last. */
+ * (par_event_fulfill), whichever comes last. always: the task runs
+ * (handler(data, 1), in its frame) even when it would be skipped, as
+ * OpenMP's C++ tasks whose firstprivate objects were copy-constructed do:
+ * their destructors are in the task's body (libgomp's copy_ctors_done),
+ * whose cancellation points then return at once. */
 typedef struct par_event par_event;
 typedef struct par_ext {
     void (*handler)(void *data, int run);
     void *data;
     par_event *event;
+    int always;
 } par_ext;
 void par_ext_task(void *words);
 /* A new event for a task created next on th; undeferred: the creator waits
- * for its completion and frees it (par_task_create does both). NULL when
- * out of memory. */
+ * for its completion and frees it (par_task_create does both, when it runs
+ * the task at once). Not undeferred, the task completes when the event is
+ * fulfilled, whether it was queued or run at once (a team of one runs its
+ * tasks at once, and OpenMP's detached task must not block its creator
+ * there): its parent's join waits for it. NULL when out of memory. */
 par_event *par_event_new(par_thread *th, int undeferred);
 /* 0, or -1 when the event was already fulfilled. */
 int par_event_fulfill(par_event *ev);

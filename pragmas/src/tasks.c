@@ -87,7 +87,7 @@ static inline int children_done(par_frame *f)
  * a task at once): a call and its register saves per task are a good part
  * of a fine-grained task's cost. */
 static PAR_ALWAYS_INLINE int run_body(par_thread *th, par_frame *parent, up_task_fn fn, void *arg,
-                                      int final)
+                                      int final, int always)
 {
     par_frame f;
     f.parent = parent;
@@ -100,13 +100,15 @@ static PAR_ALWAYS_INLINE int run_body(par_thread *th, par_frame *parent, up_task
     f.group = parent ? parent->group : NULL;
     f.deps = NULL;
     f.final = parent ? parent->final | final : final;
+    f.taskgroup = 0;
     par_frame *saved = th->c.frame;
     th->c.frame = &f;
     /* Skipped in a cancelled taskgroup or region (OpenMP discards the
      * tasks of a cancelled taskgroup or parallel region not yet started). */
-    int run = (!f.group || !atomic_load_explicit(&f.group->cancelled, memory_order_relaxed)) &&
-              !(th->c.team && (atomic_load_explicit(&th->c.team->cancel, memory_order_relaxed) &
-                               PAR_CANCEL_PARALLEL));
+    int run = always ||
+              ((!f.group || !atomic_load_explicit(&f.group->cancelled, memory_order_relaxed)) &&
+               !(th->c.team && (atomic_load_explicit(&th->c.team->cancel, memory_order_relaxed) &
+                                PAR_CANCEL_PARALLEL)));
     if (run)
         fn(arg);
     if (f.spawned || f.deps) /* a leaf task skips the join */
@@ -125,7 +127,7 @@ static PAR_NOINLINE void run_ext(par_thread *th, par_task *t, int final)
 {
     par_ext x;
     memcpy(&x, t->words, sizeof x);
-    if (!run_body(th, t->parent, par_ext_task, t->words, final))
+    if (!run_body(th, t->parent, par_ext_task, t->words, final, x.always))
         x.handler(x.data, 0);
     if (x.event)
         complete_event(th, x.event, t->parent, t->node);
@@ -144,7 +146,7 @@ static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t, int final)
         return;
     }
     run_body(th, t->parent, t->fn, t->size ? (void *)t->words : (void *)(uintptr_t)t->words[0],
-             final);
+             final, 0);
     complete_task(th, t);
 }
 
@@ -271,7 +273,7 @@ int par_in_final(void)
 
 void par_run_undeferred(par_thread *th, up_task_fn fn, void *arg)
 {
-    run_body(th, th->c.frame, fn, arg, 0);
+    run_body(th, th->c.frame, fn, arg, 0, 0);
 }
 
 /* Is t a descendant of frame w? Every frame on t's chain is alive: a
@@ -557,15 +559,22 @@ par_frame *par_current_frame(par_thread *th)
     return &outside_frame;
 }
 
-/* An undeferred task with a detach event completes when the event is
- * fulfilled: its creator waits for that, running its own descendants. */
-static void wait_event(par_thread *th, par_frame *f, const par_task *t)
+/* The event of a task run at once that its creator waits for (made
+ * undeferred, par_event_new), NULL for none: read before the task runs,
+ * since any other event may be freed once it ran and was fulfilled. */
+static par_event *waited_event(const par_task *t)
 {
     if (t->fn != par_ext_task)
-        return;
+        return NULL;
     par_ext x;
     memcpy(&x, t->words, sizeof x);
-    par_event *ev = x.event;
+    return x.event && x.event->undeferred ? x.event : NULL;
+}
+
+/* An undeferred task with a detach event completes when the event is
+ * fulfilled: its creator waits for that, running its own descendants. */
+static void wait_event(par_thread *th, par_frame *f, par_event *ev)
+{
     if (!ev)
         return;
     wait_running_tasks(th, f, event_done, ev);
@@ -617,8 +626,9 @@ int par_task_create(const char *who, up_task_fn fn, const par_task *proto, const
         if (!deferred) {
             if (rc == 0)
                 wait_running_tasks(th, f, hold_ready, &hold);
+            par_event *ev = waited_event(&t);
             run_task(th, &t, final);
-            wait_event(th, f, &t);
+            wait_event(th, f, ev);
             return UP_OK;
         }
         if (rc > 0)
@@ -630,8 +640,9 @@ int par_task_create(const char *who, up_task_fn fn, const par_task *proto, const
     }
     if (!deferred) {
         f->spawned++;
+        par_event *ev = waited_event(&t);
         run_task(th, &t, final);
-        wait_event(th, f, &t);
+        wait_event(th, f, ev);
         return UP_OK;
     }
     f->spawned++;
@@ -688,11 +699,11 @@ int up_task(up_task_fn fn, void *arg, const up_task_opts *opts)
         if (!par_defers(th, f)) {
             /* No team (outside a region, or a team of one), no deque, or
              * below a final task: run it now. */
-            run_body(th, f, fn, arg, 0);
+            run_body(th, f, fn, arg, 0, 0);
             return UP_OK;
         }
         if (up__deque_holds(th->c.dq, PAR_INLINE_BACKLOG)) {
-            run_body(th, f, fn, arg, 0);
+            run_body(th, f, fn, arg, 0, 0);
             return UP_OK;
         }
         if (par_deque_push_ptr(th, fn, f, arg) == UP__DEQUE_OK) {
@@ -859,6 +870,7 @@ void par_taskgroup_begin(par_thread *th, par_taskgroup *tg)
     f->group = &tg->g;
     f->deps = NULL;
     f->final = outer->final;
+    f->taskgroup = 1;
     th->c.frame = f;
 }
 
