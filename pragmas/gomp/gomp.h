@@ -56,6 +56,19 @@ gomp_icv *gomp_icv_get(void);
  * them; the lists of OMP_NUM_THREADS and OMP_PROC_BIND give the values of
  * the new level. */
 void gomp_icv_inherit(const gomp_icv *parent);
+/* An explicit task's ICVs: the task runs with the ICVs of the thread that
+ * runs it (its creator's when undeferred, its team's otherwise), and what
+ * the task sets with omp_set_* ends with it. The task's runner brackets
+ * it with enter and leave (tasks.c); the task's first omp_set_* call
+ * saves the thread's values in the scope, which leave restores, so a
+ * task that sets nothing costs two stores. */
+typedef struct gomp_icv_scope {
+    struct gomp_icv_scope *outer;
+    int saved;
+    gomp_icv icv;
+} gomp_icv_scope;
+void gomp_icv_scope_enter(gomp_icv_scope *s);
+void gomp_icv_scope_leave(gomp_icv_scope *s);
 /* The initial thread's ICVs as the environment set them (omp_display_env). */
 const gomp_icv *gomp_icv_initial(void);
 

@@ -48,16 +48,44 @@ static void offload_mandatory(const char *what)
                    what);
 }
 
+/* The thread_limit clause among GOMP_target_ext's args (GCC's
+ * GOMP_TARGET_ARG_* encoding: id and device in the low 16 bits, the value
+ * above them or in the next slot), 0 when none is given. */
+#define ARG_DEVICE_MASK      0x7fu
+#define ARG_SUBSEQUENT_PARAM 0x80u
+#define ARG_ID_MASK          0xff00u
+#define ARG_THREAD_LIMIT     0x200u
+#define ARG_VALUE_SHIFT      16
+
+static unsigned target_thread_limit(void **args)
+{
+    while (args && *args) {
+        intptr_t id = (intptr_t)*args++, val;
+        if (id & ARG_SUBSEQUENT_PARAM)
+            val = (intptr_t)*args++;
+        else
+            val = id >> ARG_VALUE_SHIFT;
+        if ((id & ARG_DEVICE_MASK) != 0 || (id & ARG_ID_MASK) != ARG_THREAD_LIMIT)
+            continue;
+        return val <= 0 ? 0 : val > INT_MAX ? INT_MAX : (unsigned)val;
+    }
+    return 0;
+}
+
 /* Runs fn(addrs) as the initial thread of a target region: outside the
- * encountering thread's team, restored afterwards. The nesting level is
- * kept, so that a region opened inside takes a deque of its own. */
-static void run_on_host(void (*fn)(void *), void **addrs)
+ * encountering thread's team, restored afterwards; thread_limit (0: none)
+ * is the region's thread-limit-var, as in libgomp's host fallback. The
+ * nesting level is kept, so that a region opened inside takes a deque of
+ * its own. */
+static void run_on_host(void (*fn)(void *), void **addrs, unsigned thread_limit)
 {
     par_thread *th = par_tls;
     gomp_icv saved_icv = *gomp_icv_get();
     gomp_icv *v = gomp_icv_get();
     v->team_num = 0;
     v->num_teams = 1;
+    if (thread_limit)
+        v->limits.thread_limit = thread_limit;
     if (!th) {
         fn(addrs);
         *gomp_icv_get() = saved_icv;
@@ -77,6 +105,7 @@ typedef struct job {
     void (*fn)(void *);
     size_t mapnum;
     size_t len; /* of the whole block */
+    unsigned thread_limit;
     /* void *addrs[mapnum]; unsigned char is_copy[mapnum]; copies ... */
 } job;
 
@@ -93,7 +122,7 @@ static void run_job(void *arg)
         gomp_fatal("out of memory for a target task's %zu addresses", j->mapnum);
     for (size_t i = 0; i < j->mapnum; i++)
         addrs[i] = job_copied(j)[i] ? (char *)j + (uintptr_t)job_addrs(j)[i] : job_addrs(j)[i];
-    run_on_host(j->fn, addrs);
+    run_on_host(j->fn, addrs, j->thread_limit);
     free(addrs);
 }
 
@@ -110,7 +139,8 @@ static void need_task(const char *what)
  * (update, enter/exit data), which moves nothing on the host but keeps
  * its place in the dependence graph. */
 static void target_task(const char *what, void (*fn)(void *), size_t mapnum, void **hostaddrs,
-                        size_t *sizes, unsigned short *kinds, unsigned flags, void **depend)
+                        size_t *sizes, unsigned short *kinds, unsigned flags, void **depend,
+                        unsigned thread_limit)
 {
     need_task(what);
     bool if_clause = (flags & TARGET_NOWAIT) != 0;
@@ -135,6 +165,7 @@ static void target_task(const char *what, void (*fn)(void *), size_t mapnum, voi
     j->fn = fn;
     j->mapnum = mapnum;
     j->len = len;
+    j->thread_limit = thread_limit;
     size_t at = sizeof(job) + mapnum * (sizeof(void *) + 1);
     for (size_t i = 0; i < mapnum; i++) {
         int fp = (kinds[i] & MAP_KIND_MASK) == MAP_FIRSTPRIVATE;
@@ -157,10 +188,12 @@ GOMP_API void GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, voi
                               void **depend, void **args)
 {
     (void)device;
-    (void)args; /* num_teams and thread_limit of the construct: the teams call has them too */
+    /* num_teams of the construct: the teams call has it too */
+    unsigned thread_limit = target_thread_limit(args);
     offload_mandatory("a target region");
     if (depend || (flags & TARGET_NOWAIT)) {
-        target_task("a target region", fn, mapnum, hostaddrs, sizes, kinds, flags, depend);
+        target_task("a target region", fn, mapnum, hostaddrs, sizes, kinds, flags, depend,
+                    thread_limit);
         return;
     }
     /* firstprivate: a copy for the region, on this stack frame. */
@@ -185,7 +218,7 @@ GOMP_API void GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, voi
                 at += sizes[i];
             }
     }
-    run_on_host(fn, hostaddrs);
+    run_on_host(fn, hostaddrs, thread_limit);
     free(block);
 }
 
@@ -195,7 +228,7 @@ GOMP_API void GOMP_target(int device, void (*fn)(void *), const void *unused, si
 {
     (void)device, (void)unused, (void)mapnum, (void)sizes, (void)kinds;
     offload_mandatory("a target region");
-    run_on_host(fn, hostaddrs);
+    run_on_host(fn, hostaddrs, 0);
 }
 
 /* Data regions and motion: the host's addresses are the device's, so
@@ -229,7 +262,7 @@ GOMP_API void GOMP_target_update_ext(int device, size_t mapnum, void **hostaddrs
     (void)device;
     offload_mandatory("target update");
     if (depend)
-        target_task("target update", NULL, mapnum, hostaddrs, sizes, kinds, flags, depend);
+        target_task("target update", NULL, mapnum, hostaddrs, sizes, kinds, flags, depend, 0);
 }
 
 GOMP_API void GOMP_target_enter_exit_data(int device, size_t mapnum, void **hostaddrs,
@@ -239,7 +272,8 @@ GOMP_API void GOMP_target_enter_exit_data(int device, size_t mapnum, void **host
     (void)device;
     offload_mandatory("target enter/exit data");
     if (depend)
-        target_task("target enter/exit data", NULL, mapnum, hostaddrs, sizes, kinds, flags, depend);
+        target_task("target enter/exit data", NULL, mapnum, hostaddrs, sizes, kinds, flags, depend,
+                    0);
 }
 
 /* Offload images register their device code at load: there is no device
@@ -278,16 +312,31 @@ static unsigned league_default(void)
     return n > 0 ? (unsigned)n : 1;
 }
 
+/* thread-limit-var of a team: the clause's, else (when given) def. */
+static void team_thread_limit(unsigned thread_limit, unsigned def)
+{
+    if (!thread_limit)
+        thread_limit = def;
+    if (thread_limit)
+        gomp_icv_get()->limits.thread_limit = thread_limit > INT_MAX ? INT_MAX : thread_limit;
+}
+
 /* A host teams construct (not in a target region): the league, one team
- * after another on this thread. thread_limit is not applied (docs). */
+ * after another on this thread. Each team is a contention group of its
+ * own whose thread-limit-var is the clause's, else teams-thread-limit-var
+ * when set (as in libgomp). */
 GOMP_API void GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
                              unsigned thread_limit, unsigned flags)
 {
-    (void)thread_limit, (void)flags;
+    (void)flags;
     if (num_teams == 0)
         num_teams = league_default();
     gomp_icv *v = gomp_icv_get();
     unsigned saved_num = v->num_teams, saved_team = v->team_num;
+    unsigned saved_limit = v->limits.thread_limit;
+    int nteams, teams_limit;
+    gomp_env_teams(&nteams, &teams_limit);
+    team_thread_limit(thread_limit, teams_limit > 0 ? (unsigned)teams_limit : 0);
     for (unsigned k = 0; k < num_teams; k++) {
         v = gomp_icv_get();
         v->num_teams = num_teams;
@@ -297,6 +346,7 @@ GOMP_API void GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
     v = gomp_icv_get();
     v->num_teams = saved_num;
     v->team_num = saved_team;
+    v->limits.thread_limit = saved_limit;
 }
 
 /* teams inside a target region (OpenMP 5.1's form): GCC calls it with
@@ -305,9 +355,10 @@ GOMP_API void GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
 GOMP_API bool GOMP_teams4(unsigned num_teams_low, unsigned num_teams_high, unsigned thread_limit,
                           bool first)
 {
-    (void)thread_limit;
     gomp_icv *v = gomp_icv_get();
     if (first) {
+        /* the target region restores the thread's ICVs afterwards */
+        team_thread_limit(thread_limit, 0);
         unsigned n = num_teams_low ? num_teams_low : num_teams_high;
         v->num_teams = n ? n : league_default();
         v->team_num = 0;
@@ -326,7 +377,8 @@ GOMP_API bool GOMP_teams4(unsigned num_teams_low, unsigned num_teams_high, unsig
  * of one. */
 GOMP_API void GOMP_teams(unsigned num_teams, unsigned thread_limit)
 {
-    (void)num_teams, (void)thread_limit;
+    (void)num_teams;
+    team_thread_limit(thread_limit, 0);
     gomp_icv *v = gomp_icv_get();
     v->num_teams = 1;
     v->team_num = 0;
@@ -420,26 +472,25 @@ GOMP_API int omp_target_disassociate_ptr(const void *ptr, int device)
     return EINVAL;
 }
 
-/* The error directive at run time: a message, and for severity(fatal) the
- * end of the program, as libgomp does. msglen (size_t)-1: NUL-terminated. */
-static void directive_message(const char *kind, const char *msg, size_t msglen)
+/* The error directive at run time: libgomp's exact text (a blank line
+ * before each message, which programs' expected outputs match), and for
+ * severity(fatal) the end of the program. msglen (size_t)-1: NUL-terminated. */
+static void directive_message(const char *prefix, const char *msg, size_t msglen)
 {
     if (msg && msglen == (size_t)-1)
         msglen = strlen(msg);
-    if (msg)
-        fprintf(stderr, "ultrapool libgomp: %s: error directive encountered: %.*s\n", kind,
-                (int)(msglen > INT_MAX ? INT_MAX : msglen), msg);
-    else
-        fprintf(stderr, "ultrapool libgomp: %s: error directive encountered\n", kind);
+    fprintf(stderr, "\nlibgomp: %serror directive encountered", prefix);
+    if (msg) {
+        fputs(": ", stderr);
+        fwrite(msg, 1, msglen, stderr);
+    }
+    fputc('\n', stderr);
 }
 
-GOMP_API void GOMP_warning(const char *msg, size_t msglen)
-{
-    directive_message("warning", msg, msglen);
-}
+GOMP_API void GOMP_warning(const char *msg, size_t msglen) { directive_message("", msg, msglen); }
 
 GOMP_API void GOMP_error(const char *msg, size_t msglen)
 {
-    directive_message("fatal error", msg, msglen);
+    directive_message("fatal error: ", msg, msglen);
     exit(EXIT_FAILURE);
 }

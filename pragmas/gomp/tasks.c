@@ -27,7 +27,10 @@ static void inline_run(void *words)
 {
     void (*fn)(void *);
     memcpy(&fn, words, sizeof fn);
+    gomp_icv_scope scope;
+    gomp_icv_scope_enter(&scope);
     fn((char *)words + 8);
+    gomp_icv_scope_leave(&scope);
 }
 
 /* An allocated block: this header, then the block at arg. */
@@ -39,8 +42,12 @@ typedef struct box {
 static void box_handler(void *data, int run)
 {
     box *b = data;
-    if (run)
+    if (run) {
+        gomp_icv_scope scope;
+        gomp_icv_scope_enter(&scope);
         b->fn(b->arg);
+        gomp_icv_scope_leave(&scope);
+    }
     free(b);
 }
 
