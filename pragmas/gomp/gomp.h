@@ -26,6 +26,11 @@
  * the pool's workers), else the process's own OpenMP pool, created on
  * first use and never destroyed (OpenMP threads live until exit). */
 up_pool *gomp_pool(void);
+/* omp_pause_resource on the host: outside any region, ends the process
+ * pool's threads (the next region makes a new pool, whose threads start
+ * with fresh threadprivate data, as libgomp's do); -1 inside a region or
+ * a pool's task, where nothing is released. */
+int gomp_pool_pause(void);
 
 /* OpenMP's internal control variables as one thread sees them. OpenMP
  * scopes most of them to a task's data environment; here a thread keeps

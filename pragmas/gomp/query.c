@@ -85,19 +85,18 @@ GOMP_API int omp_get_initial_device(void) { return omp_get_num_devices(); }
 GOMP_API int omp_get_device_num(void) { return omp_get_initial_device(); }
 GOMP_API int omp_is_initial_device(void) { return 1; }
 
-/* The pool keeps its threads: a pause releases nothing, which the
- * specification allows for the host; libgomp answers -1 for any device
- * but the initial one and 0 for the host. */
+/* A pause, soft or hard, ends the OpenMP pool's threads (gomp_pool_pause);
+ * -1 for any device but the initial one, as libgomp answers. */
 GOMP_API int omp_pause_resource(int kind, int device)
 {
     (void)kind;
-    return device == omp_get_initial_device() ? 0 : -1;
+    return device == omp_get_initial_device() ? gomp_pool_pause() : -1;
 }
 
 GOMP_API int omp_pause_resource_all(int kind)
 {
     (void)kind;
-    return 0;
+    return gomp_pool_pause();
 }
 
 GOMP_API double omp_get_wtime(void) { return (double)up__now_ns() * 1e-9; }
