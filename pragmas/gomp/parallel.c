@@ -27,9 +27,13 @@ static void run_region(void *ctx)
 void gomp_parallel_run(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags,
                        void (*pre)(const void *), const void *pre_arg)
 {
-    (void)flags;
     gomp_icv *v = gomp_icv_get();
     region r = {fn, data, *v, pre, pre_arg};
+    /* The proc_bind clause (flags' low bits) is the region's bind-var
+     * unless binding is off, as in libgomp; OMP_PROC_BIND's list for the
+     * new level still wins (gomp_icv_inherit). */
+    if (r.icv.bind != 0 && (flags & 7) != 0)
+        r.icv.bind = (int)(flags & 7);
     unsigned n = num_threads ? num_threads : v->nthreads;
     par_team_mode mode = v->dynamic ? PAR_TEAM_UPTO : PAR_TEAM_FULL;
     int rc = par_parallel(gomp_pool(), n, run_region, &r, mode, "GOMP_parallel");
@@ -38,7 +42,8 @@ void gomp_parallel_run(void (*fn)(void *), void *data, unsigned num_threads, uns
 }
 
 /* GCC passes num_threads 1 for a false if clause, 0 for no clause; the
- * low bits of flags are the proc_bind clause (binding is the pool's). */
+ * low bits of flags are the proc_bind clause (the workers' binding is the
+ * pool's). */
 GOMP_API void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags)
 {
     gomp_parallel_run(fn, data, num_threads, flags, NULL, NULL);
