@@ -13,15 +13,42 @@ typedef struct region {
     const void *pre_arg;
 } region;
 
+/* A member's ICVs from before the region, restored when it leaves the
+ * team: after the closing barrier, so that the region's tasks that run
+ * there see the region's ICVs. Nested regions on one thread leave in
+ * the reverse order of their entries (a stack; nodes are reused). */
+typedef struct saved_icv {
+    struct saved_icv *next;
+    gomp_icv icv;
+} saved_icv;
+
+static _Thread_local saved_icv *saved_top, *saved_free;
+
 static void run_region(void *ctx)
 {
     region *r = ctx;
-    gomp_icv saved = *gomp_icv_get();
+    saved_icv *s = saved_free;
+    if (s)
+        saved_free = s->next;
+    else if (!(s = malloc(sizeof *s)))
+        gomp_fatal("out of memory for a region member's ICVs");
+    s->icv = *gomp_icv_get();
+    s->next = saved_top;
+    saved_top = s;
     gomp_icv_inherit(&r->icv);
     if (r->pre)
         r->pre(r->pre_arg);
     r->fn(r->data);
-    *gomp_icv_get() = saved;
+}
+
+static void leave_region(void *ctx)
+{
+    (void)ctx;
+    saved_icv *s = saved_top;
+    *gomp_icv_get() = s->icv;
+    saved_top = s->next;
+    s->next = saved_free;
+    saved_free = s;
 }
 
 void gomp_parallel_run(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags,
@@ -36,7 +63,8 @@ void gomp_parallel_run(void (*fn)(void *), void *data, unsigned num_threads, uns
         r.icv.bind = (int)(flags & 7);
     unsigned n = num_threads ? num_threads : v->nthreads;
     par_team_mode mode = v->dynamic ? PAR_TEAM_UPTO : PAR_TEAM_FULL;
-    int rc = par_parallel(gomp_pool(), n, run_region, &r, mode, "GOMP_parallel");
+    int rc =
+        par_parallel_leave(gomp_pool(), n, run_region, leave_region, &r, mode, "GOMP_parallel");
     if (rc != UP_OK)
         gomp_fatal("a parallel region of %u threads cannot run: %s", n, up_last_error());
 }

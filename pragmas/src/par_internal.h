@@ -193,6 +193,7 @@ typedef struct par_ws_iter {
 struct par_team {
     up_pool *pool;         /* (ro) */
     up_region_fn fn;       /* (ro) */
+    up_region_fn leave;    /* (ro) NULL, or each member's last step (par_parallel_leave) */
     void *ctx;             /* (ro) */
     unsigned requested;    /* (ro) */
     unsigned level;        /* (ro) nesting depth */
@@ -429,6 +430,11 @@ void par_ws_wait(par_thread *th, par_ready_fn ready, void *arg);
  * the GOMP ABI in pragmas/gomp/; always on ultrapool's own scheduler). */
 int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, par_team_mode mode,
                  const char *who);
+/* par_parallel where every member, after the closing barrier (the tasks
+ * of the region all done), runs leave(ctx) before it leaves the team:
+ * where an ABI restores per-thread state that the region's tasks use. */
+int par_parallel_leave(up_pool *pool, unsigned nthreads, up_region_fn fn, up_region_fn leave,
+                       void *ctx, par_team_mode mode, const char *who);
 void par_barrier(par_thread *th);
 
 /* The deque of records (deque.h's conventions, UP__DEQUE_* codes). */

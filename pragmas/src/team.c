@@ -103,6 +103,8 @@ static void run_member(par_thread *th, par_team *t, unsigned slot)
     t->fn(t->ctx);
     par_barrier(th);
     par_join(th, &root); /* the barrier waited; this drops the dependency table */
+    if (t->leave)
+        t->leave(t->ctx);
     /* A member that left the barrier may still be in a steal attempt on
      * another member's deque. Nobody reuses its deque (in its next region)
      * before every member has said it stopped looking. */
@@ -338,6 +340,12 @@ static void number_members(par_team *t, unsigned size)
 int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, par_team_mode mode,
                  const char *who)
 {
+    return par_parallel_leave(pool, nthreads, fn, NULL, ctx, mode, who);
+}
+
+int par_parallel_leave(up_pool *pool, unsigned nthreads, up_region_fn fn, up_region_fn leave,
+                       void *ctx, par_team_mode mode, const char *who)
+{
     int exact = mode == PAR_TEAM_EXACT;
     if (!pool || !fn || nthreads > PAR_MAX_TEAM) {
         if (!pool || !fn)
@@ -356,7 +364,7 @@ int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, p
         return UP_EINVAL;
     }
     const up_omp_ops *omp = par_omp();
-    if (omp && mode != PAR_TEAM_FULL)
+    if (omp && mode != PAR_TEAM_FULL && !leave)
         return parallel_omp(omp, pool, nthreads, fn, ctx, exact, who);
     par_thread *th = par_self();
     if (!th) {
@@ -409,6 +417,7 @@ int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, p
     memset(members, 0, nthreads * sizeof *members);
     t->pool = pool;
     t->fn = fn;
+    t->leave = leave;
     t->ctx = ctx;
     t->requested = nthreads;
     t->level = level; /* any depth: only the deque cache stops at PAR_MAX_LEVELS */
