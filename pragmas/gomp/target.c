@@ -39,13 +39,25 @@ extern void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void
                       long arg_align, bool if_clause, unsigned flags, void **depend, int priority,
                       void *detach) __attribute__((weak));
 
-static void offload_mandatory(const char *what)
+/* OMP_TARGET_OFFLOAD=MANDATORY stops a construct that names a device,
+ * as libgomp's does when the device does not exist; the host asked for
+ * explicitly (if(false): GOMP_DEVICE_HOST_FALLBACK; or the initial
+ * device, by number or through default-device-var) runs on the host. */
+#define DEVICE_ICV           (-1) /* GOMP_DEVICE_ICV: default-device-var */
+#define DEVICE_HOST_FALLBACK (-2)
+
+static void offload_mandatory(const char *what, int device)
 {
     const char *v = getenv("OMP_TARGET_OFFLOAD");
-    if (v && !strcasecmp(v, "mandatory"))
-        gomp_fatal("%s: OMP_TARGET_OFFLOAD=MANDATORY, but ultrapool has no offload device "
-                   "(only the host)",
-                   what);
+    if (!v || strcasecmp(v, "mandatory"))
+        return;
+    if (device == DEVICE_ICV)
+        device = gomp_icv_get()->default_device;
+    if (device == DEVICE_HOST_FALLBACK || device == INITIAL_DEVICE)
+        return;
+    gomp_fatal("%s: OMP_TARGET_OFFLOAD=MANDATORY, but device %d does not exist (ultrapool has "
+               "only the host)",
+               what, device);
 }
 
 /* The thread_limit clause among GOMP_target_ext's args (GCC's
@@ -82,6 +94,9 @@ static void run_on_host(void (*fn)(void *), void **addrs, unsigned thread_limit)
     par_thread *th = par_tls;
     gomp_icv saved_icv = *gomp_icv_get();
     gomp_icv *v = gomp_icv_get();
+    /* The device's data environment: the initial ICVs, as libgomp's host
+     * fallback gives them (what the encountering task set stays out). */
+    *v = *gomp_icv_initial();
     v->team_num = 0;
     v->num_teams = 1;
     if (thread_limit)
@@ -190,7 +205,7 @@ GOMP_API void GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, voi
     (void)device;
     /* num_teams of the construct: the teams call has it too */
     unsigned thread_limit = target_thread_limit(args);
-    offload_mandatory("a target region");
+    offload_mandatory("a target region", device);
     if (depend || (flags & TARGET_NOWAIT)) {
         target_task("a target region", fn, mapnum, hostaddrs, sizes, kinds, flags, depend,
                     thread_limit);
@@ -227,7 +242,7 @@ GOMP_API void GOMP_target(int device, void (*fn)(void *), const void *unused, si
                           void **hostaddrs, size_t *sizes, unsigned char *kinds)
 {
     (void)device, (void)unused, (void)mapnum, (void)sizes, (void)kinds;
-    offload_mandatory("a target region");
+    offload_mandatory("a target region", device);
     run_on_host(fn, hostaddrs, 0);
 }
 
@@ -237,14 +252,14 @@ GOMP_API void GOMP_target_data(int device, const void *unused, size_t mapnum, vo
                                size_t *sizes, unsigned char *kinds)
 {
     (void)device, (void)unused, (void)mapnum, (void)hostaddrs, (void)sizes, (void)kinds;
-    offload_mandatory("a target data region");
+    offload_mandatory("a target data region", device);
 }
 
 GOMP_API void GOMP_target_data_ext(int device, size_t mapnum, void **hostaddrs, size_t *sizes,
                                    unsigned short *kinds)
 {
     (void)device, (void)mapnum, (void)hostaddrs, (void)sizes, (void)kinds;
-    offload_mandatory("a target data region");
+    offload_mandatory("a target data region", device);
 }
 
 GOMP_API void GOMP_target_end_data(void) {}
@@ -253,14 +268,14 @@ GOMP_API void GOMP_target_update(int device, const void *unused, size_t mapnum, 
                                  size_t *sizes, unsigned char *kinds)
 {
     (void)device, (void)unused, (void)mapnum, (void)hostaddrs, (void)sizes, (void)kinds;
-    offload_mandatory("target update");
+    offload_mandatory("target update", device);
 }
 
 GOMP_API void GOMP_target_update_ext(int device, size_t mapnum, void **hostaddrs, size_t *sizes,
                                      unsigned short *kinds, unsigned int flags, void **depend)
 {
     (void)device;
-    offload_mandatory("target update");
+    offload_mandatory("target update", device);
     if (depend)
         target_task("target update", NULL, mapnum, hostaddrs, sizes, kinds, flags, depend, 0);
 }
@@ -270,7 +285,7 @@ GOMP_API void GOMP_target_enter_exit_data(int device, size_t mapnum, void **host
                                           void **depend)
 {
     (void)device;
-    offload_mandatory("target enter/exit data");
+    offload_mandatory("target enter/exit data", device);
     if (depend)
         target_task("target enter/exit data", NULL, mapnum, hostaddrs, sizes, kinds, flags, depend,
                     0);
