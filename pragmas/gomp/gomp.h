@@ -131,6 +131,9 @@ uintptr_t omp_get_default_allocator(void);
 int omp_get_team_num(void);
 int omp_get_num_teams(void);
 int omp_get_level(void);
+/* omp_get_level: the regions enclosing the calling thread up to its
+ * initial thread (a target region starts a new count). */
+unsigned gomp_level(void);
 int omp_get_thread_num(void);
 int omp_get_num_threads(void);
 int omp_get_ancestor_thread_num(int level);

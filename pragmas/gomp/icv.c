@@ -105,7 +105,7 @@ void gomp_icv_inherit(const gomp_icv *parent)
      * open; past the list's end the inherited value stays. */
     const par_env *env = par_env_get();
     const gomp_env *g = gomp_env_get();
-    unsigned level = par_tls ? par_tls->level : 1;
+    unsigned level = gomp_level();
     if (level < env->nlevels)
         icv.nthreads = env->nthreads[level];
     if (level < g->nbind)

@@ -23,11 +23,24 @@ GOMP_API int omp_in_parallel(void)
     return th && th->c.team && th->c.team->active > 0;
 }
 
-GOMP_API int omp_get_level(void)
+/* OpenMP's nesting level: the regions enclosing t, up to the initial
+ * thread (a target region's, whose teams have no outer one: the layer's
+ * level, which keeps counting there for its deques, does not say it). */
+static unsigned level_of(const par_team *t)
+{
+    unsigned n = 0;
+    for (; t; t = t->outer)
+        n++;
+    return n;
+}
+
+unsigned gomp_level(void)
 {
     par_thread *th = par_tls;
-    return th && th->c.team ? (int)th->c.team->level : 0;
+    return th ? level_of(th->c.team) : 0;
 }
+
+GOMP_API int omp_get_level(void) { return (int)gomp_level(); }
 
 GOMP_API int omp_get_active_level(void)
 {
@@ -42,10 +55,11 @@ static par_team *ancestor(int level, unsigned *member)
 {
     par_thread *th = par_tls;
     par_team *t = th ? th->c.team : NULL;
-    if (!t || level < 1 || (unsigned)level > t->level)
+    unsigned cur = level_of(t);
+    if (!t || level < 1 || (unsigned)level > cur)
         return NULL;
     *member = th->c.member;
-    while (t->level > (unsigned)level) {
+    for (; cur > (unsigned)level; cur--) {
         *member = t->outer_member;
         t = t->outer;
     }
