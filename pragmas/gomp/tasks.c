@@ -190,10 +190,14 @@ void gomp_task_spawn(const char *who, void (*fn)(void *), void *data, void (*cpy
     box *b = box_new(fn, arg_size, arg_align);
     par_ext x = {box_handler, b, NULL};
     if (detach) {
-        /* Whether par_task_create will run it now (its rule): then this
-         * thread waits for the event's completion and frees it. */
+        /* Whether the task is undeferred as OpenMP (and libgomp) says: if
+         * (false), final, below a final task, or outside any region; then
+         * this thread waits for the event's completion and frees it. A
+         * task the layer runs at once only because its team is of one
+         * completes when its event is fulfilled, as a deferred one (the
+         * team's barrier waits for it; task-detach-2). */
         par_frame *f = par_current_frame(th);
-        int undeferred = !par_defers(th, f) || opts->undeferred || opts->final;
+        int undeferred = opts->undeferred || opts->final || f->final || !th->c.team;
         x.event = par_event_new(th, undeferred);
         if (!x.event)
             gomp_fatal("%s: out of memory for a detach event", who);

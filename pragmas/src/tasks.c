@@ -557,15 +557,23 @@ par_frame *par_current_frame(par_thread *th)
     return &outside_frame;
 }
 
-/* An undeferred task with a detach event completes when the event is
- * fulfilled: its creator waits for that, running its own descendants. */
-static void wait_event(par_thread *th, par_frame *f, const par_task *t)
+/* The detach event of a task that is to run now, when its creator waits
+ * for it: an event made undeferred (par_event_new). Read before the task
+ * runs: another event completes on its own (like a deferred task's, its
+ * parent's join waits for it) and is freed then, maybe during the run. */
+static par_event *waited_event(const par_task *t)
 {
     if (t->fn != par_ext_task)
-        return;
+        return NULL;
     par_ext x;
     memcpy(&x, t->words, sizeof x);
-    par_event *ev = x.event;
+    return x.event && x.event->undeferred ? x.event : NULL;
+}
+
+/* An undeferred task with a detach event completes when the event is
+ * fulfilled: its creator waits for that, running its own descendants. */
+static void wait_event(par_thread *th, par_frame *f, par_event *ev)
+{
     if (!ev)
         return;
     wait_running_tasks(th, f, event_done, ev);
@@ -617,8 +625,9 @@ int par_task_create(const char *who, up_task_fn fn, const par_task *proto, const
         if (!deferred) {
             if (rc == 0)
                 wait_running_tasks(th, f, hold_ready, &hold);
+            par_event *ev = waited_event(&t);
             run_task(th, &t, final);
-            wait_event(th, f, &t);
+            wait_event(th, f, ev);
             return UP_OK;
         }
         if (rc > 0)
@@ -630,8 +639,9 @@ int par_task_create(const char *who, up_task_fn fn, const par_task *proto, const
     }
     if (!deferred) {
         f->spawned++;
+        par_event *ev = waited_event(&t);
         run_task(th, &t, final);
-        wait_event(th, f, &t);
+        wait_event(th, f, ev);
         return UP_OK;
     }
     f->spawned++;
