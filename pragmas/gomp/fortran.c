@@ -259,3 +259,7 @@ GOMP_API uintptr_t omp_init_allocator_8_(const uintptr_t *space, const int64_t *
 {
     return omp_init_allocator(*space, narrow(*n), t);
 }
+
+/* omp_lib passes the event handle by value (omp_event_handle_kind). */
+void omp_fulfill_event(uintptr_t);
+GOMP_API void omp_fulfill_event_(intptr_t event) { omp_fulfill_event((uintptr_t)event); }

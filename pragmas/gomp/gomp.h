@@ -26,6 +26,11 @@
  * the pool's workers), else the process's own OpenMP pool, created on
  * first use and never destroyed (OpenMP threads live until exit). */
 up_pool *gomp_pool(void);
+/* omp_pause_resource on the host: outside any region, ends the process
+ * pool's threads (the next region makes a new pool, whose threads start
+ * with fresh threadprivate data, as libgomp's do); -1 inside a region or
+ * a pool's task, where nothing is released. */
+int gomp_pool_pause(void);
 
 /* OpenMP's internal control variables as one thread sees them. OpenMP
  * scopes most of them to a task's data environment; here a thread keeps
@@ -56,6 +61,19 @@ gomp_icv *gomp_icv_get(void);
  * them; the lists of OMP_NUM_THREADS and OMP_PROC_BIND give the values of
  * the new level. */
 void gomp_icv_inherit(const gomp_icv *parent);
+/* An explicit task's ICVs: the task runs with the ICVs of the thread that
+ * runs it (its creator's when undeferred, its team's otherwise), and what
+ * the task sets with omp_set_* ends with it. The task's runner brackets
+ * it with enter and leave (tasks.c); the task's first omp_set_* call
+ * saves the thread's values in the scope, which leave restores, so a
+ * task that sets nothing costs two stores. */
+typedef struct gomp_icv_scope {
+    struct gomp_icv_scope *outer;
+    int saved;
+    gomp_icv icv;
+} gomp_icv_scope;
+void gomp_icv_scope_enter(gomp_icv_scope *s);
+void gomp_icv_scope_leave(gomp_icv_scope *s);
 /* The initial thread's ICVs as the environment set them (omp_display_env). */
 const gomp_icv *gomp_icv_initial(void);
 
@@ -113,6 +131,9 @@ uintptr_t omp_get_default_allocator(void);
 int omp_get_team_num(void);
 int omp_get_num_teams(void);
 int omp_get_level(void);
+/* omp_get_level: the regions enclosing the calling thread up to its
+ * initial thread (a target region starts a new count). */
+unsigned gomp_level(void);
 int omp_get_thread_num(void);
 int omp_get_num_threads(void);
 int omp_get_ancestor_thread_num(int level);

@@ -15,6 +15,9 @@ enum { SCHED_STATIC = 1, SCHED_DYNAMIC, SCHED_GUIDED, SCHED_AUTO };
 static _Thread_local gomp_icv icv;
 static _Thread_local int icv_ready;
 
+/* The innermost explicit task running on this thread (gomp_icv_scope). */
+static _Thread_local gomp_icv_scope *scope;
+
 static gomp_icv initial;
 static pthread_once_t initial_once = PTHREAD_ONCE_INIT;
 
@@ -102,12 +105,38 @@ void gomp_icv_inherit(const gomp_icv *parent)
      * open; past the list's end the inherited value stays. */
     const par_env *env = par_env_get();
     const gomp_env *g = gomp_env_get();
-    unsigned level = par_tls ? par_tls->level : 1;
+    unsigned level = gomp_level();
     if (level < env->nlevels)
         icv.nthreads = env->nthreads[level];
     if (level < g->nbind)
         icv.bind = g->bind[level];
     gomp_display_affinity_entry();
+}
+
+void gomp_icv_scope_enter(gomp_icv_scope *s)
+{
+    s->saved = 0;
+    s->outer = scope;
+    scope = s;
+}
+
+void gomp_icv_scope_leave(gomp_icv_scope *s)
+{
+    if (s->saved)
+        icv = s->icv;
+    scope = s->outer;
+}
+
+/* The ICVs for an omp_set_* call: the task's first change keeps the
+ * values its task scope restores at its end. */
+static gomp_icv *icv_write(void)
+{
+    gomp_icv *v = gomp_icv_get();
+    if (scope && !scope->saved) {
+        scope->icv = *v;
+        scope->saved = 1;
+    }
+    return v;
 }
 
 const void *gomp_task_id(void)
@@ -126,14 +155,14 @@ const void *gomp_task_id(void)
 
 /* ---- omp_ calls on the ICVs -------------------------------------------- */
 
-GOMP_API void omp_set_num_threads(int n) { gomp_icv_get()->nthreads = n > 0 ? (unsigned)n : 1; }
+GOMP_API void omp_set_num_threads(int n) { icv_write()->nthreads = n > 0 ? (unsigned)n : 1; }
 GOMP_API int omp_get_max_threads(void) { return (int)gomp_icv_get()->nthreads; }
-GOMP_API void omp_set_dynamic(int on) { gomp_icv_get()->dynamic = on != 0; }
+GOMP_API void omp_set_dynamic(int on) { icv_write()->dynamic = on != 0; }
 GOMP_API int omp_get_dynamic(void) { return gomp_icv_get()->dynamic; }
 
 GOMP_API void omp_set_schedule(int kind, int chunk)
 {
-    gomp_icv *v = gomp_icv_get();
+    gomp_icv *v = icv_write();
     switch (kind & ~SCHED_MONOTONIC) {
     case SCHED_STATIC:
         v->run_chunk = chunk < 1 ? 0 : chunk;
@@ -160,7 +189,7 @@ GOMP_API void omp_get_schedule(int *kind, int *chunk)
 GOMP_API void omp_set_max_active_levels(int n)
 {
     if (n >= 0)
-        gomp_icv_get()->limits.max_active =
+        icv_write()->limits.max_active =
             n > GOMP_MAX_LEVELS_SUPPORTED ? GOMP_MAX_LEVELS_SUPPORTED : (unsigned)n;
 }
 
@@ -170,7 +199,7 @@ GOMP_API int omp_get_supported_active_levels(void) { return GOMP_MAX_LEVELS_SUPP
 /* Deprecated by OpenMP 5.0, as libgomp 12 maps them onto the levels. */
 GOMP_API void omp_set_nested(int on)
 {
-    gomp_icv *v = gomp_icv_get();
+    gomp_icv *v = icv_write();
     if (on)
         v->limits.max_active = GOMP_MAX_LEVELS_SUPPORTED;
     else if (v->limits.max_active > 1)
@@ -193,10 +222,10 @@ GOMP_API int omp_get_thread_limit(void)
 
 GOMP_API int omp_get_proc_bind(void) { return gomp_icv_get()->bind; }
 
-GOMP_API void omp_set_default_device(int d) { gomp_icv_get()->default_device = d >= 0 ? d : 0; }
+GOMP_API void omp_set_default_device(int d) { icv_write()->default_device = d >= 0 ? d : 0; }
 GOMP_API int omp_get_default_device(void) { return gomp_icv_get()->default_device; }
 
-GOMP_API void omp_set_default_allocator(uintptr_t a) { gomp_icv_get()->def_allocator = a; }
+GOMP_API void omp_set_default_allocator(uintptr_t a) { icv_write()->def_allocator = a; }
 GOMP_API uintptr_t omp_get_default_allocator(void) { return gomp_icv_get()->def_allocator; }
 
 GOMP_API int omp_get_cancellation(void) { return par_env_get()->cancellation; }

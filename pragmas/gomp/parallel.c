@@ -20,15 +20,42 @@ typedef struct region {
     _Alignas(16) unsigned char pre_copy[GOMP_PRE_MAX];
 } region;
 
+/* A member's ICVs from before the region, restored when it leaves the
+ * team: after the closing barrier, so that the region's tasks that run
+ * there see the region's ICVs. Nested regions on one thread leave in
+ * the reverse order of their entries (a stack; nodes are reused). */
+typedef struct saved_icv {
+    struct saved_icv *next;
+    gomp_icv icv;
+} saved_icv;
+
+static _Thread_local saved_icv *saved_top, *saved_free;
+
 static void run_region(void *ctx)
 {
     region *r = ctx;
-    gomp_icv saved = *gomp_icv_get();
+    saved_icv *s = saved_free;
+    if (s)
+        saved_free = s->next;
+    else if (!(s = malloc(sizeof *s)))
+        gomp_fatal("out of memory for a region member's ICVs");
+    s->icv = *gomp_icv_get();
+    s->next = saved_top;
+    saved_top = s;
     gomp_icv_inherit(&r->icv);
     if (r->pre)
         r->pre(r->pre_arg);
     r->fn(r->data);
-    *gomp_icv_get() = saved;
+}
+
+static void leave_region(void *ctx)
+{
+    (void)ctx;
+    saved_icv *s = saved_top;
+    *gomp_icv_get() = s->icv;
+    saved_top = s->next;
+    s->next = saved_free;
+    saved_free = s;
 }
 
 static par_team_mode region_mode(const gomp_icv *v)
@@ -39,11 +66,16 @@ static par_team_mode region_mode(const gomp_icv *v)
 void gomp_parallel_run(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags,
                        void (*pre)(const void *), const void *pre_arg)
 {
-    (void)flags;
     gomp_icv *v = gomp_icv_get();
     region r = {fn, data, *v, pre, pre_arg, {0}, NULL, {0}};
+    /* The proc_bind clause (flags' low bits) is the region's bind-var
+     * unless binding is off, as in libgomp; OMP_PROC_BIND's list for the
+     * new level still wins (gomp_icv_inherit). */
+    if (r.icv.bind != 0 && (flags & 7) != 0)
+        r.icv.bind = (int)(flags & 7);
     unsigned n = num_threads ? num_threads : v->nthreads;
-    int rc = par_parallel(gomp_pool(), n, run_region, &r, region_mode(v), "GOMP_parallel");
+    int rc = par_parallel_hooked(gomp_pool(), n, run_region, leave_region, &r, region_mode(v),
+                                 "GOMP_parallel");
     if (rc != UP_OK)
         gomp_fatal("a parallel region of %u threads cannot run: %s", n, up_last_error());
 }
@@ -103,7 +135,8 @@ GOMP_API void GOMP_parallel_end(void)
 }
 
 /* GCC passes num_threads 1 for a false if clause, 0 for no clause; the
- * low bits of flags are the proc_bind clause (binding is the pool's). */
+ * low bits of flags are the proc_bind clause (the workers' binding is the
+ * pool's). */
 GOMP_API void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags)
 {
     gomp_parallel_run(fn, data, num_threads, flags, NULL, NULL);

@@ -415,15 +415,26 @@ static void put(char *out, size_t size, size_t *n, const char *text)
             out[*n] = *text;
 }
 
-/* One field: flags and width, then its value as text. */
+/* One field: flags and width, then its value as text. Zeros pad numbers
+ * only (host and affinity pad with blanks), after the sign or the 0x of
+ * a thread id, as libgomp pads them. */
 static void field(char *out, size_t size, size_t *n, int zero, int right, long width,
-                  const char *value)
+                  const char *value, int number)
 {
     long len = (long)strlen(value);
-    char pad[2] = {zero ? '0' : ' ', '\0'};
-    if (right)
+    if (zero && number) {
+        size_t lead = value[0] == '-' ? 1 : (value[0] == '0' && value[1] == 'x') ? 2 : 0;
+        char head[3] = {0};
+        memcpy(head, value, lead);
+        put(out, size, n, head);
         for (long i = len; i < width; i++)
-            put(out, size, n, pad);
+            put(out, size, n, "0");
+        put(out, size, n, value + lead);
+        return;
+    }
+    if (right || zero)
+        for (long i = len; i < width; i++)
+            put(out, size, n, " ");
     put(out, size, n, value);
     if (!right)
         for (long i = len; i < width; i++)
@@ -518,7 +529,7 @@ static size_t format_affinity(char *out, size_t size, const char *fmt)
                 CPU_ZERO(&mine);
             set_text(&mine, value, sizeof value);
         }
-        field(out, size, &n, zero, right, width, value);
+        field(out, size, &n, zero, right, width, value, types[k].c != 'H' && types[k].c != 'A');
     }
     if (size)
         out[n < size ? n : size - 1] = '\0';

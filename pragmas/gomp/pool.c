@@ -1,5 +1,6 @@
 /* The pool OpenMP regions run on (gomp.h). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,10 +10,12 @@
 /* The longest timeout up_config accepts (30 days): never, for a run. */
 #define NEVER_NS (30ull * 24 * 3600 * 1000000000ull)
 
-static up_pool *process_pool;
-static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+/* The process's pool: made on first use, and again after a pause
+ * (gomp_pool_pause) released it. */
+static _Atomic(up_pool *) process_pool;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void make_pool(void)
+static up_pool *make_pool(void)
 {
     up_config cfg;
     /* A malformed UP_* variable is reported by up_config_init itself; the
@@ -32,9 +35,11 @@ static void make_pool(void)
     if (!getenv("UP_EXTRA_IDLE_TIMEOUT"))
         cfg.extra_idle_timeout_ns = NEVER_NS;
     gomp_check_alone("at the first parallel region");
-    int rc = up_pool_create(&process_pool, &cfg);
+    up_pool *p;
+    int rc = up_pool_create(&p, &cfg);
     if (rc != UP_OK)
         gomp_fatal("cannot create the OpenMP pool: %s (%s)", up_strerror(rc), up_last_error());
+    return p;
 }
 
 up_pool *gomp_pool(void)
@@ -42,8 +47,37 @@ up_pool *gomp_pool(void)
     up_pool *mine = up_current_pool();
     if (mine)
         return mine;
-    pthread_once(&pool_once, make_pool);
-    return process_pool;
+    up_pool *p = atomic_load_explicit(&process_pool, memory_order_acquire);
+    if (p)
+        return p;
+    pthread_mutex_lock(&pool_lock);
+    p = atomic_load_explicit(&process_pool, memory_order_relaxed);
+    if (!p) {
+        p = make_pool();
+        atomic_store_explicit(&process_pool, p, memory_order_release);
+    }
+    pthread_mutex_unlock(&pool_lock);
+    return p;
+}
+
+int gomp_pool_pause(void)
+{
+    par_thread *th = par_tls;
+    if ((th && (th->level > 0 || th->c.team)) || up_current_pool())
+        return -1;
+    pthread_mutex_lock(&pool_lock);
+    up_pool *p = atomic_exchange_explicit(&process_pool, NULL, memory_order_acq_rel);
+    pthread_mutex_unlock(&pool_lock);
+    if (p) {
+        int rc = up_pool_destroy(p);
+        if (rc != UP_OK)
+            gomp_fatal("omp_pause_resource: the OpenMP pool cannot be released: %s (%s)",
+                       up_strerror(rc), up_last_error());
+    }
+    /* The next region's threads are new: none is the member it was. */
+    if (th)
+        th->tp_last_pool = NULL;
+    return 0;
 }
 
 void gomp_fatal(const char *fmt, ...)

@@ -23,11 +23,24 @@ GOMP_API int omp_in_parallel(void)
     return th && th->c.team && th->c.team->active > 0;
 }
 
-GOMP_API int omp_get_level(void)
+/* OpenMP's nesting level: the regions enclosing t, up to the initial
+ * thread (a target region's, whose teams have no outer one: the layer's
+ * level, which keeps counting there for its deques, does not say it). */
+static unsigned level_of(const par_team *t)
+{
+    unsigned n = 0;
+    for (; t; t = t->outer)
+        n++;
+    return n;
+}
+
+unsigned gomp_level(void)
 {
     par_thread *th = par_tls;
-    return th && th->c.team ? (int)th->c.team->level : 0;
+    return th ? level_of(th->c.team) : 0;
 }
+
+GOMP_API int omp_get_level(void) { return (int)gomp_level(); }
 
 GOMP_API int omp_get_active_level(void)
 {
@@ -42,10 +55,11 @@ static par_team *ancestor(int level, unsigned *member)
 {
     par_thread *th = par_tls;
     par_team *t = th ? th->c.team : NULL;
-    if (!t || level < 1 || (unsigned)level > t->level)
+    unsigned cur = level_of(t);
+    if (!t || level < 1 || (unsigned)level > cur)
         return NULL;
     *member = th->c.member;
-    while (t->level > (unsigned)level) {
+    for (; cur > (unsigned)level; cur--) {
         *member = t->outer_member;
         t = t->outer;
     }
@@ -85,19 +99,18 @@ GOMP_API int omp_get_initial_device(void) { return omp_get_num_devices(); }
 GOMP_API int omp_get_device_num(void) { return omp_get_initial_device(); }
 GOMP_API int omp_is_initial_device(void) { return 1; }
 
-/* The pool keeps its threads: a pause releases nothing, which the
- * specification allows for the host; libgomp answers -1 for any device
- * but the initial one and 0 for the host. */
+/* A pause, soft or hard, ends the OpenMP pool's threads (gomp_pool_pause);
+ * -1 for any device but the initial one, as libgomp answers. */
 GOMP_API int omp_pause_resource(int kind, int device)
 {
     (void)kind;
-    return device == omp_get_initial_device() ? 0 : -1;
+    return device == omp_get_initial_device() ? gomp_pool_pause() : -1;
 }
 
 GOMP_API int omp_pause_resource_all(int kind)
 {
     (void)kind;
-    return 0;
+    return gomp_pool_pause();
 }
 
 GOMP_API double omp_get_wtime(void) { return (double)up__now_ns() * 1e-9; }

@@ -343,6 +343,10 @@ GOMP_API void GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
     gomp_icv *v = gomp_icv_get();
     unsigned saved_num = v->num_teams, saved_team = v->team_num;
     unsigned saved_limit = v->limits.thread_limit;
+    int nteams, teams_limit;
+    gomp_env_teams(&nteams, &teams_limit);
+    if (!thread_limit && teams_limit > 0)
+        thread_limit = (unsigned)teams_limit; /* teams-thread-limit-var, as libgomp */
     for (unsigned k = 0; k < num_teams; k++) {
         v = gomp_icv_get();
         v->num_teams = num_teams;
@@ -478,26 +482,25 @@ GOMP_API int omp_target_disassociate_ptr(const void *ptr, int device)
     return EINVAL;
 }
 
-/* The error directive at run time: a message, and for severity(fatal) the
- * end of the program, as libgomp does. msglen (size_t)-1: NUL-terminated. */
-static void directive_message(const char *kind, const char *msg, size_t msglen)
+/* The error directive at run time: libgomp's exact text (a blank line
+ * before each message, which programs' expected outputs match), and for
+ * severity(fatal) the end of the program. msglen (size_t)-1: NUL-terminated. */
+static void directive_message(const char *prefix, const char *msg, size_t msglen)
 {
     if (msg && msglen == (size_t)-1)
         msglen = strlen(msg);
-    if (msg)
-        fprintf(stderr, "ultrapool libgomp: %s: error directive encountered: %.*s\n", kind,
-                (int)(msglen > INT_MAX ? INT_MAX : msglen), msg);
-    else
-        fprintf(stderr, "ultrapool libgomp: %s: error directive encountered\n", kind);
+    fprintf(stderr, "\nlibgomp: %serror directive encountered", prefix);
+    if (msg) {
+        fputs(": ", stderr);
+        fwrite(msg, 1, msglen, stderr);
+    }
+    fputc('\n', stderr);
 }
 
-GOMP_API void GOMP_warning(const char *msg, size_t msglen)
-{
-    directive_message("warning", msg, msglen);
-}
+GOMP_API void GOMP_warning(const char *msg, size_t msglen) { directive_message("", msg, msglen); }
 
 GOMP_API void GOMP_error(const char *msg, size_t msglen)
 {
-    directive_message("fatal error", msg, msglen);
+    directive_message("fatal error: ", msg, msglen);
     exit(EXIT_FAILURE);
 }

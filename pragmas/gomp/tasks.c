@@ -27,7 +27,10 @@ static void inline_run(void *words)
 {
     void (*fn)(void *);
     memcpy(&fn, words, sizeof fn);
+    gomp_icv_scope scope;
+    gomp_icv_scope_enter(&scope);
     fn((char *)words + 8);
+    gomp_icv_scope_leave(&scope);
 }
 
 /* An allocated block: this header, then the block at arg. */
@@ -39,8 +42,12 @@ typedef struct box {
 static void box_handler(void *data, int run)
 {
     box *b = data;
-    if (run)
+    if (run) {
+        gomp_icv_scope scope;
+        gomp_icv_scope_enter(&scope);
         b->fn(b->arg);
+        gomp_icv_scope_leave(&scope);
+    }
     free(b);
 }
 
@@ -305,7 +312,3 @@ GOMP_API void omp_fulfill_event(uintptr_t event)
         gomp_fatal("omp_fulfill_event: %p event is invalid or has already been fulfilled",
                    (void *)event);
 }
-
-/* gfortran's omp_lib passes the handle by value (omp_lib.f90's interface
- * says value), so the Fortran name is the same call. */
-GOMP_API void omp_fulfill_event_(uintptr_t event) { omp_fulfill_event(event); }

@@ -210,6 +210,7 @@ typedef struct par_ctx {
 struct par_team {
     up_pool *pool;         /* (ro) */
     up_region_fn fn;       /* (ro) */
+    up_region_fn leave;    /* (ro) NULL, or each member's last step (par_parallel_leave) */
     void *ctx;             /* (ro) */
     unsigned requested;    /* (ro) */
     unsigned level;        /* (ro) OpenMP's nesting level */
@@ -466,6 +467,11 @@ int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, p
 int par_parallel_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx,
                        par_team_mode mode, const char *who);
 int par_parallel_leave(const char *who);
+/* par_parallel where every member, after the closing barrier (the tasks
+ * of the region all done), runs leave(ctx) before it leaves the team:
+ * where an ABI restores per-thread state that the region's tasks use. */
+int par_parallel_hooked(up_pool *pool, unsigned nthreads, up_region_fn fn, up_region_fn leave,
+                        void *ctx, par_team_mode mode, const char *who);
 void par_barrier(par_thread *th);
 
 /* The deque of records (deque.h's conventions, UP__DEQUE_* codes). */

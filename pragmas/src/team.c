@@ -111,6 +111,8 @@ static void member_leave(par_thread *th, par_team *t, par_frame *root, const par
 {
     par_barrier(th);
     par_join(th, root); /* the barrier waited; this drops the dependency table */
+    if (t->leave)
+        t->leave(t->ctx);
     /* A member that left the barrier may still be in a steal attempt on
      * another member's deque. Nobody reuses its deque (in its next region)
      * before every member has said it stopped looking. */
@@ -359,8 +361,8 @@ static void number_members(par_team *t, unsigned size)
 /* Gathers the team and enters it as member 0 (par_parallel_enter): *out
  * is the team, or NULL when an OpenMP backend ran the whole region
  * (possible only when !split). */
-static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx,
-                        par_team_mode mode, const char *who, int split, par_team **out)
+static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, up_region_fn leave,
+                        void *ctx, par_team_mode mode, const char *who, int split, par_team **out)
 {
     *out = NULL;
     int exact = mode == PAR_TEAM_EXACT;
@@ -381,9 +383,9 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, void 
         return UP_EINVAL;
     }
     const up_omp_ops *omp = par_omp();
-    if (omp && mode != PAR_TEAM_FULL && split) {
-        up__set_error("%s: a region whose master runs outside the call needs ultrapool's own "
-                      "teams, not the %s backend",
+    if (omp && mode != PAR_TEAM_FULL && (split || leave)) {
+        up__set_error("%s: a region whose master runs outside the call, or whose members "
+                      "run a leave hook, needs ultrapool's own teams, not the %s backend",
                       who, omp->runtime);
         return UP_EINVAL;
     }
@@ -441,6 +443,7 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, void 
     memset(members, 0, nthreads * sizeof *members);
     t->pool = pool;
     t->fn = fn;
+    t->leave = leave;
     t->ctx = ctx;
     t->requested = nthreads;
     t->level = level; /* any depth: only the deque cache stops at PAR_MAX_LEVELS */
@@ -568,11 +571,11 @@ static void region_leave(par_thread *th, par_team *t)
     group_give(cg, extra);
 }
 
-int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, par_team_mode mode,
-                 const char *who)
+int par_parallel_hooked(up_pool *pool, unsigned nthreads, up_region_fn fn, up_region_fn leave,
+                        void *ctx, par_team_mode mode, const char *who)
 {
     par_team *t;
-    int rc = region_enter(pool, nthreads, fn, ctx, mode, who, 0, &t);
+    int rc = region_enter(pool, nthreads, fn, leave, ctx, mode, who, 0, &t);
     if (rc != UP_OK || !t)
         return rc;
     fn(ctx);
@@ -580,11 +583,17 @@ int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, p
     return UP_OK;
 }
 
+int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, par_team_mode mode,
+                 const char *who)
+{
+    return par_parallel_hooked(pool, nthreads, fn, NULL, ctx, mode, who);
+}
+
 int par_parallel_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx,
                        par_team_mode mode, const char *who)
 {
     par_team *t;
-    return region_enter(pool, nthreads, fn, ctx, mode, who, 1, &t);
+    return region_enter(pool, nthreads, fn, NULL, ctx, mode, who, 1, &t);
 }
 
 int par_parallel_leave(const char *who)
