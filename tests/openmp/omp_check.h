@@ -1,8 +1,9 @@
 /* Shared by the OpenMP tests: they run on ultrapool's libgomp.so.1 (ctest
  * puts its folder first on LD_LIBRARY_PATH) and say so, else fail. Two
- * kinds of check: CHECK stops at the first failure; EXPECT counts
- * failures (printing the first 20 with a message) so that a test reports
- * every broken case, and omp_report turns the count into the exit code. */
+ * kinds of check: CHECK (tests/common/check.h) stops at the first
+ * failure; EXPECT counts failures (printing the first 20 with a message)
+ * so that a test reports every broken case, and omp_report turns the
+ * count into the exit code. */
 #ifndef OMP_CHECK_H
 #define OMP_CHECK_H
 
@@ -10,13 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "../common/check.h" /* CHECK: the project's, stops at the first failure */
 
 static int omp_failures;
 
