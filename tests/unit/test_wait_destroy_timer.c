@@ -90,7 +90,17 @@ int main(void)
         atomic_store(&part, k);
         atomic_store(&swept, 0);
         atomic_store(&waited_rc, 1);
+        /* The previous part's threads may still be listed (qemu-user):
+         * count once the list has settled (the same over 100 ms). */
         int before = threads_now();
+        for (uint64_t w0 = test_now_ns();
+             test_now_ns() - w0 < 2000000000ull * test_time_factor();) {
+            test_sleep_ms(100);
+            int now = threads_now();
+            if (now == before)
+                break;
+            before = now;
+        }
         up_pool *p = pool =
             test_fixed_pool(2); /* one worker holds the task, one runs the sweep's */
         int events = k != PART_SLEEP_FIRST_WAIT;
@@ -104,10 +114,12 @@ int main(void)
         CHECK_EQ(up_pool_destroy(p), UP_OK);
         double s = (double)(test_now_ns() - t0) / 1e9;
         /* A joined thread can stay listed a moment longer (qemu-user
-         * ends its host thread after the join); a leaked one stays. */
+         * ends its host thread after the join); a leaked one stays. So
+         * can one of the previous part's pool when `before` is counted,
+         * and be gone now: fewer threads than before is no leak. */
         int after = threads_now(), rc = atomic_load(&waited_rc);
         for (uint64_t w0 = test_now_ns();
-             after != before && test_now_ns() - w0 < 2000000000ull * test_time_factor();
+             after > before && test_now_ns() - w0 < 2000000000ull * test_time_factor();
              after = threads_now())
             test_sleep_ms(10);
         printf("%s: destroy %.3f s, the wait returned %d, threads %d before the pool, %d "
@@ -119,7 +131,7 @@ int main(void)
          * ends (early, like a parked one the destroy releases). */
         CHECK(k == PART_TIMED_WAIT ? rc == UP_ECANCELED : rc == UP_OK);
         /* Every thread the pool started was joined: the timer thread too. */
-        CHECK_EQ(after, before);
+        CHECK(after <= before);
         if (events) {
             up_event_destroy(cancel_ev);
             up_event_destroy(never_ev);
