@@ -31,14 +31,42 @@ typedef struct saved_icv {
 
 static _Thread_local saved_icv *saved_top, *saved_free;
 
+/* A pool worker that retires, or any thread that ends, frees its nodes:
+ * the key's value is the thread's free list (every node is on it between
+ * regions). */
+static pthread_key_t saved_key;
+static pthread_once_t saved_key_once = PTHREAD_ONCE_INIT;
+
+static void saved_free_all(void *list)
+{
+    saved_icv *s = *(saved_icv **)list;
+    while (s) {
+        saved_icv *next = s->next;
+        free(s);
+        s = next;
+    }
+    *(saved_icv **)list = NULL;
+}
+
+static void saved_make_key(void) { pthread_key_create(&saved_key, saved_free_all); }
+
+static saved_icv *saved_new(void)
+{
+    pthread_once(&saved_key_once, saved_make_key);
+    saved_icv *s = malloc(sizeof *s);
+    if (!s || pthread_setspecific(saved_key, &saved_free) != 0)
+        gomp_fatal("out of memory for a region member's ICVs");
+    return s;
+}
+
 static void run_region(void *ctx)
 {
     region *r = ctx;
     saved_icv *s = saved_free;
     if (s)
         saved_free = s->next;
-    else if (!(s = malloc(sizeof *s)))
-        gomp_fatal("out of memory for a region member's ICVs");
+    else
+        s = saved_new();
     s->icv = *gomp_icv_get();
     s->next = saved_top;
     saved_top = s;

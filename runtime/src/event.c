@@ -156,7 +156,9 @@ int up_submit_on(up_pool *p, up_event *ev, up_fn fn, void *arg)
     up__wrec *r = up__wait_record(ws, fn, arg, "submit_on", &rc);
     if (!r)
         return rc;
-    up__event_push(ev, r, h);
+    /* The head read before the record existed may be a released record
+     * whose memory r now reuses: push from a fresh read. */
+    up__event_push(ev, r, up__load_acquire(&ev->head));
     return UP_OK;
 }
 
