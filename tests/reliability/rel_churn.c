@@ -42,7 +42,7 @@ int main(void)
 {
     uint64_t seed = test_seed();
     /* Each cycle starts and joins threads, slow on a busy machine: the run
-     * ends after the cycles asked or 60 s of them (UP_TEST_CHURN_BUDGET_MS),
+     * ends after the cycles asked or 20 s of them (UP_TEST_CHURN_BUDGET_MS),
      * whichever comes first, and after at least 50. */
     int asked = (int)test_size("UP_TEST_CHURN_CYCLES", 2000), cycles = 0;
     /* One cycle first: a sanitizer's runtime may start a thread of its
@@ -53,7 +53,7 @@ int main(void)
     test_sleep_ms(10);
     int before = thread_count();
     long tasks = 0;
-    test_budget budget = test_budget_start("UP_TEST_CHURN_BUDGET_MS", 60000, 50);
+    test_budget budget = test_budget_start("UP_TEST_CHURN_BUDGET_MS", 20000, 50);
     for (int c = 0; c < asked && test_budget_left(&budget, (uint64_t)c); c++, cycles++) {
         up_config cfg;
         up_config_init(&cfg);
