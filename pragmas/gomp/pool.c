@@ -69,14 +69,14 @@ int gomp_pool_pause(void)
     up_pool *p = atomic_exchange_explicit(&process_pool, NULL, memory_order_acq_rel);
     pthread_mutex_unlock(&pool_lock);
     if (p) {
+        /* Docked region members are inside pool tasks: released first,
+         * they go back to the loop and the destroy can end them. */
+        par_crews_release(p);
         int rc = up_pool_destroy(p);
         if (rc != UP_OK)
             gomp_fatal("omp_pause_resource: the OpenMP pool cannot be released: %s (%s)",
                        up_strerror(rc), up_last_error());
     }
-    /* The next region's threads are new: none is the member it was. */
-    if (th)
-        th->tp_last_pool = NULL;
     return 0;
 }
 

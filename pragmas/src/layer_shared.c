@@ -42,6 +42,8 @@ int up__help_enter(void) { return up_layer_help_enter(); }
 
 void up__help_leave(void) { up_layer_help_leave(); }
 
+int up__worker_at_loop(const up_pool *p) { return up_layer_worker_at_loop(p); }
+
 void up__set_cancel_hook(int (*fn)(void)) { up_layer_set_cancel_hook(fn); }
 
 void up__set_pinned_hook(int (*fn)(void)) { up_layer_set_pinned_hook(fn); }

@@ -80,6 +80,7 @@ typedef struct par_group par_group;
 typedef struct par_node par_node;
 typedef struct par_deptable par_deptable;
 typedef struct par_member par_member;
+typedef struct par_crew par_crew;
 
 /* A task as it sits in a deque: what to run, with what, for whom. In the
  * deque's terms (deque.h) a record of PAR_TASK_HDR header words, the last
@@ -146,7 +147,11 @@ struct par_member {
      * (index), published with running. */
     _Atomic unsigned pref; /* (atomic) */
     unsigned index;        /* (ro once running is set) */
-    char reduce[2][256];   /* (owner writes, all read after a barrier) */
+    /* The slot's thread, and whether it docks after the region (crew.c):
+     * both written before its arrival in left, read by the master after. */
+    par_thread *th;
+    int docks;
+    char reduce[2][256]; /* (owner writes, all read after a barrier) */
 };
 
 #define PAR_PREF_NONE 1
@@ -220,18 +225,17 @@ struct par_team {
     /* Gathering: state = (closed << 31) | joined; members claim an index
      * with a CAS while it is open, the master closes it. */
     _Atomic uint32_t state;
-    _Atomic unsigned size; /* (atomic) final team size, set when closed */
-    _Atomic int running;   /* (atomic) 1 once members may start */
-    _Atomic int abandoned; /* (atomic) set before running: members leave at once */
-    _Atomic unsigned left; /* (atomic) members done with the region */
-    par_member *members;   /* (ro) requested slots, by join order; member numbers in index */
-    /* Stable teams (team.c): the master's thread, this region's number in
-     * its sequence of top-level regions, and that of the previous one when
-     * it had the same pool and size (0: none), whose members come back. */
+    _Atomic unsigned size;    /* (atomic) final team size, set when closed */
+    _Atomic int running;      /* (atomic) 1 once members may start */
+    _Atomic int abandoned;    /* (atomic) set before running: members leave at once */
+    _Atomic unsigned left;    /* (atomic) members done with the region */
+    par_member *members;      /* (ro) requested slots, by join order; member numbers in index */
     const par_thread *master; /* (ro) compared, never dereferenced by members */
-    uint64_t gen, gen_prev;   /* (ro) */
-    uint64_t born;            /* (ro) up__now_ns() at creation */
-    par_team_mode mode;       /* (ro) */
+    /* (ro) A docking team (crew.c): a top-level full region opened by a
+     * thread outside the pool, whose members wait in its master's crew
+     * for the next region. */
+    int dock;
+    par_team_mode mode; /* (ro) */
     /* OpenMP's contention group, for the thread limit (env.c): cg points
      * to the counter of the top-level team, cg_used, which counts the
      * threads in use by that region and every region nested in it. active
@@ -315,17 +319,15 @@ struct par_thread {
     par_deptable *free_tables;
     par_team *release_to; /* (owner) while set, ready tasks go to this team's shared queue */
     up__parker *pk;       /* (ro) where it sleeps in wait.c: its worker's, or its own */
-    /* (owner) Stable teams (team.c). As a member: the master and region of
-     * its last top-level full team, and its member number there. As a
-     * master: its count of top-level full regions, and the pool, size and
-     * number of the last one. */
-    const par_thread *tp_master;
-    uint64_t tp_gen;
-    unsigned tp_member;
-    uint64_t tp_count, tp_last_gen;
-    const up_pool *tp_last_pool;
-    unsigned tp_last_size;
-    uint64_t spin_since; /* (owner) when the current wait's spinning began */
+    uint64_t spin_since;  /* (owner) when the current wait's spinning began */
+    /* Docking (crew.c). As a docked member: its dock word (PAR_DOCK_* or
+     * the team posted to it), the member number it is posted for, and the
+     * pool it parks in. As a master: its crew. */
+    _Alignas(PAR_LINE) _Atomic uintptr_t dock;
+    unsigned dock_index; /* (master writes before the post; member reads after) */
+    up_pool *dock_pool;  /* (owner) */
+    int dock_ok;         /* (owner) this member part may dock at its end */
+    par_crew *crew;      /* (owner, and crew.c's lock for a release) */
 };
 
 par_thread *par_self(void); /* creates the thread's context on first use */
@@ -400,6 +402,9 @@ void par_relax(unsigned *spins);
  * concerns it. ready must read with seq_cst loads: it is the condition's
  * last look. */
 typedef int (*par_ready_fn)(par_thread *th, void *arg);
+/* par_idle's spin: one step while th's wait (begun at *spins == 0) is
+ * within budget rounds and the time bounds, then 0: time to park. */
+int par_spin(par_thread *th, unsigned *spins, unsigned budget);
 void par_idle(par_thread *th, par_member *slot, unsigned *spins, par_ready_fn ready, void *arg,
               int helping, uint64_t deadline);
 /* Takes a slot for th (before anyone may wake it there). */
@@ -473,6 +478,34 @@ int par_parallel_leave(const char *who);
 int par_parallel_hooked(up_pool *pool, unsigned nthreads, up_region_fn fn, up_region_fn leave,
                         void *ctx, par_team_mode mode, const char *who);
 void par_barrier(par_thread *th);
+/* A member part on th, joining t with the number wish pref (PAR_PREF_NONE
+ * or number + 2) if t is still gathering; drops the reference th held. */
+void par_member_run(par_thread *th, par_team *t, unsigned pref);
+
+/* crew.c: docking, a top-level team's members kept for the master's next
+ * region (the file says how). The dock word's states; any other value is
+ * the team posted to the docked thread. */
+#define PAR_DOCK_NONE  0u /* not docked */
+#define PAR_DOCK_WAIT  1u /* docked, spinning */
+#define PAR_DOCK_SLEEP 2u /* docked, parked: a post owes a wake-up */
+#define PAR_DOCK_FREE  3u /* released to the pool */
+/* Whether a region opened here, in outer at level in mode, docks. */
+int par_dock_allowed(const par_team *outer, unsigned level, par_team_mode mode);
+/* Posts t to the master's docked members 1 .. n-1 (t->refs counts each
+ * post); returns how many took it, for whom no member task is queued. */
+unsigned par_crew_post(par_thread *master, par_team *t, unsigned n);
+/* After the region's last member left: the docked members join the crew. */
+void par_crew_update(par_thread *master, par_team *t);
+/* In a member's leaving, before its arrival in left: records its thread
+ * in its slot and docks it if it may (th->dock_ok, t->dock). */
+void par_dock_mark(par_thread *th, par_team *t, par_member *slot);
+/* After a docked member's part: waits for posts and runs them, until
+ * released or a part ends without docking. */
+void par_dock_serve(par_thread *th);
+/* Releases the master's crew and frees it (its thread ends). */
+void par_crew_drop(par_thread *master);
+/* Releases every crew whose threads work for pool (before its destroy). */
+void par_crews_release(const up_pool *pool);
 
 /* The deque of records (deque.h's conventions, UP__DEQUE_* codes). */
 static inline int par_deque_pop(up__deque *d, par_task *out)

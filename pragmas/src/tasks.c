@@ -25,6 +25,7 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static void thread_exit(void *arg)
 {
     par_thread *th = arg;
+    par_crew_drop(th); /* its docked members go back to the pool */
     for (int i = 0; i < PAR_MAX_LEVELS; i++)
         if (th->dqs[i]) {
             up__deque_free(th->dqs[i]);

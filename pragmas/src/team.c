@@ -23,9 +23,6 @@
 /* How long a top-level region waits for the pool's workers to take its
  * member tasks before it asks the pool to start more (recruit.h). */
 #define GATHER_GRACE_NS 1000000u
-/* How long after a stable team's start a worker that was not in the
- * previous region leaves the member tasks to those that were. */
-#define STABLE_WAIT_NS 50000000u
 
 static unsigned default_threads(void)
 {
@@ -117,6 +114,7 @@ static void member_leave(par_thread *th, par_team *t, par_frame *root, const par
      * another member's deque. Nobody reuses its deque (in its next region)
      * before every member has said it stopped looking. */
     unsigned size = atomic_load_explicit(&t->size, memory_order_relaxed);
+    par_dock_mark(th, t, th->c.slot); /* published by the arrival */
     if (up__fetch_add_seqcst(&t->left, 1) == size - 1) {
         par_wake_team(t, th->c.slot); /* publish, then wake (wait.c) */
     } else {
@@ -125,12 +123,6 @@ static void member_leave(par_thread *th, par_team *t, par_frame *root, const par
             par_idle(th, th->c.slot, &spins, all_left, t, 0, UINT64_MAX);
     }
     atomic_store_explicit(&th->c.slot->dq, NULL, memory_order_release);
-    unsigned idx = th->c.member;
-    if (t->gen && idx != 0) { /* what the next region of this master asks for */
-        th->tp_master = t->master;
-        th->tp_gen = t->gen;
-        th->tp_member = idx;
-    }
     th->c = *saved;
     th->level = saved_level[0];
     th->depth = saved_level[1];
@@ -147,11 +139,25 @@ static void run_member(par_thread *th, par_team *t, unsigned slot)
     member_leave(th, t, &root, &saved, saved_level);
 }
 
-/* Does th hold a member number of the previous region of t's master,
- * which t's members are to get back? */
-static int holds_number(const par_thread *th, const par_team *t)
+void par_member_run(par_thread *th, par_team *t, unsigned pref)
 {
-    return t->gen_prev && th->tp_master == t->master && th->tp_gen == t->gen_prev;
+    uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
+    while (!(st & CLOSED)) {
+        /* A seq_cst CAS, then the look at whether the master parked
+         * waiting for it (wait.c). */
+        if (up__cas_weak_seqcst(&t->state, &st, st + 1)) {
+            par_slot_take(&t->members[st], t, th);
+            atomic_store_explicit(&t->members[st].pref, pref, memory_order_release);
+            par_wake_slot(&t->members[0]);
+            unsigned spins = 0;
+            while (!atomic_load_explicit(&t->running, memory_order_acquire))
+                par_idle(th, &t->members[st], &spins, started, t, 0, UINT64_MAX);
+            if (!atomic_load_explicit(&t->abandoned, memory_order_relaxed))
+                run_member(th, t, st);
+            break;
+        }
+    }
+    drop_ref(t);
 }
 
 static void member_task(void *arg)
@@ -164,35 +170,15 @@ static void member_task(void *arg)
         drop_ref(t);
         return;
     }
-    /* A stable team wants the previous region's threads back (OpenMP's
-     * threadprivate data lives in them). A worker that was not one of them
-     * hands the member task back to the pool, for STABLE_WAIT_NS after the
-     * region began, so that the thread that was takes it; then it joins,
-     * so a missing thread never blocks the region. */
-    if (th && t->gen_prev && !holds_number(th, t) && up__now_ns() - t->born < STABLE_WAIT_NS &&
-        !(atomic_load_explicit(&t->state, memory_order_acquire) & CLOSED) &&
-        up__submit_copy_nogrow(t->pool, member_task, &t, sizeof t) == UP_OK) {
-        sched_yield(); /* let the holder, woken by that submit, be first to it */
-        return;        /* the reference went with the task */
-    }
-    uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
-    while (!(st & CLOSED)) {
-        /* A seq_cst CAS, then the look at whether the master parked
-         * waiting for it (wait.c). */
-        if (up__cas_weak_seqcst(&t->state, &st, st + 1)) {
-            par_slot_take(&t->members[st], t, th);
-            unsigned pref = holds_number(th, t) ? th->tp_member + 2 : PAR_PREF_NONE;
-            atomic_store_explicit(&t->members[st].pref, pref, memory_order_release);
-            par_wake_slot(&t->members[0]);
-            unsigned spins = 0;
-            while (!atomic_load_explicit(&t->running, memory_order_acquire))
-                par_idle(th, &t->members[st], &spins, started, t, 0, UINT64_MAX);
-            if (!atomic_load_explicit(&t->abandoned, memory_order_relaxed))
-                run_member(th, t, st);
-            break;
-        }
-    }
-    drop_ref(t);
+    /* Only a part run straight from a worker's loop may dock at its end
+     * (crew.c); a nested member task keeps the flag of the part it is
+     * nested in. */
+    int outer_ok = th->dock_ok;
+    th->dock_ok = t->dock && up__worker_at_loop(t->pool);
+    par_member_run(th, t, PAR_PREF_NONE);
+    if (atomic_load_explicit(&th->dock, memory_order_relaxed) != PAR_DOCK_NONE)
+        par_dock_serve(th);
+    th->dock_ok = outer_ok;
 }
 
 /* A region on an OpenMP backend: the pool is only checked; the OpenMP
@@ -315,15 +301,15 @@ static int refuse_inactive(const par_env *env, unsigned max_active, const char *
 
 /* Member numbers, given by the master once the team is closed, before
  * running is published (which publishes them). Slots are in join order;
- * the master is slot and member 0. In a stable team (gen set) each member
- * that asks for the number it had in the previous region gets it when it
- * is in range and not taken, the others the free numbers in order; so
- * with the same threads back, every thread is the same member again. */
+ * the master is slot and member 0. In a docking team each member posted
+ * from the crew asks for the number it had (crew.c) and gets it, the
+ * others the free numbers in order; so every docked thread is the same
+ * member again. */
 static void number_members(par_team *t, unsigned size)
 {
     par_member *m = t->members;
     m[0].index = 0;
-    if (!t->gen) {
+    if (!t->dock) {
         for (unsigned s = 1; s < size; s++)
             m[s].index = s;
         return;
@@ -454,17 +440,7 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, up_re
     t->outer_member = outer ? th->c.member : 0;
     t->mode = mode;
     t->master = th;
-    t->born = up__now_ns();
-    if (mode == PAR_TEAM_FULL && level == 1 && nthreads > 1) {
-        /* OpenMP's threadprivate data persists from one region to the next
-         * of the same size: member i must be the same thread again. */
-        t->gen = ++th->tp_count;
-        if (th->tp_last_pool == pool && th->tp_last_size == nthreads)
-            t->gen_prev = th->tp_last_gen;
-        th->tp_last_pool = pool;
-        th->tp_last_size = nthreads;
-        th->tp_last_gen = t->gen;
-    }
+    t->dock = nthreads > 1 && par_dock_allowed(outer, level, mode);
     t->cg = cg ? cg : &t->cg_used; /* a top-level team counts its group */
     atomic_init(&t->cg_used, nthreads);
     for (unsigned i = 0; i < nthreads; i++)
@@ -482,14 +458,17 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, up_re
      * the previous region are on their way back); only then, or at once
      * if the pool has too few workers, does it ask for more (recruit.h).
      * A nested region submits as any task does and waits only briefly. */
+    /* The master's docked threads first, each to its old number; the
+     * queue's member tasks are for the rest. */
+    unsigned posted = t->dock ? par_crew_post(th, t, nthreads) : 0;
     unsigned submitted = 0;
-    for (unsigned i = 1; i < nthreads; i++) {
+    for (unsigned i = 1 + posted; i < nthreads; i++) {
         atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
         int rc = level == 1 ? up__submit_copy_nogrow(pool, member_task, &t, sizeof t)
                             : up_submit_copy(pool, member_task, &t, sizeof t);
         if (rc != UP_OK) {
             atomic_fetch_sub_explicit(&t->refs, 1, memory_order_relaxed);
-            if (rc == UP_ESTOPPED && submitted == 0) {
+            if (rc == UP_ESTOPPED && submitted == 0 && posted == 0) {
                 drop_ref(t);
                 group_give(cg, extra);
                 up__set_error("%s: the pool is stopped", who);
@@ -500,7 +479,7 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, up_re
         submitted++;
     }
     int asked = level != 1 || submitted == 0;
-    if (!asked && up__pool_workers(pool) < submitted) {
+    if (!asked && up__pool_workers(pool) < submitted + posted) {
         up_pool_reserve(pool, submitted);
         asked = 1;
     }
@@ -513,14 +492,18 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, up_re
     uint64_t deadline =
         mode == PAR_TEAM_FULL ? UINT64_MAX : start + (level == 1 ? 200000000u : 200000u);
     unsigned spins = 0;
-    gather g = {t, 1 + submitted};
+    gather g = {t, 1 + posted + submitted};
     for (;;) {
         unsigned joined = atomic_load_explicit(&t->state, memory_order_acquire) & ~CLOSED;
         uint64_t now = up__now_ns();
-        if (joined >= 1 + submitted || now >= deadline)
+        if (joined >= 1 + posted + submitted || now >= deadline)
             break;
         if ((!asked || mode == PAR_TEAM_FULL) && now - start >= GATHER_GRACE_NS) {
-            up_pool_reserve(pool, 1 + submitted - joined);
+            /* Only queued member tasks need workers: a posted thread is
+             * docked and on its way. */
+            unsigned missing = 1 + posted + submitted - joined;
+            if (submitted)
+                up_pool_reserve(pool, missing < submitted ? missing : submitted);
             asked = 1;
             start = now;
         }
@@ -567,6 +550,8 @@ static void region_leave(par_thread *th, par_team *t)
     unsigned extra = t->master_extra;
     _Atomic unsigned *cg = t->outer ? t->cg : NULL;
     member_leave(th, t, &t->master_root, &t->master_saved, t->master_level);
+    if (t->dock) /* every member has left: the docked ones are in their docks */
+        par_crew_update(th, t);
     drop_ref(t);
     group_give(cg, extra);
 }

@@ -165,8 +165,7 @@ static void park(par_thread *th, par_member *slot, par_ready_fn ready, void *arg
         unregister(th, slot); /* timed out: claimed meanwhile, or not */
 }
 
-void par_idle(par_thread *th, par_member *slot, unsigned *spins, par_ready_fn ready, void *arg,
-              int helping, uint64_t deadline)
+int par_spin(par_thread *th, unsigned *spins, unsigned budget)
 {
     /* Spinning lasts the pool's spin budget, and at least PAR_SPIN_NS: a
      * member parked at a barrier costs a wake-up (20-57 us between this
@@ -181,13 +180,20 @@ void par_idle(par_thread *th, par_member *slot, unsigned *spins, par_ready_fn re
      * whatever the count. */
     if (*spins == 0)
         th->spin_since = up__now_ns();
-    unsigned budget = slot->team->spin;
     uint64_t spun = (*spins & 31) == 0 && *spins ? up__now_ns() - th->spin_since : 0;
     if (spun < PAR_SPIN_MAX_NS &&
         (*spins < budget || (budget && ((*spins & 31) != 0 || spun < PAR_SPIN_NS)))) {
         up__spin_step(++*spins, 32);
-        return;
+        return 1;
     }
+    return 0;
+}
+
+void par_idle(par_thread *th, par_member *slot, unsigned *spins, par_ready_fn ready, void *arg,
+              int helping, uint64_t deadline)
+{
+    if (par_spin(th, spins, slot->team->spin))
+        return;
     if (!th->pk) {
         par_relax(spins);
         return;

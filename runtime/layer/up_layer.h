@@ -67,6 +67,13 @@ void up__set_error(const char *fmt, ...);
  * waiters and helping submitters (help.h says how the limit is chosen). */
 #include "../src/help.h"
 
+/* 1 when the calling thread is a worker of p running a task straight from
+ * its loop: not nested in another task's wait or in a submitter's helping.
+ * Only such a task may keep its thread after its work is done (a region
+ * member that docks for its master's next region, pragmas/src/crew.c):
+ * a nested one would hold up the wait it runs in. */
+int up__worker_at_loop(const up_pool *p);
+
 /* The one pseudo-random generator (up__rng_seed, up__rng_next,
  * up__rng_below; inline, a word of state per thread): for a thief's first
  * victim, as the pool's own workers choose theirs. */

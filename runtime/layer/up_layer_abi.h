@@ -33,6 +33,8 @@ UP_API void up_layer_waiter_wake(void *pk);
 /* The one bound on helping depth (help.h). */
 UP_API int up_layer_help_enter(void);
 UP_API void up_layer_help_leave(void);
+/* up_layer.h: up__worker_at_loop. */
+UP_API int up_layer_worker_at_loop(const up_pool *p);
 /* up_cancelled()'s taskgroup half (up_layer.h: up__set_cancel_hook). */
 UP_API void up_layer_set_cancel_hook(int (*fn)(void));
 /* up_layer.h: up__set_pinned_hook. */

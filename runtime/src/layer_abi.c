@@ -38,6 +38,8 @@ int up_layer_help_enter(void) { return up__help_enter(); }
 
 void up_layer_help_leave(void) { up__help_leave(); }
 
+int up_layer_worker_at_loop(const up_pool *p) { return up__worker_at_loop(p); }
+
 void up_layer_set_cancel_hook(int (*fn)(void)) { up__set_cancel_hook(fn); }
 
 void up_layer_set_pinned_hook(int (*fn)(void)) { up__set_pinned_hook(fn); }

@@ -62,3 +62,9 @@ int up__waiter_park(up_pool *p, up__parker *pk, uint64_t timeout_ns)
 }
 
 void up__waiter_wake(up__parker *pk) { up__parker_post(pk); }
+
+int up__worker_at_loop(const up_pool *p)
+{
+    up__worker *w = up__tls_worker;
+    return w && w->pool == p && up__help_depth() == 0;
+}

@@ -1,0 +1,119 @@
+/* Docked teams (pragmas/src/crew.c, docs/openmp.md, threadprivate): the
+ * members of a top-level region wait for their master's next one, parked
+ * and using no CPU, and go back to the pool when their master's thread
+ * ends or omp_pause_resource ends the pool's workers.
+ *   1. A master thread that ends releases its docked threads: the regions
+ *      main opens afterwards reuse them, the process gains no thread.
+ *   2. Idle: after a region, the docked members burn at most a little CPU
+ *      (their spin budget) while the master sleeps 300 ms.
+ *   3. A pause with docked threads returns, and ends them. */
+#include <dirent.h>
+#include <omp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "omp_check.h"
+
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+           ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+/* Regions of n threads; each member checks it is member i of a team of n. */
+static void regions(int n, int count)
+{
+    for (int r = 0; r < count; r++) {
+        int wrong = 0;
+#pragma omp parallel num_threads(n) reduction(+ : wrong)
+        wrong += omp_get_num_threads() != n;
+        EXPECT(wrong == 0, "a region of %d had another size", n);
+    }
+}
+
+/* The thread count once it has held still for 100 ms (a thread that ends
+ * leaves the list a little after its last instruction). */
+static int settled_count(void)
+{
+    int last = thread_count();
+    for (int i = 0; i < 50; i++) {
+        sleep_ms(100);
+        int now = thread_count();
+        if (now == last)
+            return now;
+        last = now;
+    }
+    return last;
+}
+
+static void *master_thread(void *arg)
+{
+    (void)arg;
+    regions(3, 20);
+    return NULL;
+}
+
+int main(void)
+{
+    require_ultrapool();
+    omp_set_dynamic(0);
+
+    /* 1. A master that ends, before main opened any region. Its two docked
+     * threads are released; main's first regions of 3, which have no
+     * crew of their own yet, then find them in the pool and need no new
+     * thread (held in the ended thread's dock, they would be missing). */
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, master_thread, NULL) == 0);
+    CHECK(pthread_join(t, NULL) == 0);
+    int before = settled_count();
+    regions(3, 20);
+    regions(3, 20);
+    int after = settled_count();
+    printf("figure: threads after the master thread ended %d, after main's regions %d\n", before,
+           after);
+    EXPECT(after <= before, "main's regions started %d more threads", after - before);
+
+    /* 2. Idle docked members. The spin budget is at most 1 ms per member
+     * (PAR_SPIN_MAX_NS); 60 ms of CPU in 300 ms would mean spinning. */
+    regions(3, 5);
+    double c0 = cpu_seconds();
+    sleep_ms(300);
+    double idle = cpu_seconds() - c0;
+    printf("figure: CPU used by 2 docked members while the master slept 300 ms: %.1f ms\n",
+           idle * 1e3);
+    EXPECT(idle < 0.06, "docked members used %.1f ms of CPU in 300 ms", idle * 1e3);
+
+    /* 3. A pause with docked members: returns, and ends the workers. */
+    regions(3, 5);
+    int docked = thread_count();
+    EXPECT(omp_pause_resource_all(omp_pause_soft) == 0, "pause refused");
+    int paused = settled_count();
+    printf("figure: threads with docked members %d, after the pause %d\n", docked, paused);
+    EXPECT(paused < docked, "the pause left %d threads (of %d)", paused, docked);
+    regions(3, 5); /* a new pool, new docks */
+    return omp_report("test_omp_dock");
+}
