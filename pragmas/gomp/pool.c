@@ -3,6 +3,7 @@
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "gomp.h"
@@ -25,11 +26,11 @@ static up_pool *make_pool(void)
      * pool reads) and UP_STACK_SIZE are unset. */
     if (!getenv("UP_STACK_SIZE") && !getenv("OMP_STACKSIZE") && gomp_env_get()->stacksize)
         cfg.stack_size = gomp_env_get()->stacksize;
-    /* OpenMP threads live until exit, as libgomp's do: a worker that held
-     * member i of a region must still be there for the next region, whose
-     * member i it becomes again, with its threadprivate (TLS) values
-     * (team.c). So this pool's workers do not retire, unless the user
-     * set the timeouts. */
+    /* OpenMP threads live until exit, as libgomp's do. Docked members
+     * (pragmas/src/crew.c) keep theirs while docked; the others, which a
+     * later region's queue takes, would lose their threadprivate (TLS)
+     * values by retiring. So this pool's workers do not retire, unless
+     * the user set the timeouts. */
     if (!getenv("UP_IDLE_TIMEOUT"))
         cfg.idle_timeout_ns = NEVER_NS;
     if (!getenv("UP_EXTRA_IDLE_TIMEOUT"))
@@ -69,9 +70,12 @@ int gomp_pool_pause(void)
     up_pool *p = atomic_exchange_explicit(&process_pool, NULL, memory_order_acq_rel);
     pthread_mutex_unlock(&pool_lock);
     if (p) {
-        /* Docked region members are inside pool tasks: released first,
-         * they go back to the loop and the destroy can end them. */
-        par_crews_release(p);
+        /* Docked region members are inside pool tasks: released, they go
+         * back to the loop and the destroy can end them. The stop comes
+         * first, so that a region another thread ends meanwhile docks
+         * nobody (crew.c). */
+        up_pool_stop(p);
+        par_crews_release(p, UINT_MAX);
         int rc = up_pool_destroy(p);
         if (rc != UP_OK)
             gomp_fatal("omp_pause_resource: the OpenMP pool cannot be released: %s (%s)",

@@ -35,6 +35,7 @@
  * parker. A docked thread is inside a pool task (its member task), so a
  * pool's destroy waits for it: the OpenMP pool's pause releases every crew
  * on it first (par_crews_release). */
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -42,7 +43,6 @@
 
 struct par_crew {
     pthread_mutex_t lock;
-    par_thread *master;
     up_pool *pool;   /* (lock) the pool its threads work for */
     par_thread **th; /* (lock) th[i]: docked as member i, or NULL; th[0] unused */
     unsigned cap;    /* (lock) entries in th */
@@ -80,33 +80,43 @@ unsigned par_crew_post(par_thread *master, par_team *t, unsigned n)
         return 0;
     unsigned posted = 0;
     pthread_mutex_lock(&c->lock);
-    if (c->pool == t->pool) {
+    /* A stopped pool (a pause under way) has released its crews: nothing
+     * docked is left to post. */
+    if (c->pool == t->pool && !up__pool_stopped(t->pool)) {
         for (unsigned i = 1; i < n && i < c->cap; i++) {
             par_thread *th = c->th[i];
             if (!th)
                 continue;
+            c->th[i] = NULL;
+            /* Docked (the invariant): only posters, under this lock, end
+             * a docking, so the state holds until the CAS. */
+            uintptr_t d = up__load_acquire(&th->dock);
+            up__assert_internal(d == PAR_DOCK_WAIT || d == PAR_DOCK_SLEEP);
+            if (d != PAR_DOCK_WAIT && d != PAR_DOCK_SLEEP)
+                continue;
             th->dock_index = i; /* read by th after the post's CAS */
             atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
-            c->th[i] = NULL;
-            if (post(th, (uintptr_t)t)) {
+            if (post(th, (uintptr_t)t))
                 posted++;
-            } else {
-                up__assert_internal(0 && "a crew's thread is not docked");
+            else
                 atomic_fetch_sub_explicit(&t->refs, 1, memory_order_relaxed);
-            }
         }
     }
     pthread_mutex_unlock(&c->lock);
     return posted;
 }
 
-static void release_locked(par_crew *c)
+/* Releases up to max of c's docked threads; returns how many. */
+static unsigned release_locked(par_crew *c, unsigned max)
 {
-    for (unsigned i = 1; i < c->cap; i++)
+    unsigned n = 0;
+    for (unsigned i = c->cap; i-- > 1 && n < max;)
         if (c->th[i]) {
             post(c->th[i], PAR_DOCK_FREE);
             c->th[i] = NULL;
+            n++;
         }
+    return n;
 }
 
 static par_crew *crew_of(par_thread *master)
@@ -117,7 +127,6 @@ static par_crew *crew_of(par_thread *master)
     if (!c)
         return NULL;
     pthread_mutex_init(&c->lock, NULL);
-    c->master = master;
     pthread_mutex_lock(&crews_lock);
     c->next = crews;
     crews = c;
@@ -130,23 +139,27 @@ void par_crew_update(par_thread *master, par_team *t)
 {
     unsigned size = atomic_load_explicit(&t->size, memory_order_relaxed);
     par_crew *c = crew_of(master);
-    par_thread **th = NULL;
+    par_thread **th = NULL; /* the crew's entries, or NULL: no docking */
     if (c) {
         pthread_mutex_lock(&c->lock);
         if (c->pool != t->pool) {
-            release_locked(c);
+            release_locked(c, UINT_MAX);
             c->pool = t->pool;
         }
-        th = c->th;
         if (c->cap < size) {
-            th = realloc(c->th, size * sizeof *th);
-            if (th) {
+            par_thread **more = realloc(c->th, size * sizeof *more);
+            if (more) {
                 for (unsigned i = c->cap; i < size; i++)
-                    th[i] = NULL;
-                c->th = th;
+                    more[i] = NULL;
+                c->th = more;
                 c->cap = size;
             }
         }
+        /* A pause under way stops the pool before it releases the crews:
+         * a region ending after that release docks nobody, or the pool's
+         * destroy would wait for its members. */
+        if (c->cap >= size && !up__pool_stopped(t->pool))
+            th = c->th;
     }
     for (unsigned s = 1; s < size; s++) {
         par_member *m = &t->members[s];
@@ -160,7 +173,7 @@ void par_crew_update(par_thread *master, par_team *t)
                 post(th[m->index], PAR_DOCK_FREE);
             th[m->index] = m->th;
         } else {
-            post(m->th, PAR_DOCK_FREE); /* no memory for the crew: no docking */
+            post(m->th, PAR_DOCK_FREE); /* no crew (memory, a pause): no docking */
         }
     }
     if (c)
@@ -225,7 +238,7 @@ void par_crew_drop(par_thread *master)
         }
     pthread_mutex_unlock(&crews_lock);
     pthread_mutex_lock(&c->lock);
-    release_locked(c);
+    release_locked(c, UINT_MAX);
     pthread_mutex_unlock(&c->lock);
     pthread_mutex_destroy(&c->lock);
     free(c->th);
@@ -233,14 +246,16 @@ void par_crew_drop(par_thread *master)
     master->crew = NULL;
 }
 
-void par_crews_release(const up_pool *pool)
+unsigned par_crews_release(const up_pool *pool, unsigned max)
 {
+    unsigned n = 0;
     pthread_mutex_lock(&crews_lock);
-    for (par_crew *c = crews; c; c = c->next) {
+    for (par_crew *c = crews; c && n < max; c = c->next) {
         pthread_mutex_lock(&c->lock);
         if (c->pool == pool)
-            release_locked(c);
+            n += release_locked(c, max - n);
         pthread_mutex_unlock(&c->lock);
     }
     pthread_mutex_unlock(&crews_lock);
+    return n;
 }

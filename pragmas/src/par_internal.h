@@ -504,8 +504,10 @@ void par_dock_mark(par_thread *th, par_team *t, par_member *slot);
 void par_dock_serve(par_thread *th);
 /* Releases the master's crew and frees it (its thread ends). */
 void par_crew_drop(par_thread *master);
-/* Releases every crew whose threads work for pool (before its destroy). */
-void par_crews_release(const up_pool *pool);
+/* Releases up to max docked threads of the crews on pool (all of them
+ * before its destroy; as many as a region misses when the pool may start
+ * no more workers); returns how many. */
+unsigned par_crews_release(const up_pool *pool, unsigned max);
 
 /* The deque of records (deque.h's conventions, UP__DEQUE_* codes). */
 static inline int par_deque_pop(up__deque *d, par_task *out)

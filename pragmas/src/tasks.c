@@ -33,6 +33,7 @@ static void thread_exit(void *arg)
         }
     par_deps_thread_exit(th);
     free(th);
+    par_tls = NULL; /* a later destructor's region starts afresh */
 }
 
 static void make_key(void) { pthread_key_create(&thread_key, thread_exit); }

@@ -299,6 +299,17 @@ static int refuse_inactive(const par_env *env, unsigned max_active, const char *
     return UP_ENOMEM;
 }
 
+/* Asks the pool for n workers for queued member tasks. Docked threads
+ * (crew.c) count as busy: when the caps leave the pool short, as many go
+ * back to the pool as it lacks, so a region never waits for threads that
+ * a dock holds. */
+static void want_workers(up_pool *pool, unsigned n)
+{
+    unsigned got = up_pool_reserve(pool, n);
+    if (got < n)
+        par_crews_release(pool, n - got);
+}
+
 /* Member numbers, given by the master once the team is closed, before
  * running is published (which publishes them). Slots are in join order;
  * the master is slot and member 0. In a docking team each member posted
@@ -480,7 +491,7 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, up_re
     }
     int asked = level != 1 || submitted == 0;
     if (!asked && up__pool_workers(pool) < submitted + posted) {
-        up_pool_reserve(pool, submitted);
+        want_workers(pool, submitted);
         asked = 1;
     }
     /* Wait for the members: long for a top-level region, whose threads the
@@ -503,7 +514,7 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, up_re
              * docked and on its way. */
             unsigned missing = 1 + posted + submitted - joined;
             if (submitted)
-                up_pool_reserve(pool, missing < submitted ? missing : submitted);
+                want_workers(pool, missing < submitted ? missing : submitted);
             asked = 1;
             start = now;
         }

@@ -6,12 +6,18 @@
  *      main opens afterwards reuse them, the process gains no thread.
  *   2. Idle: after a region, the docked members burn at most a little CPU
  *      (their spin budget) while the master sleeps 300 ms.
- *   3. A pause with docked threads returns, and ends them. */
+ *   3. A pause with docked threads returns, and ends them.
+ * With the argument "cap" (ctest runs it with UP_MAX_WORKERS=4): a pool
+ * that may start no more workers gives docked threads back to a region
+ * that needs them. main's region of 4 leaves 3 docked; another thread's
+ * region of 3 must still get its 2 workers (alarm: a hang fails). */
 #include <dirent.h>
 #include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "omp_check.h"
@@ -77,10 +83,33 @@ static void *master_thread(void *arg)
     return NULL;
 }
 
-int main(void)
+static void *other_master(void *arg)
+{
+    (void)arg;
+    regions(3, 5);
+    return NULL;
+}
+
+static int capped(void)
+{
+    alarm(60); /* SIGALRM ends a hung region with a failure */
+    regions(4, 3);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, other_master, NULL) == 0);
+    CHECK(pthread_join(t, NULL) == 0);
+    regions(4, 3); /* main's crew, partly given back, refills */
+    printf("figure: with UP_MAX_WORKERS=%s, regions of 4, then another thread's of 3, then 4 "
+           "again all ran\n",
+           getenv("UP_MAX_WORKERS") ? getenv("UP_MAX_WORKERS") : "(unset)");
+    return omp_report("test_omp_dock cap");
+}
+
+int main(int argc, char **argv)
 {
     require_ultrapool();
     omp_set_dynamic(0);
+    if (argc > 1 && !strcmp(argv[1], "cap"))
+        return capped();
 
     /* 1. A master that ends, before main opened any region. Its two docked
      * threads are released; main's first regions of 3, which have no
