@@ -30,6 +30,7 @@ import argparse
 import csv
 import glob
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -58,6 +59,10 @@ KERNELS = {
     "jacobi": (["--n", "256", "--block", "32", "--steps", "10"],
                ["--n", "2048", "--block", "128", "--steps", "40"]),
 }
+EPCC_ROWS = ["sync", "sched", "task", "PARALLEL", "FOR", "PARALLEL_FOR", "BARRIER", "SINGLE",
+             "CRITICAL", "LOCK_UNLOCK", "ATOMIC", "REDUCTION", "STATIC", "PARALLEL_TASK",
+             "MASTER_TASK", "TASK_WAIT", "TASK_BARRIER", "NESTED_TASK", "TASKLOOP",
+             "DEPEND_CHAIN"]
 QUICK = {"rounds": 5, "innerreps": 1000, "sched_innerreps": 100, "outer": 10, "fib": 27}
 FULL = {"rounds": 11, "innerreps": 5000, "sched_innerreps": 500, "outer": 20, "fib": 30}
 
@@ -110,6 +115,12 @@ def parse_args(argv):
     for r in a.runtime_list:
         if r not in RUNTIMES:
             p.error("--runtimes: unknown runtime %r (known: %s)" % (r, ",".join(RUNTIMES)))
+    # omp_epcc's rows (omp_epcc --list), checked here so that a mistake
+    # costs no build.
+    for r in (a.rows.split(",") if a.rows else []):
+        if r not in EPCC_ROWS and not re.fullmatch(r"(STATIC|DYNAMIC|GUIDED)_[1-9][0-9]*", r):
+            p.error("--rows: unknown row or group %r (known: %s, STATIC_<chunk>, "
+                    "DYNAMIC_<chunk>, GUIDED_<chunk>)" % (r, ",".join(EPCC_ROWS)))
     if a.chunks and not all(c.isdigit() and int(c) > 0 for c in a.chunks.split(",")):
         p.error("--chunks: a comma list of whole numbers >= 1, not %r" % a.chunks)
     return a
