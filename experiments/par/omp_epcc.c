@@ -41,6 +41,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "counters.h"
 
 enum { MAX_OUTER = 1000, MAX_CHUNKS = 16 };
@@ -367,18 +368,6 @@ static void make_rows(const int *chunks, int nchunks)
     add("task", "DEPEND_CHAIN", REF_DELAY, t_depend_chain, 0);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Is row r asked for by the comma list (names or groups)? */
 static int wanted(const row *r, const char *list)
 {
@@ -525,8 +514,8 @@ int main(int argc, char **argv)
             tst[r] = (double)(c - b);
             ovh[r] = (tst[r] - ref[r]) / reps;
         }
-        double mref = median(ref, outer), mtst = median(tst, outer);
-        qsort(ovh, (size_t)outer, sizeof *ovh, cmp_double);
+        double mref = bench_median(ref, (size_t)outer), mtst = bench_median(tst, (size_t)outer);
+        bench_median(ovh, (size_t)outer); /* sorted: lowest and highest at the ends */
         printf("omp_epcc runtime=%s group=%s row=%s threads=%d innerreps=%u delay_ns=%.1f "
                "ref_ns=%.0f test_ns=%.0f overhead_ns=%.1f min_ns=%.1f max_ns=%.1f\n",
                rt, w->group, w->name, threads, reps, delay_ns, mref, mtst, (mtst - mref) / reps,
