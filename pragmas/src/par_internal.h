@@ -478,6 +478,11 @@ int par_parallel_leave(const char *who);
 int par_parallel_hooked(up_pool *pool, unsigned nthreads, up_region_fn fn, up_region_fn leave,
                         void *ctx, par_team_mode mode, const char *who);
 void par_barrier(par_thread *th);
+/* A reference on t, for a thread outside it that must touch its slots
+ * after publishing what may let it end (an event's fulfiller); taken
+ * while t cannot end yet. */
+void par_team_hold(par_team *t);
+void par_team_release(par_team *t);
 /* A member part on th, joining t with the number wish pref (PAR_PREF_NONE
  * or number + 2) if t is still gathering; drops the reference th held. */
 void par_member_run(par_thread *th, par_team *t, unsigned pref);

@@ -229,6 +229,13 @@ static void finish_event(par_thread *th, par_event *ev)
     par_member *cslot = ev->slot;
     if (!undeferred)
         free(ev);
+    /* The fulfiller may be a thread outside the team (omp_fulfill_event
+     * from anywhere): once the completion is published, the region may
+     * end and free its team, slots included, before the wake-ups below.
+     * A reference taken while the task still counts keeps it. */
+    par_team *t = slot ? slot->team : cslot ? cslot->team : NULL;
+    if (t)
+        par_team_hold(t);
     up__fetch_add_seqcst(&parent->remote_done, 1);
     if (slot)
         par_wake_slot(slot);
@@ -237,6 +244,8 @@ static void finish_event(par_thread *th, par_event *ev)
         if (cslot)
             par_wake_slot(cslot);
     }
+    if (t)
+        par_team_release(t);
 }
 
 static void complete_event(par_thread *th, par_event *ev, par_frame *parent, par_node *node)

@@ -45,6 +45,10 @@ static void drop_ref(par_team *t)
     }
 }
 
+void par_team_hold(par_team *t) { atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed); }
+
+void par_team_release(par_team *t) { drop_ref(t); }
+
 /* Conditions of the team's waits, read with seq_cst loads: each is also
  * the last look before a member parks (wait.c). */
 static int all_left(par_thread *th, void *arg)
