@@ -17,10 +17,11 @@
  * thread in its crew under its member number. A docked thread spins for
  * the pool's budget (par_spin), then parks. The master's next docking
  * region posts itself to the crew's threads of numbers below its size,
- * each told its old number; the queue's member tasks are only for the
- * rest. A region smaller than the crew leaves the others docked. A
- * release (the master's thread ends, or the OpenMP pool is paused) posts
- * PAR_DOCK_FREE: the thread goes back to the pool's loop.
+ * having filled a slot of the team for each with its old number as its
+ * wish: a posted thread skips the gathering's CAS and handshake and only
+ * waits for the start. The queue's member tasks are only for the rest. A region smaller than the
+ * crew leaves the others docked. A release (the master's thread ends, or the OpenMP pool is paused)
+ * posts PAR_DOCK_FREE: the thread goes back to the pool's loop.
  *
  * The dock word. Its owner (the docked thread) moves it NONE -> WAIT when
  * it docks, WAIT -> SLEEP (a seq_cst CAS) before it parks, and back to
@@ -94,7 +95,13 @@ unsigned par_crew_post(par_thread *master, par_team *t, unsigned n)
             up__assert_internal(d == PAR_DOCK_WAIT || d == PAR_DOCK_SLEEP);
             if (d != PAR_DOCK_WAIT && d != PAR_DOCK_SLEEP)
                 continue;
-            th->dock_index = i; /* read by th after the post's CAS */
+            /* th's slot, filled here: it joins without the gathering's
+             * CAS and handshake, as member i again (number_members). Read
+             * by th after the post's CAS. */
+            unsigned slot = 1 + posted;
+            par_slot_take(&t->members[slot], t, th);
+            atomic_store_explicit(&t->members[slot].pref, i + 2, memory_order_relaxed);
+            th->dock_slot = slot;
             atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
             if (post(th, (uintptr_t)t))
                 posted++;
@@ -221,7 +228,7 @@ void par_dock_serve(par_thread *th)
         par_team *t = (par_team *)d;
         /* Still the worker's task at its loop: it may dock again. */
         th->dock_ok = 1;
-        par_member_run(th, t, th->dock_index + 2);
+        par_member_start(th, t, th->dock_slot);
     }
 }
 

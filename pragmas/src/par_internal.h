@@ -324,10 +324,10 @@ struct par_thread {
      * the team posted to it), the member number it is posted for, and the
      * pool it parks in. As a master: its crew. */
     _Alignas(PAR_LINE) _Atomic uintptr_t dock;
-    unsigned dock_index; /* (master writes before the post; member reads after) */
-    up_pool *dock_pool;  /* (owner) */
-    int dock_ok;         /* (owner) this member part may dock at its end */
-    par_crew *crew;      /* (owner, and crew.c's lock for a release) */
+    unsigned dock_slot; /* (master writes before the post; member reads after) its slot */
+    up_pool *dock_pool; /* (owner) */
+    int dock_ok;        /* (owner) this member part may dock at its end */
+    par_crew *crew;     /* (owner, and crew.c's lock for a release) */
 };
 
 par_thread *par_self(void); /* creates the thread's context on first use */
@@ -486,6 +486,9 @@ void par_team_release(par_team *t);
 /* A member part on th, joining t with the number wish pref (PAR_PREF_NONE
  * or number + 2) if t is still gathering; drops the reference th held. */
 void par_member_run(par_thread *th, par_team *t, unsigned pref);
+/* The same for a member whose slot its master filled (a docked thread,
+ * crew.c): no gathering, it waits for the start and runs its part. */
+void par_member_start(par_thread *th, par_team *t, unsigned slot);
 
 /* crew.c: docking, a top-level team's members kept for the master's next
  * region (the file says how). The dock word's states; any other value is
@@ -497,7 +500,9 @@ void par_member_run(par_thread *th, par_team *t, unsigned pref);
 /* Whether a region opened here, in outer at level in mode, docks. */
 int par_dock_allowed(const par_team *outer, unsigned level, par_team_mode mode);
 /* Posts t to the master's docked members 1 .. n-1 (t->refs counts each
- * post); returns how many took it, for whom no member task is queued. */
+ * post), filling slots 1 .. k of t for them, each with its old number as
+ * its wish; returns k, how many took it, for whom no member task is
+ * queued. Before anything else may join t. */
 unsigned par_crew_post(par_thread *master, par_team *t, unsigned n);
 /* After the region's last member left: the docked members join the crew. */
 void par_crew_update(par_thread *master, par_team *t);

@@ -143,6 +143,16 @@ static void run_member(par_thread *th, par_team *t, unsigned slot)
     member_leave(th, t, &root, &saved, saved_level);
 }
 
+/* A joined member in its slot: waits for the start, runs its part. */
+static void member_run_slot(par_thread *th, par_team *t, unsigned slot)
+{
+    unsigned spins = 0;
+    while (!atomic_load_explicit(&t->running, memory_order_acquire))
+        par_idle(th, &t->members[slot], &spins, started, t, 0, UINT64_MAX);
+    if (!atomic_load_explicit(&t->abandoned, memory_order_relaxed))
+        run_member(th, t, slot);
+}
+
 void par_member_run(par_thread *th, par_team *t, unsigned pref)
 {
     uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
@@ -153,14 +163,16 @@ void par_member_run(par_thread *th, par_team *t, unsigned pref)
             par_slot_take(&t->members[st], t, th);
             atomic_store_explicit(&t->members[st].pref, pref, memory_order_release);
             par_wake_slot(&t->members[0]);
-            unsigned spins = 0;
-            while (!atomic_load_explicit(&t->running, memory_order_acquire))
-                par_idle(th, &t->members[st], &spins, started, t, 0, UINT64_MAX);
-            if (!atomic_load_explicit(&t->abandoned, memory_order_relaxed))
-                run_member(th, t, st);
+            member_run_slot(th, t, st);
             break;
         }
     }
+    drop_ref(t);
+}
+
+void par_member_start(par_thread *th, par_team *t, unsigned slot)
+{
+    member_run_slot(th, t, slot);
     drop_ref(t);
 }
 
@@ -476,6 +488,9 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, up_re
     /* The master's docked threads first, each to its old number; the
      * queue's member tasks are for the rest. */
     unsigned posted = t->dock ? par_crew_post(th, t, nthreads) : 0;
+    /* They hold slots 1 .. posted already: joiners from the queue take
+     * the next ones (no member task exists yet to race this store). */
+    atomic_store_explicit(&t->state, 1 + posted, memory_order_relaxed);
     unsigned submitted = 0;
     for (unsigned i = 1 + posted; i < nthreads; i++) {
         atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
