@@ -11,30 +11,15 @@
  * that may start no more workers gives docked threads back to a region
  * that needs them. main's region of 4 leaves 3 docked; another thread's
  * region of 3 must still get its 2 workers (alarm: a hang fails). */
-#include <dirent.h>
 #include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
-#include <time.h>
 
 #include "omp_check.h"
-
-static int thread_count(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.')
-            n++;
-    closedir(d);
-    return n;
-}
+#include "../common/threads.h"
 
 static double cpu_seconds(void)
 {
@@ -42,12 +27,6 @@ static double cpu_seconds(void)
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
            ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-    nanosleep(&ts, NULL);
 }
 
 /* Regions of n threads; each member checks it is member i of a team of n. */
@@ -59,21 +38,6 @@ static void regions(int n, int count)
         wrong += omp_get_num_threads() != n;
         EXPECT(wrong == 0, "a region of %d had another size", n);
     }
-}
-
-/* The thread count once it has held still for 100 ms (a thread that ends
- * leaves the list a little after its last instruction). */
-static int settled_count(void)
-{
-    int last = thread_count();
-    for (int i = 0; i < 50; i++) {
-        sleep_ms(100);
-        int now = thread_count();
-        if (now == last)
-            return now;
-        last = now;
-    }
-    return last;
 }
 
 static void *master_thread(void *arg)
@@ -118,10 +82,10 @@ int main(int argc, char **argv)
     pthread_t t;
     CHECK(pthread_create(&t, NULL, master_thread, NULL) == 0);
     CHECK(pthread_join(t, NULL) == 0);
-    int before = settled_count();
+    int before = test_threads_settled();
     regions(3, 20);
     regions(3, 20);
-    int after = settled_count();
+    int after = test_threads_settled();
     printf("figure: threads after the master thread ended %d, after main's regions %d\n", before,
            after);
     EXPECT(after <= before, "main's regions started %d more threads", after - before);
@@ -130,7 +94,7 @@ int main(int argc, char **argv)
      * (PAR_SPIN_MAX_NS); 60 ms of CPU in 300 ms would mean spinning. */
     regions(3, 5);
     double c0 = cpu_seconds();
-    sleep_ms(300);
+    test_sleep_ms(300);
     double idle = cpu_seconds() - c0;
     printf("figure: CPU used by 2 docked members while the master slept 300 ms: %.1f ms\n",
            idle * 1e3);
@@ -138,9 +102,9 @@ int main(int argc, char **argv)
 
     /* 3. A pause with docked members: returns, and ends the workers. */
     regions(3, 5);
-    int docked = thread_count();
+    int docked = test_threads();
     EXPECT(omp_pause_resource_all(omp_pause_soft) == 0, "pause refused");
-    int paused = settled_count();
+    int paused = test_threads_settled();
     printf("figure: threads with docked members %d, after the pause %d\n", docked, paused);
     EXPECT(paused < docked, "the pause left %d threads (of %d)", paused, docked);
     regions(3, 5); /* a new pool, new docks */

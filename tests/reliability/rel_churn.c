@@ -1,27 +1,13 @@
 /* Reliability 4: create / submit / destroy churn, thousands of cycles,
  * some with the stop requested from inside a task. No thread is leaked
- * (the count of /proc/self/task comes back to where it started) and, in the
+ * (the process's thread count comes back to where it started) and, in the
  * ASan build, LeakSanitizer finds no leaked memory at exit. */
-#include <dirent.h>
 #include <stdatomic.h>
 
 #include <ultrapool/pool.h>
 
 #include "check.h"
-
-static int thread_count(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.')
-            n++;
-    closedir(d);
-    return n;
-}
+#include "threads.h"
 
 static _Atomic int ran;
 static void task(void *arg)
@@ -51,7 +37,7 @@ int main(void)
     CHECK_EQ(up_pool_create(&warm, NULL), UP_OK);
     CHECK_EQ(up_pool_destroy(warm), UP_OK);
     test_sleep_ms(10);
-    int before = thread_count();
+    int before = test_threads();
     long tasks = 0;
     test_budget budget = test_budget_start("UP_TEST_CHURN_BUDGET_MS", 20000, 50);
     for (int c = 0; c < asked && test_budget_left(&budget, (uint64_t)c); c++, cycles++) {
@@ -73,7 +59,7 @@ int main(void)
         CHECK_EQ(atomic_load(&ran), n + inside);
         tasks += n + inside;
     }
-    int after = thread_count();
+    int after = test_threads();
     printf("figure: %d create/destroy cycles (of %d; %.1f s), %ld tasks, threads before %d after "
            "%d, leaked %d\n",
            cycles, asked, test_budget_seconds(&budget), tasks, before, after, after - before);

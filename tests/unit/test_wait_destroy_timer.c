@@ -27,23 +27,9 @@
 
 #include "check.h"
 #include "pool_helpers.h"
+#include "threads.h"
 
 #define MS UINT64_C(1000000)
-
-/* The process's threads, from /proc/self/status; -1 where unreadable. */
-static int threads_now(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f)
-        return -1;
-    char line[256];
-    int n = -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "Threads: %d", &n) == 1)
-            break;
-    fclose(f);
-    return n;
-}
 
 enum { PART_TIMED_WAIT, PART_SLEEP, PART_SLEEP_FIRST_WAIT, PARTS };
 static const char *part_names[PARTS] = {"timed event wait", "sleep",
@@ -79,7 +65,7 @@ static void late_timer_user(void *arg)
 
 int main(void)
 {
-    if (threads_now() < 1) {
+    if (test_threads() < 1) {
         printf("no thread count in /proc/self/status\n");
         return 77;
     }
@@ -90,17 +76,8 @@ int main(void)
         atomic_store(&part, k);
         atomic_store(&swept, 0);
         atomic_store(&waited_rc, 1);
-        /* The previous part's threads may still be listed (qemu-user):
-         * count once the list has settled (the same over 100 ms). */
-        int before = threads_now();
-        for (uint64_t w0 = test_now_ns();
-             test_now_ns() - w0 < 2000000000ull * test_time_factor();) {
-            test_sleep_ms(100);
-            int now = threads_now();
-            if (now == before)
-                break;
-            before = now;
-        }
+        /* The previous part's threads may still be listed (qemu-user). */
+        int before = test_threads_settled();
         up_pool *p = pool =
             test_fixed_pool(2); /* one worker holds the task, one runs the sweep's */
         int events = k != PART_SLEEP_FIRST_WAIT;
@@ -117,10 +94,10 @@ int main(void)
          * ends its host thread after the join); a leaked one stays. So
          * can one of the previous part's pool when `before` is counted,
          * and be gone now: fewer threads than before is no leak. */
-        int after = threads_now(), rc = atomic_load(&waited_rc);
+        int after = test_threads(), rc = atomic_load(&waited_rc);
         for (uint64_t w0 = test_now_ns();
              after > before && test_now_ns() - w0 < 2000000000ull * test_time_factor();
-             after = threads_now())
+             after = test_threads())
             test_sleep_ms(10);
         printf("%s: destroy %.3f s, the wait returned %d, threads %d before the pool, %d "
                "after its destroy\n",
