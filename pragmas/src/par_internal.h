@@ -19,6 +19,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <ultrapool/parallel.h>
@@ -151,7 +152,9 @@ struct par_member {
      * both written before its arrival in left, read by the master after. */
     par_thread *th;
     int docks;
-    char reduce[2][256]; /* (owner writes, all read after a barrier) */
+    /* (owner writes, all read after a barrier) a reduction's partial value
+     * of any type up to 256 bytes: aligned for any. */
+    _Alignas(max_align_t) char reduce[2][256];
 };
 
 #define PAR_PREF_NONE 1
