@@ -42,6 +42,7 @@ typedef struct runnable_sampler {
     DIR *tasks;
     runnable_sample *samples;
     _Atomic unsigned n;
+    _Atomic long tid; /* the sampling thread's, once it runs */
 } runnable_sampler;
 
 static inline uint64_t runnable_now_ns(void)
@@ -73,7 +74,8 @@ static inline void *runnable_main(void *arg)
 {
     runnable_sampler *s = arg;
     char self[32];
-    snprintf(self, sizeof self, "%ld", (long)syscall(SYS_gettid));
+    atomic_store(&s->tid, (long)syscall(SYS_gettid));
+    snprintf(self, sizeof self, "%ld", atomic_load(&s->tid));
     int dfd = dirfd(s->tasks);
     uint64_t seed = runnable_now_ns();
     const char *show_env = getenv("UP_TEST_RUNNABLE_SHOW");
@@ -163,6 +165,79 @@ static inline uint64_t runnable_self_cpu_ns(const runnable_sampler *s)
     (void)s;
     return 0;
 #endif
+}
+
+/* Each thread's time on a CPU, for a window's question "which threads
+ * used a CPU", which on a loaded machine the state letters cannot answer:
+ * a thread woken for a few microseconds then waits in the run queue for
+ * milliseconds, in state R all along, using nothing. Linux's
+ * /proc/self/task/TID/schedstat gives it in ns (first field). */
+#define RUNNABLE_MAX_THREADS 512
+
+typedef struct runnable_cpu {
+    unsigned n;
+    long tid[RUNNABLE_MAX_THREADS];
+    uint64_t ns[RUNNABLE_MAX_THREADS];
+} runnable_cpu;
+
+/* 1 when every thread's time was read; 0 where it cannot be (no
+ * schedstat, or too many threads). */
+static inline int runnable_cpu_snapshot(runnable_cpu *c)
+{
+    c->n = 0;
+#if defined(__linux__)
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int ok = 1;
+    while ((e = readdir(d)) != NULL && ok) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[300], buf[128];
+        snprintf(path, sizeof path, "%.280s/schedstat", e->d_name);
+        int fd = openat(dirfd(d), path, O_RDONLY);
+        ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        if (len <= 0) {
+            ok = access("/proc/self/schedstat", R_OK) == 0; /* else: a thread that just ended */
+            continue;
+        }
+        buf[len] = 0;
+        if (c->n == RUNNABLE_MAX_THREADS)
+            ok = 0;
+        else {
+            c->tid[c->n] = atol(e->d_name);
+            c->ns[c->n++] = strtoull(buf, NULL, 10);
+        }
+    }
+    closedir(d);
+    return ok && c->n > 0;
+#else
+    return 0;
+#endif
+}
+
+/* How many threads but the sampler s used more than min_ns of CPU between
+ * snapshots a and b (a thread absent from a counts from 0: it started in
+ * between). */
+static inline unsigned runnable_cpu_users(const runnable_sampler *s, const runnable_cpu *a,
+                                          const runnable_cpu *b, uint64_t min_ns)
+{
+    unsigned users = 0;
+    long sampler = atomic_load(&s->tid);
+    for (unsigned i = 0; i < b->n; i++) {
+        if (b->tid[i] == sampler)
+            continue;
+        uint64_t before = 0;
+        for (unsigned j = 0; j < a->n; j++)
+            if (a->tid[j] == b->tid[i])
+                before = a->ns[j];
+        if (b->ns[i] - before > min_ns)
+            users++;
+    }
+    return users;
 }
 
 /* The highest count in [from, to), and how many samples fell there.
