@@ -18,8 +18,8 @@
  *     more of the window from 1 ms after the last task that ran into the
  *     lend ended to the team's end (their time on a CPU, not their state
  *     letter: beside other load a thread woken for microseconds waits
- *     runnable for milliseconds, which failed this check on a busy
- *     machine), and after it every task runs exactly once.
+ *     runnable for milliseconds), and after it every task runs exactly
+ *     once.
  *
  *  3. The pool inside OpenMP (built with OpenMP only): every thread of an
  *     OpenMP region submits tasks to one pool through a group of its own
