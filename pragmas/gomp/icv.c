@@ -3,6 +3,8 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -113,22 +115,152 @@ void gomp_icv_inherit(const gomp_icv *parent)
     gomp_display_affinity_entry();
 }
 
-void gomp_icv_scope_enter(gomp_icv_scope *s)
+/* ---- A task's ICVs: its creator's ------------------------------------
+ *
+ * OpenMP gives a task its creator's ICVs. Copying them (80 bytes) into
+ * every task record would cost fib's tasks more than their work and push
+ * its records out of the deque's slots, yet a task's ICVs almost always
+ * are its team's: they differ only after an omp_set_* (or a target or
+ * teams construct) in the creating task. So a thread says whether its
+ * current values are still its region's, the values every member took
+ * as it entered (gomp_icv_inherit), and a task records one pointer: NULL
+ * in that case, else a reference to an immutable snapshot of its
+ * creator's values, made at most once per change.
+ *
+ * A thread's state (all owner-only):
+ *   clean (snap == NULL, !dirty): icv holds the region's values;
+ *   snap != NULL, !dirty: icv equals snap's values;
+ *   dirty: icv may have changed since snap was made (or since the
+ *   region's values, when snap is NULL).
+ * base, when not NULL, is a snapshot of the region's values; it exists
+ * whenever the thread is not clean (made at its first step away from
+ * clean in the region), so that a task that carries NULL finds them on
+ * a thread that changed its own.
+ *
+ * Lifetime of snapshots: one is never written after snap_new fills it;
+ * refs counts its holders, and each gives its reference back once:
+ *   - a thread's snap: moved into a scope (a task it runs) or into a
+ *     gomp_icv_outer (a region part it runs) and back at their end; the
+ *     thread releases the one it holds when it replaces it;
+ *   - a thread's base: for its region part, released at
+ *     gomp_icv_region_leave, where the outer part's base comes back;
+ *   - a task's: taken by gomp_icv_capture in the creator before the task
+ *     is published, given back by tasks.c after the task ran or was
+ *     skipped, so the snapshot outlives its creating task.
+ * The last release frees it. The task's publication in the deque
+ * (release, acquire by the runner) orders the snapshot's contents before
+ * its use on another thread; the release-acquire decrement orders every
+ * holder's reads before the free. */
+struct gomp_icv_snap {
+    atomic_long refs;
+    gomp_icv icv;
+};
+
+static _Thread_local gomp_icv_snap *snap, *base;
+static _Thread_local int dirty;
+
+static gomp_icv_snap *snap_new(const gomp_icv *v)
+{
+    gomp_icv_snap *s = malloc(sizeof *s);
+    if (!s)
+        gomp_fatal("out of memory for a task's ICVs");
+    atomic_init(&s->refs, 1);
+    s->icv = *v;
+    return s;
+}
+
+static gomp_icv_snap *snap_ref(gomp_icv_snap *s)
+{
+    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+    return s;
+}
+
+void gomp_icv_release(gomp_icv_snap *s)
+{
+    if (s && atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
+        free(s);
+}
+
+/* Before the thread's values may stop being its region's: keep those. */
+static void leave_clean(void)
+{
+    if (!snap && !dirty && !base)
+        base = snap_new(gomp_icv_get());
+}
+
+void gomp_icv_touch(void)
+{
+    leave_clean();
+    dirty = 1;
+}
+
+gomp_icv_snap *gomp_icv_capture(void)
+{
+    if (!snap && !dirty)
+        return NULL;
+    if (dirty) {
+        gomp_icv_release(snap);
+        snap = snap_new(gomp_icv_get());
+        dirty = 0;
+    }
+    return snap_ref(snap);
+}
+
+void gomp_icv_scope_enter(gomp_icv_scope *s, gomp_icv_snap *captured)
 {
     s->saved = 0;
     s->outer = scope;
     scope = s;
+    s->snap = snap;
+    s->dirty = dirty;
+    if (!captured && !snap && !dirty)
+        return; /* the task's values and the runner's are the region's */
+    const gomp_icv_snap *from = captured;
+    if (captured) {
+        leave_clean();
+        snap = snap_ref(captured);
+    } else {
+        from = base; /* the runner is not clean, so base exists */
+        snap = NULL;
+    }
+    dirty = 0;
+    gomp_icv *v = gomp_icv_get();
+    s->icv = *v;
+    s->saved = 1;
+    *v = from->icv;
 }
 
 void gomp_icv_scope_leave(gomp_icv_scope *s)
 {
     if (s->saved)
         icv = s->icv;
+    gomp_icv_release(snap); /* the task's (its own, not the runner's) */
+    snap = s->snap;
+    dirty = s->dirty;
     scope = s->outer;
 }
 
+void gomp_icv_region_enter(gomp_icv_outer *o)
+{
+    o->snap = snap;
+    o->base = base;
+    o->dirty = dirty;
+    snap = base = NULL;
+    dirty = 0;
+}
+
+void gomp_icv_region_leave(const gomp_icv_outer *o)
+{
+    gomp_icv_release(snap);
+    gomp_icv_release(base);
+    snap = o->snap;
+    base = o->base;
+    dirty = o->dirty;
+}
+
 /* The ICVs for an omp_set_* call: the task's first change keeps the
- * values its task scope restores at its end. */
+ * values its task scope restores at its end; tasks created afterwards
+ * take the new values. */
 static gomp_icv *icv_write(void)
 {
     gomp_icv *v = gomp_icv_get();
@@ -136,6 +268,7 @@ static gomp_icv *icv_write(void)
         scope->icv = *v;
         scope->saved = 1;
     }
+    gomp_icv_touch();
     return v;
 }
 
