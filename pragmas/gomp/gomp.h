@@ -69,27 +69,59 @@ void gomp_icv_inherit(const gomp_icv *parent);
  * enter and leave (tasks.c), which install the captured values and then
  * give the runner's back, and what the task sets with omp_set_* ends
  * with it. A task whose creator and runner both hold their team's values
- * costs a load and two stores. */
+ * costs a test of gomp_icv_mark at its creation and a few loads and
+ * stores around its run, all inline. */
 typedef struct gomp_icv_snap gomp_icv_snap;
-/* The ICVs a task created now takes (NULL: the team's); a reference the
- * task gives back with gomp_icv_release, run or not. */
-gomp_icv_snap *gomp_icv_capture(void);
-void gomp_icv_release(gomp_icv_snap *s);
+#define GOMP_TLS_IE __attribute__((tls_model("initial-exec")))
+/* (owner) The thread's snapshot of its current ICVs, with GOMP_ICV_DIRTY
+ * when they changed since it was made; 0 while they are its region's. */
+extern _Thread_local uintptr_t gomp_icv_mark GOMP_TLS_IE;
+#define GOMP_ICV_DIRTY ((uintptr_t)1)
 typedef struct gomp_icv_scope {
     struct gomp_icv_scope *outer;
-    gomp_icv_snap *snap; /* the runner's snapshot and change flag before the task */
-    int dirty;
-    int saved; /* icv holds the runner's values, restored at leave */
+    uintptr_t mark; /* the runner's gomp_icv_mark before the task */
+    int saved;      /* icv holds the runner's values, restored at leave */
     gomp_icv icv;
 } gomp_icv_scope;
-void gomp_icv_scope_enter(gomp_icv_scope *s, gomp_icv_snap *captured);
-void gomp_icv_scope_leave(gomp_icv_scope *s);
+/* (owner) The innermost explicit task running on this thread. */
+extern _Thread_local gomp_icv_scope *gomp_icv_scope_top GOMP_TLS_IE;
+gomp_icv_snap *gomp_icv_capture_slow(void);
+void gomp_icv_scope_install(gomp_icv_scope *s, gomp_icv_snap *captured);
+void gomp_icv_scope_restore(gomp_icv_scope *s);
+void gomp_icv_release(gomp_icv_snap *s);
+
+/* The ICVs a task created now takes (NULL: the team's): a reference that
+ * gomp_icv_scope_enter takes over (its leave gives it back), or that
+ * gomp_icv_release gives back when the task does not run. */
+static inline gomp_icv_snap *gomp_icv_capture(void)
+{
+    return gomp_icv_mark ? gomp_icv_capture_slow() : NULL;
+}
+
+static inline void gomp_icv_scope_enter(gomp_icv_scope *s, gomp_icv_snap *captured)
+{
+    s->outer = gomp_icv_scope_top;
+    gomp_icv_scope_top = s;
+    s->mark = gomp_icv_mark;
+    s->saved = 0;
+    if (captured || s->mark)
+        gomp_icv_scope_install(s, captured);
+}
+
+static inline void gomp_icv_scope_leave(gomp_icv_scope *s)
+{
+    if (s->saved || s->mark || gomp_icv_mark)
+        gomp_icv_scope_restore(s);
+    else
+        gomp_icv_scope_top = s->outer;
+}
+
 /* A thread's snapshot state outside a region, which a member keeps while
  * it runs its part (from gomp_icv_region_enter to gomp_icv_region_leave,
  * around gomp_icv_inherit and the restoring of its ICVs). */
 typedef struct gomp_icv_outer {
-    gomp_icv_snap *snap, *base;
-    int dirty;
+    uintptr_t mark;
+    gomp_icv_snap *base;
 } gomp_icv_outer;
 void gomp_icv_region_enter(gomp_icv_outer *o);
 void gomp_icv_region_leave(const gomp_icv_outer *o);

@@ -47,7 +47,6 @@ static void inline_run_icv(void *words)
     gomp_icv_scope_enter(&scope, icv);
     fn((char *)words + 16);
     gomp_icv_scope_leave(&scope);
-    gomp_icv_release(icv);
 }
 
 /* An allocated block: this header, then the block at arg. */
@@ -65,8 +64,9 @@ static void box_handler(void *data, int run)
         gomp_icv_scope_enter(&scope, b->icv);
         b->fn(b->arg);
         gomp_icv_scope_leave(&scope);
+    } else {
+        gomp_icv_release(b->icv); /* the scope gives it back when the task runs */
     }
-    gomp_icv_release(b->icv);
     free(b);
 }
 
