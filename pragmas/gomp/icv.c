@@ -119,15 +119,16 @@ void gomp_icv_inherit(const gomp_icv *parent)
 
 /* ---- A task's ICVs: its creator's ------------------------------------
  *
- * OpenMP gives a task its creator's ICVs. Copying them (80 bytes) into
- * every task record would cost fib's tasks more than their work and push
- * its records out of the deque's slots, yet a task's ICVs almost always
+ * OpenMP gives a task its creator's ICVs. Copying them (48 bytes) into
+ * every task record would cost fib's tasks more than their work and does
+ * not fit the record's 40-byte payload, yet a task's ICVs almost always
  * are its team's: they differ only after an omp_set_* (or a target or
  * teams construct) in the creating task. So a thread says whether its
  * current values are still its region's, the values every member took
- * as it entered (gomp_icv_inherit), and a task records one pointer: NULL
- * in that case, else a reference to an immutable snapshot of its
- * creator's values, made at most once per change.
+ * as it entered (gomp_icv_inherit); a task created then records nothing
+ * more (gomp_icv_capture gives NULL), else one pointer, a reference to an
+ * immutable snapshot of its creator's values, made at most once per
+ * change (at the first task creation after it).
  *
  * A thread's state (owner-only), gomp_icv_mark:
  *   0 (clean): icv holds the region's values;
