@@ -36,7 +36,8 @@ int gomp_pool_pause(void);
  * scopes most of them to a task's data environment; here a thread keeps
  * its own copy, which a region's members take from the thread that opens
  * the region (gomp_icv_inherit), so an omp_set_* call affects the regions
- * its thread opens afterwards, as the specification says. */
+ * its thread opens afterwards, as the specification says; an explicit
+ * task installs its creator's while it runs (gomp_icv_scope). */
 typedef struct gomp_icv {
     unsigned nthreads; /* nthreads-var at this level: team size of the next region */
     int dynamic;       /* dyn-var: 0 (libgomp's default) gives regions their full team */
@@ -61,19 +62,72 @@ gomp_icv *gomp_icv_get(void);
  * them; the lists of OMP_NUM_THREADS and OMP_PROC_BIND give the values of
  * the new level. */
 void gomp_icv_inherit(const gomp_icv *parent);
-/* An explicit task's ICVs: the task runs with the ICVs of the thread that
- * runs it (its creator's when undeferred, its team's otherwise), and what
- * the task sets with omp_set_* ends with it. The task's runner brackets
- * it with enter and leave (tasks.c); the task's first omp_set_* call
- * saves the thread's values in the scope, which leave restores, so a
- * task that sets nothing costs two stores. */
+/* An explicit task's ICVs are its creator's (icv.c says how): the creator
+ * captures them when it makes the task, as a reference to an immutable
+ * snapshot, NULL (the common case) when they are still its team's as
+ * every member entered the region; the task's runner brackets it with
+ * enter and leave (tasks.c), which install the captured values and then
+ * give the runner's back, and what the task sets with omp_set_* ends
+ * with it. A task whose creator and runner both hold their team's values
+ * costs a test of gomp_icv_mark at its creation and a few loads and
+ * stores around its run, all inline. */
+typedef struct gomp_icv_snap gomp_icv_snap;
+#define GOMP_TLS_IE __attribute__((tls_model("initial-exec")))
+/* (owner) The thread's snapshot of its current ICVs, with GOMP_ICV_DIRTY
+ * when they changed since it was made; 0 while they are its region's. */
+extern _Thread_local uintptr_t gomp_icv_mark GOMP_TLS_IE;
+#define GOMP_ICV_DIRTY ((uintptr_t)1)
 typedef struct gomp_icv_scope {
     struct gomp_icv_scope *outer;
-    int saved;
+    uintptr_t mark; /* the runner's gomp_icv_mark before the task */
+    int saved;      /* icv holds the runner's values, restored at leave */
     gomp_icv icv;
 } gomp_icv_scope;
-void gomp_icv_scope_enter(gomp_icv_scope *s);
-void gomp_icv_scope_leave(gomp_icv_scope *s);
+/* (owner) The innermost explicit task running on this thread. */
+extern _Thread_local gomp_icv_scope *gomp_icv_scope_top GOMP_TLS_IE;
+gomp_icv_snap *gomp_icv_capture_slow(void);
+void gomp_icv_scope_install(gomp_icv_scope *s, gomp_icv_snap *captured);
+void gomp_icv_scope_restore(gomp_icv_scope *s);
+void gomp_icv_release(gomp_icv_snap *s);
+
+/* The ICVs a task created now takes (NULL: the team's): a reference that
+ * gomp_icv_scope_enter takes over (its leave gives it back), or that
+ * gomp_icv_release gives back when the task does not run. */
+static inline gomp_icv_snap *gomp_icv_capture(void)
+{
+    return gomp_icv_mark ? gomp_icv_capture_slow() : NULL;
+}
+
+static inline void gomp_icv_scope_enter(gomp_icv_scope *s, gomp_icv_snap *captured)
+{
+    s->outer = gomp_icv_scope_top;
+    gomp_icv_scope_top = s;
+    s->mark = gomp_icv_mark;
+    s->saved = 0;
+    if (captured || s->mark)
+        gomp_icv_scope_install(s, captured);
+}
+
+static inline void gomp_icv_scope_leave(gomp_icv_scope *s)
+{
+    if (s->saved || s->mark || gomp_icv_mark)
+        gomp_icv_scope_restore(s);
+    else
+        gomp_icv_scope_top = s->outer;
+}
+
+/* A thread's snapshot state outside a region, which a member keeps while
+ * it runs its part (from gomp_icv_region_enter to gomp_icv_region_leave,
+ * around gomp_icv_inherit and the restoring of its ICVs). */
+typedef struct gomp_icv_outer {
+    uintptr_t mark;
+    gomp_icv_snap *base;
+} gomp_icv_outer;
+void gomp_icv_region_enter(gomp_icv_outer *o);
+void gomp_icv_region_leave(const gomp_icv_outer *o);
+/* Called after ICVs were written other than by omp_set_* (target.c's
+ * teams and host fallback): tasks created afterwards take the values. */
+void gomp_icv_touch(void);
 /* The initial thread's ICVs as the environment set them (omp_display_env). */
 const gomp_icv *gomp_icv_initial(void);
 

@@ -3,6 +3,8 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -15,8 +17,10 @@ enum { SCHED_STATIC = 1, SCHED_DYNAMIC, SCHED_GUIDED, SCHED_AUTO };
 static _Thread_local gomp_icv icv;
 static _Thread_local int icv_ready;
 
-/* The innermost explicit task running on this thread (gomp_icv_scope). */
-static _Thread_local gomp_icv_scope *scope;
+/* Every task's creation and run reads these (gomp.h): initial-exec, as
+ * par_tls, so that no access calls __tls_get_addr. */
+_Thread_local gomp_icv_scope *gomp_icv_scope_top GOMP_TLS_IE;
+_Thread_local uintptr_t gomp_icv_mark GOMP_TLS_IE;
 
 static gomp_icv initial;
 static pthread_once_t initial_once = PTHREAD_ONCE_INIT;
@@ -113,29 +117,153 @@ void gomp_icv_inherit(const gomp_icv *parent)
     gomp_display_affinity_entry();
 }
 
-void gomp_icv_scope_enter(gomp_icv_scope *s)
+/* ---- A task's ICVs: its creator's ------------------------------------
+ *
+ * OpenMP gives a task its creator's ICVs. Copying them (48 bytes) into
+ * every task record would cost fib's tasks more than their work and does
+ * not fit the record's 40-byte payload, yet a task's ICVs almost always
+ * are its team's: they differ only after an omp_set_* (or a target or
+ * teams construct) in the creating task. So a thread says whether its
+ * current values are still its region's, the values every member took
+ * as it entered (gomp_icv_inherit); a task created then records nothing
+ * more (gomp_icv_capture gives NULL), else one pointer, a reference to an
+ * immutable snapshot of its creator's values, made at most once per
+ * change (at the first task creation after it).
+ *
+ * A thread's state (owner-only), gomp_icv_mark:
+ *   0 (clean): icv holds the region's values;
+ *   a snapshot S: icv equals S's values;
+ *   S | GOMP_ICV_DIRTY, or just the flag: icv may have changed since S
+ *   was made (since the region's values without S).
+ * base, when not NULL, is a snapshot of the region's values; it exists
+ * whenever the thread is not clean (made at its first step away from
+ * clean in the region), so that a task that carries NULL finds them on
+ * a thread that changed its own.
+ *
+ * Lifetime of snapshots: one is never written after snap_new fills it;
+ * refs counts its holders, and each gives its reference back once:
+ *   - a thread's mark: moved into a scope (a task it runs) or into a
+ *     gomp_icv_outer (a region part it runs) and back at their end; the
+ *     thread releases the one it holds when it replaces it;
+ *   - a thread's base: for its region part, released at
+ *     gomp_icv_region_leave, where the outer part's base comes back;
+ *   - a task's: taken by gomp_icv_capture in the creator before the task
+ *     is published, so the snapshot outlives its creating task; the task's
+ *     scope takes it over as the runner's mark (the runner's own moves
+ *     into the scope) and gives it back at the task's end, tasks.c when
+ *     the task is skipped.
+ * The last release frees it. The task's publication in the deque
+ * (release, acquire by the runner) orders the snapshot's contents before
+ * its use on another thread; the release-acquire decrement orders every
+ * holder's reads before the free. */
+struct gomp_icv_snap {
+    atomic_long refs;
+    gomp_icv icv;
+};
+
+static _Thread_local gomp_icv_snap *base;
+
+/* The snapshot in a mark. */
+static gomp_icv_snap *snap_of(uintptr_t mark) { return (gomp_icv_snap *)(mark & ~GOMP_ICV_DIRTY); }
+
+static gomp_icv_snap *snap_new(const gomp_icv *v)
 {
-    s->saved = 0;
-    s->outer = scope;
-    scope = s;
+    gomp_icv_snap *s = malloc(sizeof *s);
+    if (!s)
+        gomp_fatal("out of memory for a task's ICVs");
+    atomic_init(&s->refs, 1);
+    s->icv = *v;
+    return s;
 }
 
-void gomp_icv_scope_leave(gomp_icv_scope *s)
+void gomp_icv_release(gomp_icv_snap *s)
+{
+    if (s && atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
+        free(s);
+}
+
+/* Before the thread's values may stop being its region's: keep those. */
+static void leave_clean(void)
+{
+    if (!gomp_icv_mark && !base)
+        base = snap_new(gomp_icv_get());
+}
+
+void gomp_icv_touch(void)
+{
+    leave_clean();
+    gomp_icv_mark |= GOMP_ICV_DIRTY;
+}
+
+gomp_icv_snap *gomp_icv_capture_slow(void)
+{
+    gomp_icv_snap *s = snap_of(gomp_icv_mark);
+    if (gomp_icv_mark & GOMP_ICV_DIRTY) {
+        gomp_icv_release(s);
+        s = snap_new(gomp_icv_get());
+        gomp_icv_mark = (uintptr_t)s;
+    }
+    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+    return s;
+}
+
+/* gomp_icv_scope_enter's work when the task or the runner is not clean
+ * (s->mark, the runner's, already saved). */
+void gomp_icv_scope_install(gomp_icv_scope *s, gomp_icv_snap *captured)
+{
+    if (captured && (uintptr_t)captured == s->mark)
+        return; /* the runner's are the task's: the mark now holds the task's reference */
+    const gomp_icv_snap *from = captured;
+    if (captured) {
+        leave_clean();
+        gomp_icv_mark = (uintptr_t)captured; /* the task's reference */
+    } else {
+        from = base; /* the runner is not clean, so base exists */
+        gomp_icv_mark = 0;
+    }
+    gomp_icv *v = gomp_icv_get();
+    s->icv = *v;
+    s->saved = 1;
+    *v = from->icv;
+}
+
+void gomp_icv_scope_restore(gomp_icv_scope *s)
 {
     if (s->saved)
         icv = s->icv;
-    scope = s->outer;
+    gomp_icv_release(snap_of(gomp_icv_mark)); /* the task's, not the runner's */
+    gomp_icv_mark = s->mark;
+    gomp_icv_scope_top = s->outer;
+}
+
+void gomp_icv_region_enter(gomp_icv_outer *o)
+{
+    o->mark = gomp_icv_mark;
+    o->base = base;
+    gomp_icv_mark = 0;
+    base = NULL;
+}
+
+void gomp_icv_region_leave(const gomp_icv_outer *o)
+{
+    gomp_icv_release(snap_of(gomp_icv_mark));
+    gomp_icv_release(base);
+    gomp_icv_mark = o->mark;
+    base = o->base;
 }
 
 /* The ICVs for an omp_set_* call: the task's first change keeps the
- * values its task scope restores at its end. */
+ * values its task scope restores at its end; tasks created afterwards
+ * take the new values. */
 static gomp_icv *icv_write(void)
 {
     gomp_icv *v = gomp_icv_get();
+    gomp_icv_scope *scope = gomp_icv_scope_top;
     if (scope && !scope->saved) {
         scope->icv = *v;
         scope->saved = 1;
     }
+    gomp_icv_touch();
     return v;
 }
 

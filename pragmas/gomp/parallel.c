@@ -16,6 +16,7 @@ typedef struct region {
      * region, the regions it opened before (innermost first), and the
      * copy of pre's argument. */
     gomp_icv saved;
+    gomp_icv_outer outer;
     struct region *prev;
     _Alignas(16) unsigned char pre_copy[GOMP_PRE_MAX];
 } region;
@@ -27,6 +28,7 @@ typedef struct region {
 typedef struct saved_icv {
     struct saved_icv *next;
     gomp_icv icv;
+    gomp_icv_outer outer; /* and whether those were its region's */
 } saved_icv;
 
 static _Thread_local saved_icv *saved_top, *saved_free;
@@ -70,6 +72,7 @@ static void run_region(void *ctx)
     s->icv = *gomp_icv_get();
     s->next = saved_top;
     saved_top = s;
+    gomp_icv_region_enter(&s->outer);
     gomp_icv_inherit(&r->icv);
     if (r->pre)
         r->pre(r->pre_arg);
@@ -81,6 +84,7 @@ static void leave_region(void *ctx)
     (void)ctx;
     saved_icv *s = saved_top;
     *gomp_icv_get() = s->icv;
+    gomp_icv_region_leave(&s->outer);
     saved_top = s->next;
     s->next = saved_free;
     saved_free = s;
@@ -95,7 +99,7 @@ void gomp_parallel_run(void (*fn)(void *), void *data, unsigned num_threads, uns
                        void (*pre)(const void *), const void *pre_arg)
 {
     gomp_icv *v = gomp_icv_get();
-    region r = {fn, data, *v, pre, pre_arg, {0}, NULL, {0}};
+    region r = {fn, data, *v, pre, pre_arg, {0}, {0}, NULL, {0}};
     /* The proc_bind clause (flags' low bits) is the region's bind-var
      * unless binding is off, as in libgomp; OMP_PROC_BIND's list for the
      * new level still wins (gomp_icv_inherit). */
@@ -138,6 +142,7 @@ void gomp_parallel_open(void (*fn)(void *), void *data, unsigned num_threads,
     r->prev = open_regions;
     open_regions = r;
     /* The master's part, as run_region's, but outside the call. */
+    gomp_icv_region_enter(&r->outer);
     gomp_icv_inherit(&r->icv);
     if (r->pre)
         r->pre(r->pre_arg);
@@ -158,6 +163,8 @@ GOMP_API void GOMP_parallel_end(void)
     *gomp_icv_get() = r->saved; /* as run_region, before the closing barrier */
     if (par_parallel_leave("GOMP_parallel_end") != UP_OK)
         gomp_fatal("%s", up_last_error());
+    /* After the barrier: a task run there with its team's ICVs finds them. */
+    gomp_icv_region_leave(&r->outer);
     open_regions = r->prev;
     free(r);
 }

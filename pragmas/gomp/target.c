@@ -91,6 +91,8 @@ static void run_on_host(void (*fn)(void *), void **addrs, unsigned thread_limit)
 {
     par_thread *th = par_tls;
     gomp_icv saved_icv = *gomp_icv_get();
+    gomp_icv_outer outer; /* a region of its own for the ICVs' snapshots */
+    gomp_icv_region_enter(&outer);
     gomp_icv *v = gomp_icv_get();
     *v = *gomp_icv_initial();
     v->team_num = 0;
@@ -100,6 +102,7 @@ static void run_on_host(void (*fn)(void *), void **addrs, unsigned thread_limit)
     if (!th) {
         fn(addrs);
         *gomp_icv_get() = saved_icv;
+        gomp_icv_region_leave(&outer);
         return;
     }
     par_ctx saved = th->c;
@@ -110,6 +113,7 @@ static void run_on_host(void (*fn)(void *), void **addrs, unsigned thread_limit)
     th->c = saved;
     th->level = saved_level;
     *gomp_icv_get() = saved_icv;
+    gomp_icv_region_leave(&outer);
 }
 
 /* A target region's arguments in one block, for a task whose storage
@@ -348,12 +352,14 @@ GOMP_API void GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
     if (!thread_limit && teams_limit > 0)
         thread_limit = (unsigned)teams_limit; /* teams-thread-limit-var, as libgomp */
     for (unsigned k = 0; k < num_teams; k++) {
+        gomp_icv_touch(); /* the team's tasks take its number */
         v = gomp_icv_get();
         v->num_teams = num_teams;
         v->team_num = k;
         teams_thread_limit(v, thread_limit);
         fn(data);
     }
+    gomp_icv_touch();
     v = gomp_icv_get();
     v->num_teams = saved_num;
     v->team_num = saved_team;
@@ -366,6 +372,7 @@ GOMP_API void GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
 GOMP_API bool GOMP_teams4(unsigned num_teams_low, unsigned num_teams_high, unsigned thread_limit,
                           bool first)
 {
+    gomp_icv_touch();
     gomp_icv *v = gomp_icv_get();
     if (first) {
         teams_thread_limit(v, thread_limit); /* the target region's ICVs: restored at its end */
@@ -388,6 +395,7 @@ GOMP_API bool GOMP_teams4(unsigned num_teams_low, unsigned num_teams_high, unsig
 GOMP_API void GOMP_teams(unsigned num_teams, unsigned thread_limit)
 {
     (void)num_teams;
+    gomp_icv_touch();
     gomp_icv *v = gomp_icv_get();
     teams_thread_limit(v, thread_limit);
     v->num_teams = 1;

@@ -7,7 +7,8 @@
  * (cpyfn) that constructs the task's copy. A block of up to 32 bytes,
  * aligned to at most 8, without cpyfn and without a detach clause, goes
  * into the task record itself beside GCC's function (no allocation: the
- * common case, fib's two integers). Anything else is copied into an
+ * common case, fib's two integers; 24 bytes when the record also carries
+ * its creator's ICVs, gomp_icv_capture). Anything else is copied into an
  * allocation the task owns, aligned as asked, freed after the task has
  * run or was skipped: a block built by a copy constructor cannot move
  * (a C++ object may point into itself), so it is built where it stays. */
@@ -22,14 +23,29 @@
 #define INLINE_ARGS (UP_TASK_PAYLOAD - 8)
 
 /* A record holding GCC's function and up to INLINE_ARGS bytes of its
- * block: words[0] the function, the block from words[1] on. */
+ * block: words[0] the function, the block from words[1] on. Its ICVs are
+ * its team's (gomp_icv_capture gave NULL). */
 static void inline_run(void *words)
 {
     void (*fn)(void *);
     memcpy(&fn, words, sizeof fn);
     gomp_icv_scope scope;
-    gomp_icv_scope_enter(&scope);
+    gomp_icv_scope_enter(&scope, NULL);
     fn((char *)words + 8);
+    gomp_icv_scope_leave(&scope);
+}
+
+/* The same for a task with its creator's snapshot of ICVs: words[1] the
+ * snapshot, the block (up to INLINE_ARGS - 8 bytes) from words[2] on. */
+static void inline_run_icv(void *words)
+{
+    void (*fn)(void *);
+    gomp_icv_snap *icv;
+    memcpy(&fn, words, sizeof fn);
+    memcpy(&icv, (char *)words + 8, sizeof icv);
+    gomp_icv_scope scope;
+    gomp_icv_scope_enter(&scope, icv);
+    fn((char *)words + 16);
     gomp_icv_scope_leave(&scope);
 }
 
@@ -37,6 +53,7 @@ static void inline_run(void *words)
 typedef struct box {
     void (*fn)(void *);
     char *arg;
+    gomp_icv_snap *icv; /* the creator's ICVs, NULL: the team's */
 } box;
 
 static void box_handler(void *data, int run)
@@ -44,9 +61,11 @@ static void box_handler(void *data, int run)
     box *b = data;
     if (run) {
         gomp_icv_scope scope;
-        gomp_icv_scope_enter(&scope);
+        gomp_icv_scope_enter(&scope, b->icv);
         b->fn(b->arg);
         gomp_icv_scope_leave(&scope);
+    } else {
+        gomp_icv_release(b->icv); /* the scope gives it back when the task runs */
     }
     free(b);
 }
@@ -180,18 +199,28 @@ void gomp_task_spawn(const char *who, void (*fn)(void *), void *data, void (*cpy
         arg_align = 1;
     par_task t;
     memset(&t, 0, sizeof t);
-    if (!cpyfn && !detach && arg_size <= INLINE_ARGS && arg_align <= 8) {
+    /* The creator's ICVs: NULL unless it changed its team's. A record
+     * with a snapshot must run to give its reference back, so with
+     * cancellation on (a cancelled task is skipped) it goes in a box,
+     * whose handler is called either way. */
+    gomp_icv_snap *icv = gomp_icv_capture();
+    size_t at = icv ? 16 : 8; /* where the block starts in the record */
+    if (!cpyfn && !detach && arg_size <= INLINE_ARGS + 8 - (long)at && arg_align <= 8 &&
+        !(icv && gomp_cancel_var())) {
         memcpy(t.words, &fn, sizeof fn);
+        if (icv)
+            memcpy((char *)t.words + 8, &icv, sizeof icv);
         if (arg_size > 0)
-            memcpy((char *)t.words + 8, data, (size_t)arg_size);
+            memcpy((char *)t.words + at, data, (size_t)arg_size);
         if (bounds) /* a taskloop chunk: its first two words are its range */
-            memcpy((char *)t.words + 8, bounds, 2 * sizeof *bounds);
+            memcpy((char *)t.words + at, bounds, 2 * sizeof *bounds);
         t.size = UP_TASK_PAYLOAD;
-        if (gomp_task_create(who, inline_run, &t, opts, depend) != UP_OK)
+        if (gomp_task_create(who, icv ? inline_run_icv : inline_run, &t, opts, depend) != UP_OK)
             gomp_fatal("%s: a task cannot be created: %s", who, up_last_error());
         return;
     }
     box *b = box_new(fn, arg_size, arg_align);
+    b->icv = icv;
     /* A block a copy function built runs even when cancelled: its
      * destructors are in fn (libgomp's copy_ctors_done). */
     par_ext x = {box_handler, b, NULL, cpyfn != NULL};
