@@ -33,6 +33,10 @@ static void inline_run(void *words)
     gomp_icv_scope_leave(&scope);
 }
 
+/* OpenMP's tasks complete when their body returns, children or not: the
+ * layer runs the tasks of inline_run (and every par_ext_task) so. */
+__attribute__((constructor)) static void alone_tasks(void) { par_alone_fn = inline_run; }
+
 /* An allocated block: this header, then the block at arg. */
 typedef struct box {
     void (*fn)(void *);
