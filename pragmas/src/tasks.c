@@ -671,13 +671,25 @@ static PAR_ALWAYS_INLINE void wait_running_tasks(par_thread *th, par_frame *f, p
     }
 }
 
+static PAR_NOINLINE void wait_children(par_thread *th, par_frame *f)
+{
+    wait_running_tasks(th, f, children_ready, f);
+}
+
+/* Out of line, as wait_children: a join that finds the frame done (the
+ * common end of a task) pays no register saves for the wait loop. */
+static PAR_NOINLINE void wait_idle(par_thread *th, par_frame *f)
+{
+    wait_running_tasks(th, f, idle_ready, f);
+}
+
 /* Waits for the frame's children, then drops its dependency table: every
  * task it knew of is done, so later tasks have nothing to wait for. The
  * counts are never reset: other threads may still add or drop holds. */
 void par_join(par_thread *th, par_frame *f)
 {
     if (!children_done(f))
-        wait_running_tasks(th, f, children_ready, f);
+        wait_children(th, f);
     if (f->deps)
         par_deps_free(th, f);
 }
@@ -685,7 +697,7 @@ void par_join(par_thread *th, par_frame *f)
 void par_join_all(par_thread *th, par_frame *f)
 {
     if (!frame_idle(f))
-        wait_running_tasks(th, f, idle_ready, f);
+        wait_idle(th, f);
     if (f->deps)
         par_deps_free(th, f);
 }
