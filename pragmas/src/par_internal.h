@@ -330,7 +330,7 @@ struct par_thread {
     up__deque *dqs[PAR_MAX_LEVELS]; /* one deque per nesting level, kept */
     par_node *free_nodes;           /* recycled dependency nodes */
     par_frame *free_frames;         /* (owner) recycled frames of GOMP ABI tasks (tasks.c) */
-    unsigned nfree_frames;          /* (owner) their number */
+    unsigned nframes;               /* (owner) frames it made or adopted (tasks.c) */
     par_deptable *free_tables;
     par_team *release_to; /* (owner) while set, ready tasks go to this team's shared queue */
     up__parker *pk;       /* (ro) where it sleeps in wait.c: its worker's, or its own */

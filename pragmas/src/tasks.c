@@ -136,7 +136,7 @@ up__deque *par_level_deque(par_thread *th, unsigned level)
  * frame's thread still reads owner with a plain (relaxed) load. */
 up_task_fn par_alone_fn;
 
-/* Recycled frames kept per thread; the rest go back to malloc. */
+/* Frames a thread makes or adopts before it frees those it releases. */
 #define FRAME_CACHE 64
 
 /* Taskwait's condition: the children, not the holds. */
@@ -204,29 +204,44 @@ static PAR_ALWAYS_INLINE int run_body(par_thread *th, par_frame *parent, up_task
     return run;
 }
 
-static par_frame *frame_get(par_thread *th)
+static PAR_NOINLINE par_frame *frame_new(par_thread *th)
 {
-    par_frame *f = th->free_frames;
-    if (f) {
-        th->free_frames = f->parent; /* the list's link while free */
-        th->nfree_frames--;
-        return f;
-    }
-    f = malloc(sizeof *f);
+    par_frame *f = malloc(sizeof *f);
     if (!f)
         abort(); /* out of memory with a task in hand: it cannot be lost */
+    th->nframes++;
     return f;
 }
 
-static void frame_put(par_thread *th, par_frame *f)
+static PAR_ALWAYS_INLINE par_frame *frame_get(par_thread *th)
 {
-    if (th->nfree_frames >= FRAME_CACHE) {
+    par_frame *f = th->free_frames;
+    if (!f)
+        return frame_new(th);
+    th->free_frames = f->parent; /* the list's link while free */
+    return f;
+}
+
+/* A frame this thread took with frame_get goes back to its list: the list
+ * holds at most the frames it had in use at once, and those it adopted. */
+static PAR_ALWAYS_INLINE void frame_put(par_thread *th, par_frame *f)
+{
+    f->parent = th->free_frames;
+    th->free_frames = f;
+}
+
+/* A frame released here (frame_release), which another thread may have
+ * taken: kept while this thread has made or adopted fewer than
+ * FRAME_CACHE frames, else freed, so that a thread that releases the
+ * frames of others does not hoard them. */
+static void frame_adopt(par_thread *th, par_frame *f)
+{
+    if (th->nframes >= FRAME_CACHE) {
         free(f);
         return;
     }
-    f->parent = th->free_frames;
-    th->free_frames = f;
-    th->nfree_frames++;
+    th->nframes++;
+    frame_put(th, f);
 }
 
 /* The last one frees (above): f is orphaned, idle and touched by nobody
@@ -237,7 +252,7 @@ static PAR_NOINLINE void frame_release(par_thread *th, par_frame *f)
         par_frame *p = f->parent;
         if (f->deps)
             par_deps_free(th, f);
-        frame_put(th, f);
+        frame_adopt(th, f);
         if (!p)
             return;
         par_member *slot = p->slot; /* read first: p may be gone after the RMW */
@@ -266,20 +281,9 @@ static inline void count_remote(par_thread *th, par_frame *parent)
         par_wake_slot(slot);
 }
 
-/* The end of a frame from frame_get, its body returned: back to the free
- * list when nothing counts on it any more, else orphaned (above). */
-static void frame_end(par_thread *th, par_frame *f)
+/* Orphans f, whose body returned with children left (above). */
+static PAR_NOINLINE void frame_orphan(par_thread *th, par_frame *f)
 {
-    if (!f->spawned && !f->deps) { /* a leaf task: nothing can count on the frame */
-        frame_put(th, f);
-        return;
-    }
-    if (frame_idle(f)) {
-        if (f->deps)
-            par_deps_free(th, f);
-        frame_put(th, f);
-        return;
-    }
     atomic_store_explicit(&f->owner, NULL, memory_order_relaxed);
     uint64_t owed = f->spawned - f->local_done;
     if (f->parent)
@@ -289,10 +293,27 @@ static void frame_end(par_thread *th, par_frame *f)
         frame_release(th, f);
 }
 
+/* The end of a frame from frame_get, its body returned: back to the free
+ * list when nothing counts on it any more, else orphaned. */
+static PAR_ALWAYS_INLINE void frame_end(par_thread *th, par_frame *f)
+{
+    if (!f->spawned && !f->deps) { /* a leaf task: nothing can count on the frame */
+        frame_put(th, f);
+        return;
+    }
+    if (!frame_idle(f)) {
+        frame_orphan(th, f);
+        return;
+    }
+    if (f->deps)
+        par_deps_free(th, f);
+    frame_put(th, f);
+}
+
 /* run_body for a task that completes when its body returns (the GOMP
  * ABI's): its frame from the free list, which may outlive the body. */
-static int run_alone_body(par_thread *th, par_frame *parent, up_task_fn fn, void *arg, int final,
-                          int always)
+static PAR_ALWAYS_INLINE int run_alone_body(par_thread *th, par_frame *parent, up_task_fn fn,
+                                            void *arg, int final, int always)
 {
     par_frame *f = frame_get(th);
     frame_init(f, th, parent, final);
@@ -326,7 +347,7 @@ static PAR_NOINLINE void run_ext(par_thread *th, par_task *t, int final)
  * done in the frame that created it. final: its descendants run
  * undeferred (a flag of its own frame; the parent's, which other threads
  * read, is never written). */
-static PAR_NOINLINE void run_alone(par_thread *th, par_task *t, int final)
+static PAR_ALWAYS_INLINE void run_alone(par_thread *th, par_task *t, int final)
 {
     run_alone_body(th, t->parent, t->fn,
                    t->size ? (void *)t->words : (void *)(uintptr_t)t->words[0], final, 0);
