@@ -95,8 +95,9 @@ up__deque *par_level_deque(par_thread *th, unsigned level)
  * R: its children completed elsewhere (or after its body returned); H:
  * its child frames that outlived their body and are not yet released;
  * T: spawned - local_done when its body returned with children left, the
- * completions it then still had to count remotely, R included (so R <= T;
- * fewer than 2^31 holds and 2^32 children outstanding at a time).
+ * completions it then still had to count remotely, R included (so R <= T,
+ * and T - R < 2^32: fewer than 2^32 children outstanding and 2^31 holds at
+ * a time; the sums are exact modulo 2^64, whatever the lifetime totals).
  * - A taskwait waits for local_done + R == spawned, compared modulo 2^32
  *   (children_done): holds do not concern it.
  * - The frame is idle when local_done + remote_done == spawned modulo
@@ -113,9 +114,10 @@ up__deque *par_level_deque(par_thread *th, unsigned level)
  *   orphaned, R == T and H == 0; a frame not orphaned never has bit 63
  *   set. Whoever's RMW brings it to PAR_ORPHAN (the orphaning, a child's
  *   completion, a child frame's release: "the last one frees") is the
- *   last to touch the frame: it drops the dependency table, puts the frame
- *   on its own free list and drops the hold on the parent, which may
- *   release that one in turn (frame_release). An RMW that leaves bit 63
+ *   last to touch the frame: it drops the dependency table, keeps the
+ *   frame on its own free list or frees it (frame_adopt) and drops the
+ *   hold on the parent, which may release that one in turn
+ *   (frame_release). An RMW that leaves bit 63
  *   set wakes nobody: nobody waits for an orphaned frame.
  * - Lifetimes: a frame holds its parent from its orphaning to its
  *   release, and before that its task is not complete, which keeps the
