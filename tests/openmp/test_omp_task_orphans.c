@@ -131,11 +131,13 @@ int main(void)
                leaves(3, 4));
     }
 
-    /* A barrier, and the region's end, wait for every task of the team. */
-    for (int r = 0; r < 20; r++) {
+    /* A barrier, and the region's end, wait for every task of the team
+     * (teams of 2 and 4: more threads than this machine's CPUs too). */
+    for (int r = 0; r < 40; r++) {
+        int nth = r % 2 ? 4 : 2;
         atomic_long count = 0;
-        long at_barrier[2] = {-1, -1};
-#pragma omp parallel num_threads(2) shared(count, at_barrier)
+        long at_barrier[4] = {-1, -1, -1, -1};
+#pragma omp parallel num_threads(nth) shared(count, at_barrier)
         {
 #pragma omp task
             tree(&count, 2, 5);
@@ -145,11 +147,12 @@ int main(void)
 #pragma omp task
             tree(&count, 2, 5);
         }
-        for (int i = 0; i < 2; i++)
-            EXPECT(at_barrier[i] == 2 * leaves(2, 5), "barrier: thread %d saw %ld of %ld leaves", i,
-                   at_barrier[i], 2 * leaves(2, 5));
-        EXPECT(atomic_load(&count) == 4 * leaves(2, 5), "region end: %ld of %ld leaves",
-               (long)atomic_load(&count), 4 * leaves(2, 5));
+        for (int i = 0; i < nth; i++)
+            EXPECT(at_barrier[i] == nth * leaves(2, 5),
+                   "barrier: thread %d of %d saw %ld of %ld leaves", i, nth, at_barrier[i],
+                   nth * leaves(2, 5));
+        EXPECT(atomic_load(&count) == 2 * nth * leaves(2, 5), "region end: %ld of %ld leaves",
+               (long)atomic_load(&count), 2 * nth * leaves(2, 5));
     }
 
     /* A taskwait waits for the children: each child's body is done (its
