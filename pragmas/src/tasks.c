@@ -1108,16 +1108,8 @@ void par_taskgroup_begin(par_thread *th, par_taskgroup *tg)
     tg->g.workshare = 0;
     tg->outer = outer;
     par_frame *f = &tg->f;
-    f->parent = outer;
-    atomic_init(&f->owner, th);
-    f->slot = th->c.slot;
-    f->spawned = 0;
-    f->local_done = 0;
-    atomic_init(&f->remote_done, 0);
-    f->mark = th->c.dq ? up__deque_bottom(th->c.dq) : 0;
+    frame_init(f, th, outer, 0);
     f->group = &tg->g;
-    f->deps = NULL;
-    f->final = outer->final;
     f->taskgroup = 1;
     th->c.frame = f;
 }
