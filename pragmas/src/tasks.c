@@ -208,7 +208,9 @@ static PAR_ALWAYS_INLINE int run_body(par_thread *th, par_frame *parent, up_task
 
 static PAR_NOINLINE par_frame *frame_new(par_thread *th)
 {
-    par_frame *f = malloc(sizeof *f);
+    /* On lines of its own: other threads add to its remote_done while
+     * this one runs the body of a frame that would otherwise share them. */
+    par_frame *f = aligned_alloc(PAR_LINE, (sizeof *f + PAR_LINE - 1) / PAR_LINE * PAR_LINE);
     if (!f)
         abort(); /* out of memory with a task in hand: it cannot be lost */
     th->nframes++;
