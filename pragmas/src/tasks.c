@@ -696,21 +696,34 @@ static PAR_ALWAYS_INLINE void wait_running_tasks(par_thread *th, par_frame *f, p
     }
 }
 
+/* After a wait: when the frame is idle, nothing counts on it any more and
+ * nobody touches its counts, so they start again from zero, and the
+ * task's end skips its join (a task that waited once is then a leaf). With
+ * holds left, other threads still drop them: the counts stay. */
+static inline void counts_reset(par_frame *f)
+{
+    if (!frame_idle(f))
+        return;
+    f->spawned = f->local_done = 0;
+    atomic_store_explicit(&f->remote_done, 0, memory_order_relaxed);
+}
+
+/* The waits, out of line: a join that finds the frame done (the common
+ * end of a task) pays no register saves for the wait loop. */
 static PAR_NOINLINE void wait_children(par_thread *th, par_frame *f)
 {
     wait_running_tasks(th, f, children_ready, f);
+    counts_reset(f);
 }
 
-/* Out of line, as wait_children: a join that finds the frame done (the
- * common end of a task) pays no register saves for the wait loop. */
 static PAR_NOINLINE void wait_idle(par_thread *th, par_frame *f)
 {
     wait_running_tasks(th, f, idle_ready, f);
+    counts_reset(f);
 }
 
 /* Waits for the frame's children, then drops its dependency table: every
- * task it knew of is done, so later tasks have nothing to wait for. The
- * counts are never reset: other threads may still add or drop holds. */
+ * task it knew of is done, so later tasks have nothing to wait for. */
 void par_join(par_thread *th, par_frame *f)
 {
     if (!children_done(f))
