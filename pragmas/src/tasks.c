@@ -347,16 +347,18 @@ static PAR_NOINLINE void run_ext(par_thread *th, par_task *t, int final)
         complete_task(th, t);
 }
 
-/* A task taken from a deque or a dependency list: run it, then count it
- * done in the frame that created it. final: its descendants run
- * undeferred (a flag of its own frame; the parent's, which other threads
- * read, is never written). */
+/* A task of par_alone_fn: complete when its body returns. */
 static PAR_ALWAYS_INLINE void run_alone(par_thread *th, par_task *t, int final)
 {
     run_alone_body(th, t->parent, t->fn,
                    t->size ? (void *)t->words : (void *)(uintptr_t)t->words[0], final, 0);
     complete_task(th, t);
 }
+
+/* A task taken from a deque or a dependency list: run it, then count it
+ * done in the frame that created it. final: its descendants run
+ * undeferred (a flag of its own frame; the parent's, which other threads
+ * read, is never written). */
 
 static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t, int final)
 {
