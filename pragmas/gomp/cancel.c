@@ -106,7 +106,7 @@ bool gomp_barrier_cancel(par_thread *th)
         return true;
     par_frame *f = th->c.frame;
     if (f)
-        par_join(th, f); /* this member's tasks, as par_barrier */
+        par_join_all(th, f); /* this member's tasks, as par_barrier */
     unsigned size = atomic_load_explicit(&t->size, memory_order_relaxed);
     if (size < 2)
         return (atomic_load_explicit(&t->cancel, memory_order_acquire) & PAR_CANCEL_PARALLEL) != 0;

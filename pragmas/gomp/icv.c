@@ -276,7 +276,7 @@ const void *gomp_task_id(void)
         return &outside;
     /* A taskgroup's frame runs on its task's thread with a group of its
      * own (tasks.c); the task's frame is the one below it. */
-    while (f->parent && f->parent->owner == f->owner && f->group != f->parent->group)
+    while (f->taskgroup && f->parent)
         f = f->parent;
     return f;
 }

@@ -49,6 +49,14 @@ static void inline_run_icv(void *words)
     gomp_icv_scope_leave(&scope);
 }
 
+/* OpenMP's tasks complete when their body returns, children or not: the
+ * layer runs the tasks of these two (and every par_ext_task) so. */
+__attribute__((constructor)) static void alone_tasks(void)
+{
+    par_alone_fn = inline_run;
+    par_alone_icv_fn = inline_run_icv;
+}
+
 /* An allocated block: this header, then the block at arg. */
 typedef struct box {
     void (*fn)(void *);

@@ -4,10 +4,13 @@
  * (member 0) and pool workers that picked up the region's member tasks.
  * Every member owns a work-stealing deque of task records: the runtime's
  * deque (runtime/src/deque.h, through up_layer.h) with records of
- * PAR_TASK_HDR header words. A task runs with a frame on the stack of the
- * thread running it; a frame counts the children created in it and the
- * ones completed, and waits for all of them before the task completes (so
- * frames never outlive their children). A member that waits (for its
+ * PAR_TASK_HDR header words. A task runs with a frame that counts the
+ * children created in it and the ones completed. A task of parallel.h has
+ * its frame on the stack of the thread running it and waits for its
+ * children before it completes; a task of the GOMP ABI completes when its
+ * body returns, as OpenMP says, with a frame from a per-thread free list
+ * that lives on while children are left (tasks.c: frames that outlive
+ * their body). A member that waits (for its
  * children, at a barrier, for its team) goes through wait.c: it spins for
  * the pool's budget, then parks until a publish that concerns it.
  *
@@ -107,13 +110,23 @@ struct par_group {
     int workshare;    /* (ro) a worksharing construct's group (GOMP reductions) */
 };
 
+/* A frame's remote_done holds, besides the children completed elsewhere,
+ * PAR_HOLD for each child frame that outlived its body and is not yet
+ * released, and PAR_ORPHAN once the frame itself outlived its body
+ * (tasks.c says how the sum is read). */
+#define PAR_HOLD   (UINT64_C(1) << 32)
+#define PAR_ORPHAN (UINT64_C(1) << 63)
+
 struct par_frame {
-    par_frame *parent;
-    par_thread *owner;            /* (ro) thread running the task of this frame */
+    par_frame *parent; /* (ro) alive as long as this frame: it holds it (tasks.c) */
+    /* (atomic, relaxed) the thread running the frame's body, which counts
+     * its children's completions in local_done; NULL once the body has
+     * returned with children left (then every completion is remote). */
+    _Atomic(par_thread *) owner;
     par_member *slot;             /* (ro) the owner's team slot, where it parks (wait.c) */
     uint64_t spawned;             /* (owner) children created */
     uint64_t local_done;          /* (owner) children completed on the owner thread */
-    _Atomic uint64_t remote_done; /* (atomic) children completed elsewhere */
+    _Atomic uint64_t remote_done; /* (atomic) children completed elsewhere, and holds */
     int64_t mark;                 /* (owner) deque bottom when the frame started */
     par_group *group;             /* (ro) innermost taskgroup, NULL for none */
     par_deptable *deps;           /* (owner) dependency table, created on first use */
@@ -319,6 +332,8 @@ struct par_thread {
     uint32_t rng;
     up__deque *dqs[PAR_MAX_LEVELS]; /* one deque per nesting level, kept */
     par_node *free_nodes;           /* recycled dependency nodes */
+    par_frame *free_frames;         /* (owner) recycled frames of GOMP ABI tasks (tasks.c) */
+    unsigned nframes;               /* (owner) frames it made or adopted (tasks.c) */
     par_deptable *free_tables;
     par_team *release_to; /* (owner) while set, ready tasks go to this team's shared queue */
     up__parker *pk;       /* (ro) where it sleeps in wait.c: its worker's, or its own */
@@ -393,8 +408,18 @@ int par_find_task(par_thread *th, par_task *out, int64_t mark);
 int par_find_task_within(par_thread *th, par_task *out, int64_t mark, const par_frame *within);
 void par_run_found(par_thread *th, par_task *t, int found);
 up__deque *par_level_deque(par_thread *th, unsigned level);
-void par_wait_children(par_thread *th, par_frame *f);
+/* The runners of the GOMP ABI's tasks whose arguments sit in their record,
+ * without and with their creator's ICVs (pragmas/gomp/tasks.c), set once
+ * when that library loads. Their tasks and every par_ext_task complete
+ * when their body returns (OpenMP); every other task of the layer after
+ * its children too (parallel.h). */
+extern up_task_fn par_alone_fn, par_alone_icv_fn;
+/* Waits for f's children (a taskwait), then drops its dependency table. */
 void par_join(par_thread *th, par_frame *f);
+/* Waits for every descendant of f: its children and the child frames that
+ * outlived their body (a taskgroup's end, a barrier, a parallel.h task's
+ * end), then drops its dependency table. */
+void par_join_all(par_thread *th, par_frame *f);
 void par_push_ready(par_thread *th, par_task *t);
 /* wait.c */
 void par_relax(unsigned *spins);

@@ -1,5 +1,7 @@
-/* Explicit tasks: creation, execution with a frame on the stack, waiting
- * for children while running other tasks, taskgroups and cancellation.
+/* Explicit tasks: creation, execution with a frame (on the stack for
+ * parallel.h's tasks, from a free list for the GOMP ABI's, which may
+ * outlive their body), waiting for children while running other tasks,
+ * taskgroups and cancellation.
  *
  * The fast path of a task is to run it at once (up_task, when its thread
  * already has a few queued): a frame on the stack and a call, no atomic
@@ -32,6 +34,11 @@ static void thread_exit(void *arg)
             free(th->dqs[i]);
         }
     par_deps_thread_exit(th);
+    while (th->free_frames) {
+        par_frame *f = th->free_frames;
+        th->free_frames = f->parent;
+        free(f);
+    }
     free(th);
     par_tls = NULL; /* a later destructor's region starts afresh */
 }
@@ -76,10 +83,107 @@ up__deque *par_level_deque(par_thread *th, unsigned level)
     return th->dqs[level];
 }
 
+/* Frames that outlive their body. OpenMP completes a task when its body
+ * returns, children or not (the GOMP ABI's tasks here); its children still
+ * count on its frame, which then lives on until they are done. Such a
+ * frame comes from the thread's free list (frame_get), not the stack; a
+ * parallel.h task's frame is on the stack and its end waits, as its
+ * header says, for its children.
+ *
+ * The counts. Modulo 2^64, a frame's remote_done is
+ *     R + PAR_HOLD * H  (+ PAR_ORPHAN - T once the frame is orphaned)
+ * R: its children completed elsewhere (or after its body returned); H:
+ * its child frames that outlived their body and are not yet released;
+ * T: spawned - local_done when its body returned with children left, the
+ * completions it then still had to count remotely, R included (so R <= T,
+ * and T - R < 2^32: fewer than 2^32 children outstanding and 2^31 holds at
+ * a time; the sums are exact modulo 2^64, whatever the lifetime totals).
+ * - A taskwait waits for local_done + R == spawned, compared modulo 2^32
+ *   (children_done): holds do not concern it.
+ * - The frame is idle when local_done + remote_done == spawned modulo
+ *   2^64: every child done and no hold. A taskgroup's end, a barrier (for
+ *   the implicit task's root frame) and a parallel.h task's end wait for
+ *   that (par_join_all): every descendant is done then, since each frame
+ *   holds its parent from its orphaning to its release.
+ * - Orphaning (frame_end, by the owner, when the body returned with
+ *   children left): owner := NULL, so that from then on the owner thread
+ *   counts remotely too and local_done is frozen; then a hold on the
+ *   parent, before the task's completion is counted there (the parent
+ *   never looks idle in between); then one RMW adds PAR_ORPHAN - T.
+ * - Release: remote_done equals PAR_ORPHAN exactly when the frame is
+ *   orphaned, R == T and H == 0; a frame not orphaned never has bit 63
+ *   set. Whoever's RMW brings it to PAR_ORPHAN (the orphaning, a child's
+ *   completion, a child frame's release: "the last one frees") is the
+ *   last to touch the frame: it drops the dependency table, keeps the
+ *   frame on its own free list or frees it (frame_adopt) and drops the
+ *   hold on the parent, which may release that one in turn
+ *   (frame_release). An RMW that leaves bit 63
+ *   set wakes nobody: nobody waits for an orphaned frame.
+ * - Lifetimes: a frame holds its parent from its orphaning to its
+ *   release, and before that its task is not complete, which keeps the
+ *   parent too. So every frame on the parent chain of a live frame or of a
+ *   task not yet complete is allocated, its parent field unchanged: the
+ *   task scheduling constraint's walk (descends) reads it as before.
+ * - Orderings: completions and releases are seq_cst RMWs followed by a
+ *   look at the owner's slot (wait.c's publish-then-check, for an owner
+ *   waiting for its children or for idle); the hold and the orphaning are
+ *   acq_rel. Every access of a counting thread to a frame precedes its RMW
+ *   and the RMWs on remote_done form one release sequence, so the thread
+ *   whose RMW finds PAR_ORPHAN happens after every other use.
+ * Cost: a GOMP ABI task takes its frame from the free list and puts it
+ * back (loads and stores, no atomic); one whose body returns with children
+ * left pays three RMWs (orphaning, hold, release), and each child
+ * completing after that one RMW, as a completion on another thread does.
+ * A parallel.h task's frame stays on the stack, and a completion on the
+ * frame's thread still reads owner with a plain (relaxed) load. */
+up_task_fn par_alone_fn, par_alone_icv_fn;
+
+/* Frames a thread makes or adopts before it frees those it releases. */
+#define FRAME_CACHE 64
+
+/* Taskwait's condition: the children, not the holds. */
 static inline int children_done(par_frame *f)
+{
+    return (uint32_t)(f->local_done +
+                      atomic_load_explicit(&f->remote_done, memory_order_acquire)) ==
+           (uint32_t)f->spawned;
+}
+
+/* Every child done and no child frame held: the frame is idle. */
+static inline int frame_idle(par_frame *f)
 {
     return f->local_done + atomic_load_explicit(&f->remote_done, memory_order_acquire) ==
            f->spawned;
+}
+
+static PAR_ALWAYS_INLINE void frame_init(par_frame *f, par_thread *th, par_frame *parent, int final)
+{
+    f->parent = parent;
+    atomic_init(&f->owner, th);
+    f->slot = th->c.slot;
+    f->spawned = 0;
+    f->local_done = 0;
+    atomic_init(&f->remote_done, 0);
+    f->mark = th->c.dq ? up__deque_bottom(th->c.dq) : 0;
+    f->group = parent ? parent->group : NULL;
+    f->deps = NULL;
+    f->final = parent ? parent->final | final : final;
+    f->taskgroup = 0;
+}
+
+/* Runs fn(arg) in frame f on this thread (f current meanwhile). Skipped
+ * in a cancelled taskgroup or region (OpenMP discards the tasks of a
+ * cancelled taskgroup or parallel region not yet started). */
+static PAR_ALWAYS_INLINE int frame_body(par_thread *th, par_frame *f, up_task_fn fn, void *arg,
+                                        int always)
+{
+    int run = always ||
+              ((!f->group || !atomic_load_explicit(&f->group->cancelled, memory_order_relaxed)) &&
+               !(th->c.team && (atomic_load_explicit(&th->c.team->cancel, memory_order_relaxed) &
+                                PAR_CANCEL_PARALLEL)));
+    if (run)
+        fn(arg);
+    return run;
 }
 
 /* Runs fn(arg) as a task of the frame parent, on this thread, with its own
@@ -92,30 +196,136 @@ static PAR_ALWAYS_INLINE int run_body(par_thread *th, par_frame *parent, up_task
                                       int final, int always)
 {
     par_frame f;
-    f.parent = parent;
-    f.owner = th;
-    f.slot = th->c.slot;
-    f.spawned = 0;
-    f.local_done = 0;
-    atomic_init(&f.remote_done, 0);
-    f.mark = th->c.dq ? up__deque_bottom(th->c.dq) : 0;
-    f.group = parent ? parent->group : NULL;
-    f.deps = NULL;
-    f.final = parent ? parent->final | final : final;
-    f.taskgroup = 0;
+    frame_init(&f, th, parent, final);
     par_frame *saved = th->c.frame;
     th->c.frame = &f;
-    /* Skipped in a cancelled taskgroup or region (OpenMP discards the
-     * tasks of a cancelled taskgroup or parallel region not yet started). */
-    int run = always ||
-              ((!f.group || !atomic_load_explicit(&f.group->cancelled, memory_order_relaxed)) &&
-               !(th->c.team && (atomic_load_explicit(&th->c.team->cancel, memory_order_relaxed) &
-                                PAR_CANCEL_PARALLEL)));
-    if (run)
-        fn(arg);
+    int run = frame_body(th, &f, fn, arg, always);
     if (f.spawned || f.deps) /* a leaf task skips the join */
-        par_join(th, &f);
+        par_join_all(th, &f);
     th->c.frame = saved;
+    return run;
+}
+
+static PAR_NOINLINE par_frame *frame_new(par_thread *th)
+{
+    /* On lines of its own: other threads add to its remote_done while
+     * this one runs the body of a frame that would otherwise share them. */
+    par_frame *f = aligned_alloc(PAR_LINE, (sizeof *f + PAR_LINE - 1) / PAR_LINE * PAR_LINE);
+    if (!f)
+        abort(); /* out of memory with a task in hand: it cannot be lost */
+    th->nframes++;
+    return f;
+}
+
+static PAR_ALWAYS_INLINE par_frame *frame_get(par_thread *th)
+{
+    par_frame *f = th->free_frames;
+    if (!f)
+        return frame_new(th);
+    th->free_frames = f->parent; /* the list's link while free */
+    return f;
+}
+
+/* A frame this thread took with frame_get goes back to its list: the list
+ * holds at most the frames it had in use at once, and those it adopted. */
+static PAR_ALWAYS_INLINE void frame_put(par_thread *th, par_frame *f)
+{
+    f->parent = th->free_frames;
+    th->free_frames = f;
+}
+
+/* A frame released here (frame_release), which another thread may have
+ * taken: kept while this thread has made or adopted fewer than
+ * FRAME_CACHE frames, else freed, so that a thread that releases the
+ * frames of others does not hoard them. */
+static void frame_adopt(par_thread *th, par_frame *f)
+{
+    if (th->nframes >= FRAME_CACHE) {
+        free(f);
+        return;
+    }
+    th->nframes++;
+    frame_put(th, f);
+}
+
+/* The last one frees (above): f is orphaned, idle and touched by nobody
+ * else. Frees it and drops its hold on its parent, and so on up. */
+static PAR_NOINLINE void frame_release(par_thread *th, par_frame *f)
+{
+    for (;;) {
+        par_frame *p = f->parent;
+        if (f->deps)
+            par_deps_free(th, f);
+        frame_adopt(th, f);
+        if (!p)
+            return;
+        par_member *slot = p->slot; /* read first: p may be gone after the RMW */
+        uint64_t now = up__fetch_add_seqcst(&p->remote_done, 0 - PAR_HOLD) - PAR_HOLD;
+        if (now != PAR_ORPHAN) {
+            if (!(now & PAR_ORPHAN) && slot)
+                par_wake_slot(slot); /* its owner may wait for it to be idle */
+            return;
+        }
+        f = p;
+    }
+}
+
+/* A child of parent completed on a thread that does not run parent's body
+ * (or after the body returned). */
+static inline void count_remote(par_thread *th, par_frame *parent)
+{
+    /* Publish, then check whether the owner parked in its slot (wait.c):
+     * a seq_cst RMW, then a seq_cst load. The slot is read first: the
+     * frame may be gone after the add. */
+    par_member *slot = parent->slot;
+    uint64_t now = up__fetch_add_seqcst(&parent->remote_done, 1) + 1;
+    if (now == PAR_ORPHAN)
+        frame_release(th, parent);
+    else if (!(now & PAR_ORPHAN) && slot)
+        par_wake_slot(slot);
+}
+
+/* Orphans f, whose body returned with children left (above). */
+static PAR_NOINLINE void frame_orphan(par_thread *th, par_frame *f)
+{
+    atomic_store_explicit(&f->owner, NULL, memory_order_relaxed);
+    uint64_t owed = f->spawned - f->local_done;
+    if (f->parent)
+        atomic_fetch_add_explicit(&f->parent->remote_done, PAR_HOLD, memory_order_acq_rel);
+    if (atomic_fetch_add_explicit(&f->remote_done, PAR_ORPHAN - owed, memory_order_acq_rel) ==
+        owed) /* every child completed meanwhile */
+        frame_release(th, f);
+}
+
+/* The end of a frame from frame_get, its body returned: back to the free
+ * list when nothing counts on it any more, else orphaned. */
+static PAR_ALWAYS_INLINE void frame_end(par_thread *th, par_frame *f)
+{
+    if (!f->spawned && !f->deps) { /* a leaf task: nothing can count on the frame */
+        frame_put(th, f);
+        return;
+    }
+    if (!frame_idle(f)) {
+        frame_orphan(th, f);
+        return;
+    }
+    if (f->deps)
+        par_deps_free(th, f);
+    frame_put(th, f);
+}
+
+/* run_body for a task that completes when its body returns (the GOMP
+ * ABI's): its frame from the free list, which may outlive the body. */
+static PAR_ALWAYS_INLINE int run_alone_body(par_thread *th, par_frame *parent, up_task_fn fn,
+                                            void *arg, int final, int always)
+{
+    par_frame *f = frame_get(th);
+    frame_init(f, th, parent, final);
+    par_frame *saved = th->c.frame;
+    th->c.frame = f;
+    int run = frame_body(th, f, fn, arg, always);
+    th->c.frame = saved;
+    frame_end(th, f);
     return run;
 }
 
@@ -129,7 +339,7 @@ static PAR_NOINLINE void run_ext(par_thread *th, par_task *t, int final)
 {
     par_ext x;
     memcpy(&x, t->words, sizeof x);
-    if (!run_body(th, t->parent, par_ext_task, t->words, final, x.always))
+    if (!run_alone_body(th, t->parent, par_ext_task, t->words, final, x.always))
         x.handler(x.data, 0);
     if (x.event)
         complete_event(th, x.event, t->parent, t->node);
@@ -137,14 +347,27 @@ static PAR_NOINLINE void run_ext(par_thread *th, par_task *t, int final)
         complete_task(th, t);
 }
 
+/* A task of par_alone_fn or par_alone_icv_fn: complete when its body returns. */
+static PAR_ALWAYS_INLINE void run_alone(par_thread *th, par_task *t, int final)
+{
+    run_alone_body(th, t->parent, t->fn,
+                   t->size ? (void *)t->words : (void *)(uintptr_t)t->words[0], final, 0);
+    complete_task(th, t);
+}
+
 /* A task taken from a deque or a dependency list: run it, then count it
  * done in the frame that created it. final: its descendants run
  * undeferred (a flag of its own frame; the parent's, which other threads
  * read, is never written). */
+
 static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t, int final)
 {
     if (t->fn == par_ext_task) {
         run_ext(th, t, final);
+        return;
+    }
+    if (t->fn == par_alone_fn || t->fn == par_alone_icv_fn) {
+        run_alone(th, t, final);
         return;
     }
     run_body(th, t->parent, t->fn, t->size ? (void *)t->words : (void *)(uintptr_t)t->words[0],
@@ -159,17 +382,10 @@ static PAR_ALWAYS_INLINE void complete_task(par_thread *th, par_task *t)
     if (t->node)
         par_deps_complete(th, t->node);
     if (parent) {
-        if (parent->owner == th) {
+        if (atomic_load_explicit(&parent->owner, memory_order_relaxed) == th)
             parent->local_done++;
-        } else {
-            /* Publish, then check whether the owner parked in its slot
-             * (wait.c): a seq_cst RMW, then a seq_cst load. The slot is
-             * read first: the frame may be gone after the add. */
-            par_member *slot = parent->slot;
-            up__fetch_add_seqcst(&parent->remote_done, 1);
-            if (slot)
-                par_wake_slot(slot);
-        }
+        else
+            count_remote(th, parent);
     }
 }
 
@@ -224,7 +440,7 @@ static void finish_event(par_thread *th, par_event *ev)
         par_deps_complete(th, ev->node);
         th->release_to = saved;
     }
-    par_member *slot = parent->slot;
+    par_member *slot = parent->slot; /* read while the task still counts */
     int undeferred = ev->undeferred;
     par_member *cslot = ev->slot;
     if (!undeferred)
@@ -236,9 +452,7 @@ static void finish_event(par_thread *th, par_event *ev)
     par_team *t = slot ? slot->team : cslot ? cslot->team : NULL;
     if (t)
         par_team_hold(t);
-    up__fetch_add_seqcst(&parent->remote_done, 1);
-    if (slot)
-        par_wake_slot(slot);
+    count_remote(th, parent);
     if (undeferred) {
         up__fetch_or_seqcst(&ev->state, EV_DONE); /* the creator may free it from here on */
         if (cslot)
@@ -287,9 +501,12 @@ void par_run_undeferred(par_thread *th, up_task_fn fn, void *arg)
     run_body(th, th->c.frame, fn, arg, 0, 0);
 }
 
-/* Is t a descendant of frame w? Every frame on t's chain is alive: a
- * task's frame waits for its children, so the ancestors of a task not
- * yet run all wait, and their parent fields are read-only. */
+/* Is t a descendant of frame w? Every frame on t's chain is allocated,
+ * its parent field unchanged, even when its task has completed (frames
+ * that outlive their body, above): a frame holds its parent until it is
+ * released, which is after every task under it. So the walk follows the
+ * creation tree: a completed ancestor between t and w still makes t a
+ * descendant of w, as OpenMP's task tree does. */
 static int descends(const par_task *t, const par_frame *w)
 {
     for (const par_frame *f = t->parent; f; f = f->parent)
@@ -373,10 +590,13 @@ int par_find_task(par_thread *th, par_task *out, int64_t mark)
 /* OpenMP 5.1's task scheduling constraint 2: a new tied task may be
  * scheduled on a thread only if it descends from every task region tied
  * to the thread and not suspended in a barrier. Here every task is tied;
- * the frames of this thread's stack above its last barrier are such
- * regions, each a descendant of the ones below (by this rule), so a task
- * that descends from the waiting frame within is allowed. Own tasks above
- * mark always are (pushed by within or its descendants); a stolen one is
+ * the frames whose bodies run on this thread's stack above its last
+ * barrier are such regions (a task whose body returned is complete, even
+ * with its frame still counting children), each a descendant of the ones
+ * below (by this rule), so a task that descends from the waiting frame
+ * within in the creation tree (descends) is allowed. Own tasks above
+ * mark always are (pushed by within or its descendants, complete or not,
+ * while within waited on this stack); a stolen one is
  * checked after the steal (the record is only safe to read once it is
  * ours) and, when not allowed, goes to the team's shared queue, where an
  * allowed thread takes it. within NULL: a barrier, any task. */
@@ -431,6 +651,13 @@ static int children_ready(par_thread *th, void *arg)
 {
     (void)th;
     par_frame *f = arg;
+    return (uint32_t)(f->local_done + up__load_seqcst(&f->remote_done)) == (uint32_t)f->spawned;
+}
+
+static int idle_ready(par_thread *th, void *arg)
+{
+    (void)th;
+    par_frame *f = arg;
     return f->local_done + up__load_seqcst(&f->remote_done) == f->spawned;
 }
 
@@ -471,11 +698,30 @@ static PAR_ALWAYS_INLINE void wait_running_tasks(par_thread *th, par_frame *f, p
     }
 }
 
-void par_wait_children(par_thread *th, par_frame *f)
+/* After a wait: when the frame is idle, nothing counts on it any more and
+ * nobody touches its counts, so they start again from zero, and the
+ * task's end skips its join (a task that waited once is then a leaf). With
+ * holds left, other threads still drop them: the counts stay. */
+static inline void counts_reset(par_frame *f)
 {
-    wait_running_tasks(th, f, children_ready, f);
+    if (!frame_idle(f))
+        return;
     f->spawned = f->local_done = 0;
     atomic_store_explicit(&f->remote_done, 0, memory_order_relaxed);
+}
+
+/* The waits, out of line: a join that finds the frame done (the common
+ * end of a task) pays no register saves for the wait loop. */
+static PAR_NOINLINE void wait_children(par_thread *th, par_frame *f)
+{
+    wait_running_tasks(th, f, children_ready, f);
+    counts_reset(f);
+}
+
+static PAR_NOINLINE void wait_idle(par_thread *th, par_frame *f)
+{
+    wait_running_tasks(th, f, idle_ready, f);
+    counts_reset(f);
 }
 
 /* Waits for the frame's children, then drops its dependency table: every
@@ -483,7 +729,15 @@ void par_wait_children(par_thread *th, par_frame *f)
 void par_join(par_thread *th, par_frame *f)
 {
     if (!children_done(f))
-        par_wait_children(th, f);
+        wait_children(th, f);
+    if (f->deps)
+        par_deps_free(th, f);
+}
+
+void par_join_all(par_thread *th, par_frame *f)
+{
+    if (!frame_idle(f))
+        wait_idle(th, f);
     if (f->deps)
         par_deps_free(th, f);
 }
@@ -550,7 +804,7 @@ static int push_urgent(par_team *team, const par_task *t, int prio)
 static void creation_point(par_thread *th, par_frame *f)
 {
     uint64_t done = f->local_done + atomic_load_explicit(&f->remote_done, memory_order_relaxed);
-    if (f->spawned - done <= PAR_DEPS_AHEAD)
+    if ((uint32_t)(f->spawned - done) <= PAR_DEPS_AHEAD) /* holds do not count */
         return;
     par_task t;
     int found = par_find_task_within(th, &t, f->mark, f);
@@ -565,7 +819,7 @@ par_frame *par_current_frame(par_thread *th)
 {
     if (th->c.frame)
         return th->c.frame;
-    outside_frame.owner = th;
+    atomic_init(&outside_frame.owner, th);
     th->c.frame = &outside_frame;
     return &outside_frame;
 }
@@ -871,23 +1125,15 @@ void par_taskgroup_begin(par_thread *th, par_taskgroup *tg)
     tg->g.workshare = 0;
     tg->outer = outer;
     par_frame *f = &tg->f;
-    f->parent = outer;
-    f->owner = th;
-    f->slot = th->c.slot;
-    f->spawned = 0;
-    f->local_done = 0;
-    atomic_init(&f->remote_done, 0);
-    f->mark = th->c.dq ? up__deque_bottom(th->c.dq) : 0;
+    frame_init(f, th, outer, 0);
     f->group = &tg->g;
-    f->deps = NULL;
-    f->final = outer->final;
     f->taskgroup = 1;
     th->c.frame = f;
 }
 
 int par_taskgroup_end(par_thread *th, par_taskgroup *tg)
 {
-    par_join(th, &tg->f);
+    par_join_all(th, &tg->f); /* every task created in it, and their descendants */
     th->c.frame = tg->outer;
     return atomic_load(&tg->g.cancelled) != 0;
 }

@@ -91,7 +91,7 @@ static void member_enter(par_thread *th, par_team *t, unsigned slot, par_frame *
     th->level = t->level;
     th->depth = t->depth;
     memset(root, 0, sizeof *root);
-    root->owner = th;
+    atomic_init(&root->owner, th);
     th->c.team = t;
     th->c.member = idx;
     th->c.slot = &t->members[slot];
@@ -111,7 +111,7 @@ static void member_leave(par_thread *th, par_team *t, par_frame *root, const par
                          const unsigned saved_level[2])
 {
     par_barrier(th);
-    par_join(th, root); /* the barrier waited; this drops the dependency table */
+    par_join_all(th, root); /* the barrier waited; this drops the dependency table */
     if (t->leave)
         t->leave(t->ctx);
     /* A member that left the barrier may still be in a steal attempt on
@@ -662,12 +662,15 @@ unsigned up_level(void)
     return th ? th->level : 0;
 }
 
-/* A barrier is also a task scheduling point: a member first waits for its
- * own children (running tasks meanwhile), then arrives and runs other
- * members' tasks until the last one arrives. Since every task is a
- * descendant of some member's implicit task, and a task completes only
- * after its children, all the team's tasks are done when the last member
- * arrives. */
+/* A barrier is also a task scheduling point: a member first waits until
+ * its implicit task's frame is idle (running tasks meanwhile), then
+ * arrives and runs other members' tasks until the last one arrives. A
+ * frame is idle when its children are done and no child frame that
+ * outlived its body (a GOMP ABI task that returned with children left)
+ * still holds it, and such a frame holds its parent until its own
+ * children are done and it holds nothing (tasks.c). Since every task is a
+ * descendant of some member's implicit task, all the team's tasks are
+ * done when the last member arrives. */
 typedef struct bar_wait {
     par_team *t;
     unsigned gen;
@@ -685,7 +688,7 @@ void par_barrier(par_thread *th)
     par_team *t = th->c.team;
     par_frame *f = th->c.frame;
     if (f)
-        par_join(th, f);
+        par_join_all(th, f);
     unsigned size = t ? atomic_load_explicit(&t->size, memory_order_relaxed) : 1;
     if (size < 2)
         return;

@@ -15,7 +15,8 @@
  * queue. Only when all are still false does it park.
  *
  * A publisher (P1) makes C true with a seq_cst RMW (the completion's add
- * to the parent frame's remote_done, the barrier's add to bar_gen, a
+ * to the parent frame's remote_done, or a released child frame's drop of
+ * its hold there (tasks.c), the barrier's add to bar_gen, a
  * join's CAS on the team state, the stores of running and left) or pushes
  * a task, storing bottom and then a seq_cst fence (up__deque_publish_sb);
  * then (P2) it loads, seq_cst or after the fence, the claim word of the
