@@ -160,10 +160,11 @@ GOMP_API void GOMP_parallel_end(void)
     if (!r)
         gomp_fatal("GOMP_parallel_end without a region opened by GOMP_parallel_start on this "
                    "thread");
-    *gomp_icv_get() = r->saved; /* as run_region, before the closing barrier */
     if (par_parallel_leave("GOMP_parallel_end") != UP_OK)
         gomp_fatal("%s", up_last_error());
-    /* After the barrier: a task run there with its team's ICVs finds them. */
+    /* After the closing barrier, as leave_region: a task run there with
+     * its team's ICVs finds them. */
+    *gomp_icv_get() = r->saved;
     gomp_icv_region_leave(&r->outer);
     open_regions = r->prev;
     free(r);

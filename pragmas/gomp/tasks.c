@@ -18,6 +18,7 @@
 
 #include "gomp.h"
 #include "gomp_tasks.h"
+#include "par_env.h"
 
 /* The firstprivate bytes that fit in a record beside GCC's function. */
 #define INLINE_ARGS (UP_TASK_PAYLOAD - 8)
@@ -208,13 +209,14 @@ void gomp_task_spawn(const char *who, void (*fn)(void *), void *data, void (*cpy
     par_task t;
     memset(&t, 0, sizeof t);
     /* The creator's ICVs: NULL unless it changed its team's. A record
-     * with a snapshot must run to give its reference back, so with
-     * cancellation on (a cancelled task is skipped) it goes in a box,
-     * whose handler is called either way. */
+     * with a snapshot must run to give its reference back, so with the
+     * layer's cancellation on (a cancelled task is skipped, whether
+     * GOMP_cancel or parallel.h's up_cancel_taskgroup cancelled it) it
+     * goes in a box, whose handler is called either way. */
     gomp_icv_snap *icv = gomp_icv_capture();
     size_t at = icv ? 16 : 8; /* where the block starts in the record */
     if (!cpyfn && !detach && arg_size <= INLINE_ARGS + 8 - (long)at && arg_align <= 8 &&
-        !(icv && gomp_cancel_var())) {
+        !(icv && par_env_get()->cancellation)) {
         memcpy(t.words, &fn, sizeof fn);
         if (icv)
             memcpy((char *)t.words + 8, &icv, sizeof icv);

@@ -113,9 +113,11 @@ struct par_group {
 /* A frame's remote_done holds, besides the children completed elsewhere,
  * PAR_HOLD for each child frame that outlived its body and is not yet
  * released, and PAR_ORPHAN once the frame itself outlived its body
- * (tasks.c says how the sum is read). */
+ * (tasks.c says how the sum is read). PAR_ORPHAN is 3 * 2^62, not 2^63:
+ * an orphan's word, PAR_ORPHAN minus fewer than 2^32 completions still
+ * owed, keeps bit 63 set, so its completions wake nobody. */
 #define PAR_HOLD   (UINT64_C(1) << 32)
-#define PAR_ORPHAN (UINT64_C(1) << 63)
+#define PAR_ORPHAN (UINT64_C(3) << 62)
 
 struct par_frame {
     par_frame *parent; /* (ro) alive as long as this frame: it holds it (tasks.c) */

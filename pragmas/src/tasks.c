@@ -96,8 +96,10 @@ up__deque *par_level_deque(par_thread *th, unsigned level)
  * its child frames that outlived their body and are not yet released;
  * T: spawned - local_done when its body returned with children left, the
  * completions it then still had to count remotely, R included (so R <= T,
- * and T - R < 2^32: fewer than 2^32 children outstanding and 2^31 holds at
+ * and T - R < 2^32: fewer than 2^32 children outstanding and 2^30 holds at
  * a time; the sums are exact modulo 2^64, whatever the lifetime totals).
+ * So a frame not orphaned has a word below 2^62, and an orphan's lies in
+ * [PAR_ORPHAN - 2^32, 2^64): bit 63 tells the two apart.
  * - A taskwait waits for local_done + R == spawned, compared modulo 2^32
  *   (children_done): holds do not concern it.
  * - The frame is idle when local_done + remote_done == spawned modulo
@@ -111,8 +113,8 @@ up__deque *par_level_deque(par_thread *th, unsigned level)
  *   parent, before the task's completion is counted there (the parent
  *   never looks idle in between); then one RMW adds PAR_ORPHAN - T.
  * - Release: remote_done equals PAR_ORPHAN exactly when the frame is
- *   orphaned, R == T and H == 0; a frame not orphaned never has bit 63
- *   set. Whoever's RMW brings it to PAR_ORPHAN (the orphaning, a child's
+ *   orphaned, R == T and H == 0; an orphan always has bit 63 set, a frame
+ *   not orphaned never. Whoever's RMW brings it to PAR_ORPHAN (the orphaning, a child's
  *   completion, a child frame's release: "the last one frees") is the
  *   last to touch the frame: it drops the dependency table, keeps the
  *   frame on its own free list or frees it (frame_adopt) and drops the
@@ -248,6 +250,13 @@ static void frame_adopt(par_thread *th, par_frame *f)
     frame_put(th, f);
 }
 
+/* A frame's remote_done after an RMW: below 2^62 while the frame is not
+ * orphaned, within 2^32 below PAR_ORPHAN or above it (holds) once it is. */
+static inline int frame_word_ok(uint64_t w)
+{
+    return w < (UINT64_C(1) << 62) || w >= PAR_ORPHAN - PAR_HOLD;
+}
+
 /* The last one frees (above): f is orphaned, idle and touched by nobody
  * else. Frees it and drops its hold on its parent, and so on up. */
 static PAR_NOINLINE void frame_release(par_thread *th, par_frame *f)
@@ -261,6 +270,7 @@ static PAR_NOINLINE void frame_release(par_thread *th, par_frame *f)
             return;
         par_member *slot = p->slot; /* read first: p may be gone after the RMW */
         uint64_t now = up__fetch_add_seqcst(&p->remote_done, 0 - PAR_HOLD) - PAR_HOLD;
+        up__assert_internal(frame_word_ok(now));
         if (now != PAR_ORPHAN) {
             if (!(now & PAR_ORPHAN) && slot)
                 par_wake_slot(slot); /* its owner may wait for it to be idle */
@@ -279,6 +289,7 @@ static inline void count_remote(par_thread *th, par_frame *parent)
      * frame may be gone after the add. */
     par_member *slot = parent->slot;
     uint64_t now = up__fetch_add_seqcst(&parent->remote_done, 1) + 1;
+    up__assert_internal(frame_word_ok(now));
     if (now == PAR_ORPHAN)
         frame_release(th, parent);
     else if (!(now & PAR_ORPHAN) && slot)

@@ -115,9 +115,48 @@ static void icv_body(void *data)
     atomic_store(&icv_team, omp_get_num_threads());
 }
 
-int main(void)
+/* `icv` mode (OMP_NUM_THREADS=4,2: the region's nthreads-var is 2, the
+ * opener's 4): a task the master creates without changing its ICVs runs
+ * at GOMP_parallel_end's closing barrier, on the master (member 1 is busy
+ * until the task has run), and must see the region's ICVs there. */
+static atomic_int barrier_task_saw, barrier_task_ran;
+
+static void barrier_task_body(void *data)
+{
+    (void)data;
+    if (omp_get_thread_num() == 0) {
+#pragma omp task
+        {
+            atomic_store(&barrier_task_saw, omp_get_max_threads());
+            atomic_store(&barrier_task_ran, 1);
+        }
+        return;
+    }
+    /* Member 1 waits for the task (10 s at most) so that it cannot take it. */
+    for (int i = 0; i < 10000 && !atomic_load(&barrier_task_ran); i++)
+        test_sleep_ms(1);
+}
+
+static int icv_at_barrier(void)
+{
+    EXPECT(omp_get_max_threads() == 4, "OMP_NUM_THREADS=4,2 expected: max threads %d",
+           omp_get_max_threads());
+    GOMP_parallel_start(barrier_task_body, NULL, 2);
+    barrier_task_body(NULL);
+    GOMP_parallel_end();
+    EXPECT(atomic_load(&barrier_task_ran) == 1, "the task did not run");
+    EXPECT(atomic_load(&barrier_task_saw) == 2,
+           "a task run at the closing barrier saw nthreads-var %d, the region's is 2",
+           atomic_load(&barrier_task_saw));
+    EXPECT(omp_get_max_threads() == 4, "the opener's ICV restored: %d", omp_get_max_threads());
+    return omp_report("test_omp_legacy icv");
+}
+
+int main(int argc, char **argv)
 {
     require_ultrapool();
+    if (argc > 1 && !strcmp(argv[1], "icv"))
+        return icv_at_barrier();
 
     GOMP_parallel_start(region, NULL, NT);
     region(NULL);

@@ -37,43 +37,52 @@ static int wait_flag(atomic_int *flag)
  * the other thread has taken the child, so the round always tests; else
  * the parent is an ordinary task, and a child that lands on thread 0
  * (which then runs it inside the taskwait, before it could set the flag,
- * as OpenMP allows) returns at once. Returns 1 when the round tested. */
-static int round_trip(int undeferred)
+ * as OpenMP allows) returns at once. icv: the grandparent changes an ICV
+ * first, so the parent carries its creator's ICVs (the library's other
+ * kind of in-record task). The tasks share one pointer, so that their
+ * arguments fit in the task record. Returns 1 when the round tested. */
+typedef struct {
+    atomic_int flag, started, timed_out, child_done, tested;
+} trip;
+
+static int round_trip(int undeferred, int icv)
 {
-    atomic_int flag = 0, started = 0, timed_out = 0, child_done = 0, tested = 0;
-#pragma omp parallel num_threads(2)
+    trip state = {0}, *st = &state;
+#pragma omp parallel num_threads(2) firstprivate(st)
     {
         if (omp_get_thread_num() == 0) {
-#pragma omp task if (!undeferred) shared(flag, started, timed_out, child_done, tested)
+            if (icv)
+                omp_set_num_threads(3);
+#pragma omp task if (!undeferred) firstprivate(st)
             {
-#pragma omp task shared(flag, started, timed_out, child_done, tested)
+#pragma omp task firstprivate(st)
                 {
-                    atomic_store(&started, 1);
+                    atomic_store(&st->started, 1);
                     if (omp_get_thread_num() != 0) {
-                        atomic_store(&tested, 1);
-                        if (!wait_flag(&flag))
-                            atomic_store(&timed_out, 1);
+                        atomic_store(&st->tested, 1);
+                        if (!wait_flag(&st->flag))
+                            atomic_store(&st->timed_out, 1);
                     }
-                    atomic_store(&child_done, 1);
+                    atomic_store(&st->child_done, 1);
                 }
                 /* The other thread (in the region's barrier) takes it. */
-                if (undeferred && !wait_flag(&started))
-                    atomic_store(&timed_out, 2);
+                if (undeferred && !wait_flag(&st->started))
+                    atomic_store(&st->timed_out, 2);
             }
 #pragma omp taskwait
-            atomic_store(&flag, 1);
+            atomic_store(&st->flag, 1);
         }
     }
     /* The region's end waited for the child. */
-    EXPECT(atomic_load(&child_done), "round %d: the child had not run at the region's end",
-           undeferred);
-    EXPECT(atomic_load(&timed_out) != 1,
-           "round %d: the parent's end waited for its child (it waited %.0f s for a flag set "
+    EXPECT(atomic_load(&state.child_done), "round %d/%d: the child had not run at the region's end",
+           undeferred, icv);
+    EXPECT(atomic_load(&state.timed_out) != 1,
+           "round %d/%d: the parent's end waited for its child (it waited %.0f s for a flag set "
            "after the parent's taskwait)",
-           undeferred, TIMEOUT_S);
-    EXPECT(atomic_load(&timed_out) != 2, "round %d: no other thread took the child in %.0f s",
-           undeferred, TIMEOUT_S);
-    return atomic_load(&tested);
+           undeferred, icv, TIMEOUT_S);
+    EXPECT(atomic_load(&state.timed_out) != 2,
+           "round %d/%d: no other thread took the child in %.0f s", undeferred, icv, TIMEOUT_S);
+    return atomic_load(&state.tested);
 }
 
 /* A tree of tasks whose parents return at once: fan children per task,
@@ -107,11 +116,14 @@ int main(void)
     require_ultrapool();
     alarm(100); /* a watchdog: SIGALRM fails the test rather than hang it */
 
-    round_trip(1);
-    int tested = 0;
-    for (int r = 0; r < 10; r++)
-        tested += round_trip(0);
-    printf("ordinary parent: %d of 10 rounds had the child on the other thread\n", tested);
+    for (int icv = 0; icv < 2; icv++) {
+        round_trip(1, icv);
+        int tested = 0;
+        for (int r = 0; r < 10; r++)
+            tested += round_trip(0, icv);
+        printf("ordinary parent%s: %d of 10 rounds had the child on the other thread\n",
+               icv ? " with its creator's ICVs" : "", tested);
+    }
 
     /* A taskgroup's end waits for every descendant of its tasks. */
     for (int r = 0; r < 20; r++) {
