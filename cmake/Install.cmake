@@ -109,3 +109,17 @@ if(TARGET ultrapool_gomp)
     @ONLY)
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-openmp.pc DESTINATION ${UP_PC_DIR})
 endif()
+
+# An Lmod module file, <datadir>/modulefiles/ultrapool/<version>.lua
+# (packaging/modules/ultrapool.lua.in): `module use <prefix>/share/modulefiles`
+# then `module load ultrapool`. It holds absolute paths, so it is written at
+# install time (cmake/InstallModule.cmake), for the prefix installed to.
+install(CODE "
+  set(UP_MODULE_TEMPLATE \"${PROJECT_SOURCE_DIR}/packaging/modules/ultrapool.lua.in\")
+  set(UP_MODULE_STAGE \"${CMAKE_CURRENT_BINARY_DIR}/modulefile\")
+  set(UP_MODULE_VERSION \"${PROJECT_VERSION}\")
+  set(UP_MODULE_BINDIR \"${CMAKE_INSTALL_BINDIR}\")
+  set(UP_MODULE_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
+  set(UP_MODULE_DATADIR \"${CMAKE_INSTALL_DATADIR}\")
+  include(\"${PROJECT_SOURCE_DIR}/cmake/InstallModule.cmake\")
+")

@@ -3,14 +3,18 @@
 # consumer project (C and C++17, find_package and pkg-config, shared and
 # static) against it; then again as a machine without hwloc's and libsde's
 # development files would: pkg-config sees only the prefix, CMake cannot
-# find the system's hwloc, and only the shared libraries are linked.
+# find the system's hwloc, and only the shared libraries are linked. Last,
+# the Lmod module file the install writes: it names this prefix, and where
+# Lmod is installed, `module load ultrapool` alone lets a pkg-config build
+# find and run the libraries.
 # Arguments: build dir, source dir [, prefix (default: build/consumer-prefix)].
 set -eu
 build=$1
 src=$2
 prefix=${3:-$build/consumer-prefix}
+case $prefix in /*) ;; *) prefix=$(pwd -P)/$prefix ;; esac
 out=$build/consumer-build
-rm -rf "$prefix" "$out" "$out-nodev"
+rm -rf "$prefix" "$out" "$out-nodev" "$out-module"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(dirname "$(find "$prefix" -name ultrapoolConfig.cmake | head -1)")
 libdir=${libdir%/cmake/ultrapool}
@@ -151,4 +155,64 @@ PKG_CONFIG_LIBDIR=$libdir/pkgconfig PKG_CONFIG_PATH= \
     >"$out-nodev.log" 2>&1 || { cat "$out-nodev.log"; exit 1; }
 cmake --build "$out-nodev" >>"$out-nodev.log" 2>&1 || { cat "$out-nodev.log"; exit 1; }
 run_all "$out-nodev" 4
+
+# The module file: <datadir>/modulefiles/ultrapool/<version>.lua, written
+# for this prefix. Under Lmod, a program is then built with pkg-config and
+# run with no path set by hand: the module alone provides them.
+echo "== the module file"
+version=$(sed -n 's/^set(PACKAGE_VERSION "\([^"]*\)")$/\1/p' \
+          "$libdir/cmake/ultrapool/ultrapoolConfigVersion.cmake")
+modfile=$(find "$prefix" -path "*/modulefiles/ultrapool/$version.lua" | head -1)
+if [ -z "$version" ] || [ ! -f "$modfile" ]; then
+    echo "FAIL: no modulefiles/ultrapool/$version.lua under $prefix"
+    exit 1
+fi
+echo "$modfile"
+for want in "local root = \"$prefix\"" "setenv(\"ULTRAPOOL_ROOT\", root)" \
+            "prepend_path(\"PATH\", \"$prefix/bin\")" \
+            "prepend_path(\"LD_LIBRARY_PATH\", \"$libdir\")" \
+            "prepend_path(\"PKG_CONFIG_PATH\", \"$libdir/pkgconfig\")" \
+            "prepend_path(\"CMAKE_PREFIX_PATH\", root)"; do
+    grep -qxF "$want" "$modfile" || { echo "FAIL: $modfile lacks the line: $want"; exit 1; }
+done
+moddir=${modfile%/ultrapool/*}
+lmod_init=""
+for f in ${LMOD_PKG:+"$LMOD_PKG/init/sh"} /usr/share/lmod/lmod/init/sh \
+         /opt/apps/lmod/lmod/init/sh /usr/local/lmod/lmod/init/sh; do
+    if [ -f "$f" ]; then
+        lmod_init=$f
+        break
+    fi
+done
+if [ -n "$lmod_init" ]; then
+    (
+        set +eu # Lmod's shell code reads unset variables and tests statuses
+        unset PKG_CONFIG_PATH LD_LIBRARY_PATH CMAKE_PREFIX_PATH ULTRAPOOL_ROOT
+        # shellcheck source=/dev/null # Lmod's own
+        . "$lmod_init"
+        module use "$moddir"
+        module load "ultrapool/$version"
+        echo "module load ultrapool/$version (Lmod): ULTRAPOOL_ROOT=${ULTRAPOOL_ROOT-}"
+        [ "${ULTRAPOOL_ROOT-}" = "$prefix" ] || { echo "FAIL: ULTRAPOOL_ROOT is not $prefix"; exit 1; }
+        [ "$(command -v ultrapool-topo)" = "$prefix/bin/ultrapool-topo" ] ||
+            { echo "FAIL: ultrapool-topo on PATH is $(command -v ultrapool-topo)"; exit 1; }
+        mkdir -p "$out-module"
+        exe=$out-module/consumer_c_module
+        flags=$(pkg-config --cflags --libs ultrapool-parallel) ||
+            { echo "FAIL: pkg-config does not find ultrapool-parallel"; exit 1; }
+        echo "pkg-config --cflags --libs ultrapool-parallel: $flags"
+        # shellcheck disable=SC2086 # the flags are words
+        ${CC:-cc} -std=c11 -O2 "$src/tests/consumer/consumer.c" $flags -o "$exe" ||
+            { echo "FAIL: the pkg-config build"; exit 1; }
+        if command -v ldd >/dev/null 2>&1; then
+            got=$(ldd "$exe" | awk '$1 ~ /^libultrapool_par\.so/ {print $3}')
+            [ "$(dirname "$got")" = "$libdir" ] ||
+                { echo "FAIL: $exe loads libultrapool_par from '$got'"; exit 1; }
+        fi
+        printf '%s: ' "$(basename "$exe")"
+        "$exe" || { echo "FAIL: $exe"; exit 1; }
+    ) || exit 1
+else
+    echo "note: Lmod is not installed (Debian: lmod); the module file was checked, not loaded"
+fi
 echo "consumer: all programs built and ran against the installed tree"
