@@ -83,28 +83,30 @@ else()
   string(REGEX REPLACE "/$" "" UP_PC_UP "${UP_PC_UP}")
   set(UP_PC_PREFIX "\${pcfiledir}/${UP_PC_UP}")
 endif()
-# hwloc and libsde go into Libs.private as plain linker flags, not into
-# Requires.private: pkg-config resolves every Requires.private module even
-# for a shared link (for its Cflags), so a consumer machine without hwloc's
-# .pc file could not use the shared library at all. No public header
-# includes hwloc or libsde, so their Cflags are never needed.
-set(UP_PC_LIBS_PRIVATE "-pthread")
+# What a static link needs beyond the libraries themselves comes from what
+# the build links (cmake/PkgConfigDeps.cmake): a dependency with a pkg-config
+# module of its own (hwloc) goes into Requires.private, which brings its own
+# libraries for a static link and keeps its folders out of these files;
+# the rest (a threads flag where the C library needs one, -ldl, libsde)
+# into Libs.private. pkg-config reads a Requires.private module for every
+# link (for its Cflags), so it needs hwloc's .pc file (Debian:
+# libhwloc-dev) wherever ultrapool was built with hwloc; find_package
+# (ultrapool) does not.
+include(cmake/PkgConfigDeps.cmake)
 if(UP_HAVE_HWLOC)
-  string(REPLACE ";" " " up_hwloc_ldflags "${HWLOC_LDFLAGS}")
-  string(APPEND UP_PC_LIBS_PRIVATE " ${up_hwloc_ldflags}")
+  set_property(TARGET PkgConfig::HWLOC PROPERTY UP_PC_MODULE "hwloc >= ${UP_HWLOC_MIN_VERSION}")
 endif()
-if(UP_HAVE_SDE)
-  if(NOT UP_PACKAGE_SDE_HINT IN_LIST CMAKE_C_IMPLICIT_LINK_DIRECTORIES)
-    string(APPEND UP_PC_LIBS_PRIVATE " -L${UP_PACKAGE_SDE_HINT}")
-  endif()
-  string(APPEND UP_PC_LIBS_PRIVATE " -lsde")
-endif()
+up_pc_link_deps(ultrapool_static UP_PC_REQUIRES_PRIVATE UP_PC_LIBS_PRIVATE)
+up_pc_link_deps(ultrapool_par UP_PC_PAR_REQUIRES_PRIVATE UP_PC_PAR_LIBS_PRIVATE
+  COVERED ultrapool_static)
 configure_file(cmake/ultrapool.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ultrapool.pc @ONLY)
 configure_file(cmake/ultrapool-parallel.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-parallel.pc
   @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapool.pc
   ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-parallel.pc DESTINATION ${UP_PC_DIR})
 if(TARGET ultrapool_gomp)
+  up_pc_link_deps(ultrapool_gomp UP_PC_OMP_REQUIRES_PRIVATE UP_PC_OMP_LIBS_PRIVATE
+    COVERED ultrapool)
   configure_file(cmake/ultrapool-openmp.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-openmp.pc
     @ONLY)
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-openmp.pc DESTINATION ${UP_PC_DIR})

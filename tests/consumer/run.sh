@@ -1,12 +1,15 @@
 #!/bin/sh
-# Installs a build tree into a scratch prefix, then builds and runs the
-# consumer project (C and C++17, find_package and pkg-config, shared and
-# static) against it; then again as a machine without hwloc's and libsde's
-# development files would: pkg-config sees only the prefix, CMake cannot
-# find the system's hwloc, and only the shared libraries are linked. Last,
-# the Lmod module file the install writes: it names this prefix, and where
-# Lmod is installed, `module load ultrapool` alone lets a pkg-config build
-# find and run the libraries.
+# Installs a build tree into a scratch prefix and checks the pkg-config
+# modules: no system folder in them, what --static gives against what the
+# static archives call, and a fully static program where every archive is
+# there. Then builds and runs the consumer project (C and C++17,
+# find_package and pkg-config, shared and static) against it; then again as
+# a machine without hwloc's and libsde's development files would:
+# pkg-config sees only the prefix, CMake cannot find the system's hwloc,
+# and only the shared libraries are linked. Last, the Lmod module file the
+# install writes: it names this prefix, and where Lmod is installed,
+# `module load ultrapool` alone lets a pkg-config build find and run the
+# libraries.
 # Arguments: build dir, source dir [, prefix (default: build/consumer-prefix)].
 set -eu
 build=$1
@@ -14,7 +17,7 @@ src=$2
 prefix=${3:-$build/consumer-prefix}
 case $prefix in /*) ;; *) prefix=$(pwd -P)/$prefix ;; esac
 out=$build/consumer-build
-rm -rf "$prefix" "$out" "$out-nodev" "$out-module"
+rm -rf "$prefix" "$out" "$out-nodev" "$out-module" "$out-pc" "$out-find"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(dirname "$(find "$prefix" -name ultrapoolConfig.cmake | head -1)")
 libdir=${libdir%/cmake/ultrapool}
@@ -29,6 +32,134 @@ if command -v nm >/dev/null 2>&1; then
         fi
     done
 fi
+
+# The package files, checked one by one: each check below goes on after a
+# failure, so that a run lists them all, and the script stops after the
+# last of them when any failed. pc: pkg-config with the prefix first.
+failures=0
+bad() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+pc() { PKG_CONFIG_PATH=$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} pkg-config "$@"; }
+cc=${CC:-cc}
+mkdir -p "$out-pc"
+version=$(sed -n 's/^set(PACKAGE_VERSION "\([^"]*\)")$/\1/p' \
+          "$libdir/cmake/ultrapool/ultrapoolConfigVersion.cmake")
+
+# No installed .pc names a folder the compiler or pkg-config searches by
+# default (-L/usr/lib/x86_64-linux-gnu ...): the modules' own folders are
+# relative to ${pcfiledir}, a dependency's come from its own module.
+echo "== the pkg-config modules"
+sysdirs=$( {
+    pkg-config --variable=pc_system_libdirs pkg-config 2>/dev/null || true
+    pkg-config --variable=pc_system_includedirs pkg-config 2>/dev/null || true
+    $cc -print-search-dirs 2>/dev/null | sed -n 's/^libraries: =//p'
+    triple=$($cc -print-multiarch 2>/dev/null || true)
+    echo "/usr/include /usr/lib /lib /usr/lib64 /lib64"
+    [ -z "$triple" ] || echo "/usr/include/$triple /usr/lib/$triple /lib/$triple"
+} | tr ':' '\n' | while read -r line; do
+    for d in $line; do
+        if [ -d "$d" ]; then (cd "$d" && pwd -P); fi
+    done
+done | sort -u)
+for f in "$libdir"/pkgconfig/*.pc; do
+    # shellcheck disable=SC2013 # the flags' words
+    for w in $(sed -nE 's/^(Libs|Libs\.private|Cflags|Cflags\.private):(.*)$/\2/p' "$f"); do
+        case $w in
+            -L/*) d=${w#-L} ;;
+            -I/*) d=${w#-I} ;;
+            -isystem/*) d=${w#-isystem} ;;
+            -Wl,-rpath,/*) d=${w#-Wl,-rpath,} ;;
+            *) continue ;;
+        esac
+        [ -d "$d" ] || continue
+        if echo "$sysdirs" | grep -qxF "$(cd "$d" && pwd -P)"; then
+            bad "$(basename "$f") names the system folder $d ($w)"
+        fi
+    done
+done
+
+# pkg-config --static gives every library that the static archives call
+# into: the archives' undefined symbols say which they need (threads: only
+# where the C library alone does not have them; libdl: wherever there is
+# one, as the build links it).
+undefined() { nm -u "$1" | awk 'NF { print $NF }' | sort -u; }
+has_lib() { # the compiler finds lib$1.so or lib$1.a by itself
+    for ext in so a; do
+        [ "$($cc -print-file-name="lib$1.$ext")" = "lib$1.$ext" ] || return 0
+    done
+    return 1
+}
+libc_links() { # a call of $1 links with no library named
+    printf 'char %s(void);\nint main(void) { return %s(); }\n' "$1" "$1" >"$out-pc/libc_$1.c"
+    $cc "$out-pc/libc_$1.c" -o "$out-pc/libc_$1" >/dev/null 2>&1
+}
+static_needs() { # module, why, words
+    m=$1
+    why=$2
+    shift 2
+    got=" $(pc --static --libs "$m" | tr -s ' \n' '  ') "
+    for w in "$@"; do
+        case $got in
+            *" $w "*) ;;
+            *) bad "pkg-config --static --libs $m lacks $w ($why):$got" ;;
+        esac
+    done
+}
+if command -v nm >/dev/null 2>&1; then
+    for pair in ultrapool:libultrapool.a ultrapool-parallel:libultrapool_par.a; do
+        m=${pair%%:*}
+        syms=$(undefined "$libdir/${pair#*:}")
+        echo "pkg-config --static --libs $m: $(pc --static --libs "$m")"
+        if echo "$syms" | grep -qE '^dl(open|sym|close|error)$' && has_lib dl; then
+            static_needs "$m" "it calls dlopen or dlsym" -ldl
+        fi
+        if echo "$syms" | grep -q '^pthread_' && ! libc_links pthread_create; then
+            case " $(pc --static --libs "$m") " in
+                *" -pthread "* | *" -lpthread "*) ;;
+                *) bad "pkg-config --static --libs $m has neither -pthread nor -lpthread" ;;
+            esac
+        fi
+        if echo "$syms" | grep -q '^hwloc_'; then
+            # shellcheck disable=SC2046 # hwloc's own words, one by one
+            static_needs "$m" "it calls hwloc: pkg-config --static --libs hwloc" \
+                $(pkg-config --static --libs hwloc)
+        fi
+        if echo "$syms" | grep -q '^papi_sde_'; then
+            static_needs "$m" "it calls libsde" -lsde
+        fi
+        if [ "$m" = ultrapool-parallel ]; then
+            static_needs "$m" "it calls the pool library" -lultrapool
+        fi
+    done
+fi
+
+# A static program from pkg-config --static alone, where every library it
+# names has its static archive on this machine.
+missing=""
+flags=$(pc --static --cflags --libs ultrapool-parallel)
+for w in $flags; do
+    case $w in -l*) ;; *) continue ;; esac
+    n=${w#-l}
+    [ -f "$libdir/lib$n.a" ] && continue
+    [ "$($cc -print-file-name="lib$n.a")" != "lib$n.a" ] || missing="$missing lib$n.a"
+done
+if [ -n "$missing" ]; then
+    echo "note: no fully static program: no static archive on this machine for:$missing"
+else
+    # shellcheck disable=SC2086 # the flags are words
+    if $cc -static -O2 "$src/tests/consumer/consumer.c" $flags -o "$out-pc/consumer_static" \
+            >"$out-pc/static.log" 2>&1; then
+        printf 'a static program (cc -static ... pkg-config --static): '
+        "$out-pc/consumer_static" || bad "the program linked with -static failed"
+    else
+        cat "$out-pc/static.log"
+        bad "cc -static with pkg-config --static --cflags --libs ultrapool-parallel"
+    fi
+fi
+
+[ "$failures" -eq 0 ] || { echo "FAIL: $failures checks of the installed package failed"; exit 1; }
 
 run_all() {
     dir=$1
@@ -133,7 +264,10 @@ done
 # The shared libraries on a machine without hwloc's .pc file and library
 # where CMake and pkg-config look: PKG_CONFIG_LIBDIR replaces pkg-config's
 # whole search path with the prefix, CMAKE_IGNORE_PATH hides the folders
-# that hold hwloc and libsde from every find_* call.
+# that hold hwloc and libsde from every find_* call. find_package needs
+# neither. pkg-config needs hwloc's .pc file when ultrapool was built with
+# hwloc (its modules name hwloc in Requires.private): there it must refuse
+# them naming hwloc, and the pkg-config consumers are left out.
 echo "== shared consumers without hwloc's or libsde's development files"
 hide=""
 for lib in hwloc sde; do
@@ -149,19 +283,33 @@ if PKG_CONFIG_LIBDIR=$libdir/pkgconfig PKG_CONFIG_PATH= pkg-config --exists hwlo
     echo "FAIL: hwloc is still visible to pkg-config"
     exit 1
 fi
+nodev_pc=ON
+nodev_n=4
+if pc --print-requires-private ultrapool | grep -q '^hwloc'; then
+    if why=$(PKG_CONFIG_LIBDIR=$libdir/pkgconfig PKG_CONFIG_PATH='' \
+             pkg-config --exists --print-errors ultrapool-parallel 2>&1); then
+        echo "FAIL: pkg-config accepts ultrapool-parallel without hwloc's .pc"
+        exit 1
+    fi
+    why=$(printf '%s' "$why" | tr -s ' \n' '  ')
+    case $why in
+        *hwloc*) echo "pkg-config without hwloc's .pc file: $why" ;;
+        *) echo "FAIL: pkg-config does not name hwloc: $why"; exit 1 ;;
+    esac
+    nodev_pc=OFF
+    nodev_n=2
+fi
 PKG_CONFIG_LIBDIR=$libdir/pkgconfig PKG_CONFIG_PATH= \
     cmake -S "$src/tests/consumer" -B "$out-nodev" -DCMAKE_PREFIX_PATH="$prefix" \
     -DCMAKE_BUILD_TYPE=Release -DUP_CONSUMER_SHARED_ONLY=ON -DCMAKE_IGNORE_PATH="$hide" \
-    >"$out-nodev.log" 2>&1 || { cat "$out-nodev.log"; exit 1; }
+    -DUP_CONSUMER_PKGCONFIG=$nodev_pc >"$out-nodev.log" 2>&1 || { cat "$out-nodev.log"; exit 1; }
 cmake --build "$out-nodev" >>"$out-nodev.log" 2>&1 || { cat "$out-nodev.log"; exit 1; }
-run_all "$out-nodev" 4
+run_all "$out-nodev" $nodev_n
 
 # The module file: <datadir>/modulefiles/ultrapool/<version>.lua, written
 # for this prefix. Under Lmod, a program is then built with pkg-config and
 # run with no path set by hand: the module alone provides them.
 echo "== the module file"
-version=$(sed -n 's/^set(PACKAGE_VERSION "\([^"]*\)")$/\1/p' \
-          "$libdir/cmake/ultrapool/ultrapoolConfigVersion.cmake")
 modfile=$(find "$prefix" -path "*/modulefiles/ultrapool/$version.lua" | head -1)
 if [ -z "$version" ] || [ ! -f "$modfile" ]; then
     echo "FAIL: no modulefiles/ultrapool/$version.lua under $prefix"
