@@ -1,9 +1,10 @@
 # Installation: every public header, both flavours of both libraries, the
-# ultrapool-topo command, a CMake package and two pkg-config modules.
+# ultrapool-topo command, a CMake package and its pkg-config modules.
 #
 #   find_package(ultrapool CONFIG)        pkg-config
 #   ultrapool::ultrapool                  ultrapool            the pool
 #   ultrapool::parallel (ultrapool::par)  ultrapool-parallel   the OpenMP-style API
+#   ultrapool::mpi                        ultrapool-mpi        the MPI mode (static)
 #   ultrapool::openmp                     ultrapool-openmp     libgomp.so.1 (Linux)
 #   ultrapool::ultrapool_static, ultrapool::parallel_static,
 #   ultrapool::ultrapool_shared, ultrapool::parallel_shared    one flavour by name
@@ -104,6 +105,30 @@ configure_file(cmake/ultrapool-parallel.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ultrap
   @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapool.pc
   ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-parallel.pc DESTINATION ${UP_PC_DIR})
+# The MPI mode's module, ultrapool-mpi. libultrapool_mpi is static and calls
+# functions of the pool library that libultrapool.so keeps hidden, so it is
+# linked with the static pool library, libultrapool.a, like the CMake target
+# ultrapool::mpi. The module names both archives, and puts what they link
+# in Requires and Libs (not the .private fields): a program linked against
+# shared libraries needs them as much as a static one. MPI comes from its
+# own pkg-config module where this machine has one for the MPI built with;
+# else the program is compiled with that MPI's mpicc (docs/packaging.md).
+if(UP_HAVE_MPI)
+  up_pc_mpi_module(up_mpi_module)
+  if(up_mpi_module)
+    message(STATUS "ultrapool: ultrapool-mpi.pc requires MPI's pkg-config module ${up_mpi_module}")
+  else()
+    message(STATUS "ultrapool: no pkg-config module describes this MPI: programs that use "
+                   "ultrapool-mpi.pc are compiled with mpicc")
+  endif()
+  set_property(TARGET MPI::MPI_C PROPERTY UP_PC_MODULE "${up_mpi_module}")
+  up_pc_link_deps(ultrapool_mpi UP_PC_MPI_REQUIRES UP_PC_MPI_LIBS)
+  get_target_property(up_pool_archive ultrapool_static OUTPUT_NAME)
+  set(UP_PC_MPI_POOL_ARCHIVE
+    "${CMAKE_STATIC_LIBRARY_PREFIX}${up_pool_archive}${CMAKE_STATIC_LIBRARY_SUFFIX}")
+  configure_file(cmake/ultrapool-mpi.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-mpi.pc @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-mpi.pc DESTINATION ${UP_PC_DIR})
+endif()
 if(TARGET ultrapool_gomp)
   up_pc_link_deps(ultrapool_gomp UP_PC_OMP_REQUIRES_PRIVATE UP_PC_OMP_LIBS_PRIVATE
     COVERED ultrapool)

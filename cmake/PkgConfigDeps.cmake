@@ -18,6 +18,10 @@
 #   ...> is the installed CMake package's business and is skipped. Anything
 #   else stops the configure with a message, rather than write a .pc file
 #   that leaves a dependency out.
+#
+# up_pc_mpi_module(<var>)
+#   The pkg-config module that describes the MPI that find_package(MPI)
+#   found, "" when this machine has none.
 
 function(_up_pc_walk target covered)
   get_target_property(items ${target} LINK_LIBRARIES)
@@ -109,3 +113,37 @@ function(up_pc_link_deps target requires_var libs_var)
   set(${libs_var} "${libs}" PARENT_SCOPE)
 endfunction()
 
+# Debian's mpi-c follows the default MPI (as mpicc does); ompi-c is Open
+# MPI's own name, mpich MPICH's. The one whose include folders hold the
+# mpi.h that find_package(MPI) found is the MPI the library was built with.
+function(up_pc_mpi_module var)
+  set(${var} "" PARENT_SCOPE)
+  if(NOT PKG_CONFIG_FOUND)
+    return()
+  endif()
+  set(want "")
+  foreach(d IN LISTS MPI_C_HEADER_DIR MPI_C_INCLUDE_DIRS MPI_C_COMPILER_INCLUDE_DIRS)
+    get_filename_component(d "${d}" REALPATH)
+    list(APPEND want "${d}")
+  endforeach()
+  foreach(module IN ITEMS mpi-c ompi-c mpich)
+    execute_process(COMMAND ${PKG_CONFIG_EXECUTABLE} --cflags-only-I ${module}
+      OUTPUT_VARIABLE flags RESULT_VARIABLE rc ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(NOT rc EQUAL 0)
+      continue()
+    endif()
+    execute_process(COMMAND ${PKG_CONFIG_EXECUTABLE} --variable=includedir ${module}
+      OUTPUT_VARIABLE includedir ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+    separate_arguments(flags UNIX_COMMAND "${flags}")
+    list(TRANSFORM flags REPLACE "^-I" "")
+    foreach(d IN LISTS flags includedir)
+      if(d)
+        get_filename_component(d "${d}" REALPATH)
+        if(d IN_LIST want)
+          set(${var} ${module} PARENT_SCOPE)
+          return()
+        endif()
+      endif()
+    endforeach()
+  endforeach()
+endfunction()

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Installs a build tree into a scratch prefix and checks the pkg-config
 # modules: no system folder in them, what --static gives against what the
-# static archives call, and a fully static program where every archive is
-# there. Then builds and runs the consumer project (C and C++17,
+# static archives call, a fully static program where every archive is there, and
+# the MPI mode's module. Then builds and runs the consumer project (C and C++17,
 # find_package and pkg-config, shared and static) against it; then again as
 # a machine without hwloc's and libsde's development files would:
 # pkg-config sees only the prefix, CMake cannot find the system's hwloc,
@@ -157,6 +157,33 @@ else
         cat "$out-pc/static.log"
         bad "cc -static with pkg-config --static --cflags --libs ultrapool-parallel"
     fi
+fi
+
+# The MPI mode's module: a program links with pkg-config --libs
+# ultrapool-mpi alone. Compiled by cc when the module names MPI's own
+# module, by mpicc when this MPI has none (docs/mpi.md).
+echo "== the MPI mode's pkg-config module"
+if [ -f "$libdir/libultrapool_mpi.a" ]; then
+    if pc --exists ultrapool-mpi; then
+        mpi_cc=$cc
+        pc --print-requires ultrapool-mpi | grep -qiE 'mpi|mpich' || mpi_cc=mpicc
+        flags=$(pc --cflags --libs ultrapool-mpi)
+        echo "$mpi_cc ... \$(pkg-config --cflags --libs ultrapool-mpi): $flags"
+        # shellcheck disable=SC2086 # the flags are words
+        if $mpi_cc -O2 "$src/tests/consumer/consumer_mpi.c" $flags -o "$out-pc/consumer_mpi" \
+                >"$out-pc/mpi.log" 2>&1; then
+            printf 'consumer_mpi (pkg-config): '
+            env -u LD_LIBRARY_PATH "$out-pc/consumer_mpi" || bad "the MPI program built with pkg-config failed"
+        else
+            cat "$out-pc/mpi.log"
+            bad "$mpi_cc with pkg-config --cflags --libs ultrapool-mpi does not build an MPI program"
+        fi
+    else
+        bad "the install has libultrapool_mpi.a but pkg-config does not find ultrapool-mpi"
+    fi
+else
+    [ ! -f "$libdir/pkgconfig/ultrapool-mpi.pc" ] || bad "ultrapool-mpi.pc without the MPI library"
+    echo "note: no MPI mode in this install (a build with -DUP_WITH_MPI=ON checks its module)"
 fi
 
 [ "$failures" -eq 0 ] || { echo "FAIL: $failures checks of the installed package failed"; exit 1; }
