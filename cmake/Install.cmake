@@ -1,11 +1,11 @@
 # Installation: every public header, both flavours of both libraries, the
 # ultrapool-topo command, a CMake package and its pkg-config modules.
 #
-#   find_package(ultrapool CONFIG)        pkg-config
-#   ultrapool::ultrapool                  ultrapool            the pool
-#   ultrapool::parallel (ultrapool::par)  ultrapool-parallel   the OpenMP-style API
-#   ultrapool::mpi                        ultrapool-mpi        the MPI mode (static)
-#   ultrapool::openmp                     ultrapool-openmp     libgomp.so.1 (Linux)
+#   find_package(ultrapool CONFIG)        component  pkg-config
+#   ultrapool::ultrapool                  pool       ultrapool            the pool
+#   ultrapool::parallel (ultrapool::par)  parallel   ultrapool-parallel   the OpenMP-style API
+#   ultrapool::mpi                        mpi        ultrapool-mpi        the MPI mode (static)
+#   ultrapool::openmp                     openmp     ultrapool-openmp     libgomp.so.1 (Linux)
 #   ultrapool::ultrapool_static, ultrapool::parallel_static,
 #   ultrapool::ultrapool_shared, ultrapool::parallel_shared    one flavour by name
 #
@@ -68,8 +68,9 @@ configure_package_config_file(cmake/ultrapoolConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ultrapool
   NO_SET_AND_CHECK_MACRO)
-write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfigVersion.cmake
-  COMPATIBILITY SameMinorVersion)
+# The version rules, version ranges included, are in the template.
+configure_file(cmake/ultrapoolConfigVersion.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfigVersion.cmake @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ultrapool)

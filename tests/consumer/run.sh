@@ -1,15 +1,16 @@
 #!/bin/sh
-# Installs a build tree into a scratch prefix and checks the pkg-config
-# modules: no system folder in them, what --static gives against what the
-# static archives call, a fully static program where every archive is there, and
-# the MPI mode's module. Then builds and runs the consumer project (C and C++17,
-# find_package and pkg-config, shared and static) against it; then again as
-# a machine without hwloc's and libsde's development files would:
-# pkg-config sees only the prefix, CMake cannot find the system's hwloc,
-# and only the shared libraries are linked. Last, the Lmod module file the
-# install writes: it names this prefix, and where Lmod is installed,
-# `module load ultrapool` alone lets a pkg-config build find and run the
-# libraries.
+# Installs a build tree into a scratch prefix and checks the package files:
+# the pkg-config modules (no system folder in them; what --static gives
+# against what the static archives call; a fully static program where
+# every archive is there; the MPI mode's module) and find_package's
+# components, versions and version ranges. Then builds and runs the
+# consumer project (C and C++17, find_package and pkg-config, shared and
+# static) against it; then again as a machine without hwloc's and libsde's
+# development files would: pkg-config sees only the prefix, CMake cannot
+# find the system's hwloc, and only the shared libraries are linked. Last,
+# the Lmod module file the install writes: it names this prefix, and where
+# Lmod is installed, `module load ultrapool` alone lets a pkg-config build
+# find and run the libraries.
 # Arguments: build dir, source dir [, prefix (default: build/consumer-prefix)].
 set -eu
 build=$1
@@ -185,6 +186,78 @@ else
     [ ! -f "$libdir/pkgconfig/ultrapool-mpi.pc" ] || bad "ultrapool-mpi.pc without the MPI library"
     echo "note: no MPI mode in this install (a build with -DUP_WITH_MPI=ON checks its module)"
 fi
+
+# find_package requests: components, versions and version ranges. Each
+# probe is a project of its own; it prints what find_package said.
+echo "== find_package requests"
+probe() { # name, CMake code after project(); prints the log as one line
+    d=$out-find/$1
+    mkdir -p "$d"
+    printf 'cmake_minimum_required(VERSION 3.16)\nproject(probe_%s C)\n%s\n' "$1" "$2" >"$d/CMakeLists.txt"
+    if cmake -S "$d" -B "$d/build" -DCMAKE_PREFIX_PATH="$prefix" >"$d.log" 2>&1; then
+        echo "ok $(tr -s ' \n' '  ' <"$d.log")"
+    else
+        echo "failed $(tr -s ' \n' '  ' <"$d.log")"
+    fi
+}
+expect() { # name, CMake code, expected words (a shell pattern) in the result
+    got=$(probe "$1" "$2")
+    # shellcheck disable=SC2254 # $3 is a pattern
+    case $got in
+        $3) echo "find_package probe $1: as expected" ;;
+        *) bad "find_package probe $1: expected $3, got: $got" ;;
+    esac
+}
+# shellcheck disable=SC2016 # CMake's ${...}, for CMake
+report='message(STATUS "probe: found=${ultrapool_FOUND} pool=${ultrapool_pool_FOUND} parallel=${ultrapool_parallel_FOUND} mpi=${ultrapool_mpi_FOUND} openmp=${ultrapool_openmp_FOUND} why=[${ultrapool_NOT_FOUND_MESSAGE}]")'
+major=${version%%.*}
+minor=${version#*.}
+minor=${minor%%.*}
+expect components "find_package(ultrapool $major.$minor CONFIG REQUIRED COMPONENTS pool parallel)
+$report" "ok *probe: found=1 pool=TRUE parallel=TRUE *"
+expect unknown "find_package(ultrapool CONFIG QUIET COMPONENTS pool nosuch)
+$report" "ok *probe: found=0 *why=\[*nosuch*\]*"
+expect unknown_required "find_package(ultrapool CONFIG REQUIRED COMPONENTS nosuch)" \
+    "failed *Reason given by package: *nosuch*"
+if [ -f "$libdir/libultrapool_mpi.a" ]; then
+    expect mpi "find_package(ultrapool CONFIG REQUIRED COMPONENTS mpi)
+if(NOT TARGET MPI::MPI_C OR NOT TARGET ultrapool::mpi)
+  message(FATAL_ERROR \"no ultrapool::mpi or MPI::MPI_C\")
+endif()
+$report" "ok *probe: found=1 *mpi=TRUE *"
+else
+    expect mpi_missing "find_package(ultrapool CONFIG QUIET COMPONENTS mpi)
+$report" "ok *probe: found=0 *mpi=FALSE *why=\[*mpi*MPI*\]*"
+    expect mpi_optional "find_package(ultrapool CONFIG REQUIRED OPTIONAL_COMPONENTS mpi)
+$report" "ok *probe: found=1 *mpi=FALSE *"
+fi
+if [ -f "$libdir/ultrapool/omp/libgomp.so.1" ]; then
+    expect openmp "find_package(ultrapool CONFIG REQUIRED COMPONENTS openmp)
+$report" "ok *probe: found=1 *openmp=TRUE *"
+else
+    expect openmp_missing "find_package(ultrapool CONFIG QUIET COMPONENTS openmp)
+$report" "ok *probe: found=0 *openmp=FALSE *why=\[*openmp*\]*"
+fi
+# Versions (docs/packaging.md): a later minor version is refused; in 0.x
+# an earlier minor one is too; a range takes every version inside it.
+expect version_next_minor "find_package(ultrapool $major.$((minor + 1)) CONFIG QUIET)
+$report" "ok *probe: found=0 *"
+if [ "$major" = 0 ] && [ "$minor" -gt 0 ]; then
+    expect version_earlier_minor "find_package(ultrapool 0.$((minor - 1)) CONFIG QUIET)
+$report" "ok *probe: found=0 *"
+fi
+cmake_version=$(cmake --version | sed -n 's/^cmake version \([0-9.]*\).*/\1/p')
+case $cmake_version in
+    3.1[0-8].* | 3.[0-9].* | [0-2].*)
+        echo "note: CMake $cmake_version takes no version ranges (3.19 does): not checked" ;;
+    *)
+        expect range "find_package(ultrapool $major.$minor...$((major + 1)).0 CONFIG REQUIRED)
+$report" "ok *probe: found=1 *"
+        expect range_exclusive "find_package(ultrapool $major.$minor...<$((major + 1)).0 CONFIG REQUIRED)
+$report" "ok *probe: found=1 *"
+        expect range_above "find_package(ultrapool $major.$((minor + 1))...$((major + 1)).0 CONFIG QUIET)
+$report" "ok *probe: found=0 *" ;;
+esac
 
 [ "$failures" -eq 0 ] || { echo "FAIL: $failures checks of the installed package failed"; exit 1; }
 
