@@ -2,10 +2,11 @@
 # Installs a build tree into a scratch prefix and checks the package files:
 # the pkg-config modules (no system folder in them; what --static gives
 # against what the static archives call; a fully static program where
-# every archive is there; the MPI mode's module) and find_package's
-# components, versions and version ranges. Then builds and runs the
-# consumer project (C and C++17, find_package and pkg-config, shared and
-# static) against it; then again as a machine without hwloc's and libsde's
+# every archive is there; the MPI mode's module), find_package's components,
+# versions and version ranges, and the README's build and run from a
+# prefix that is not a system one. Then builds and runs the consumer
+# project (C and C++17, find_package and pkg-config, shared and static)
+# against it; then again as a machine without hwloc's and libsde's
 # development files would: pkg-config sees only the prefix, CMake cannot
 # find the system's hwloc, and only the shared libraries are linked. Last,
 # the Lmod module file the install writes: it names this prefix, and where
@@ -258,6 +259,50 @@ $report" "ok *probe: found=1 *"
         expect range_above "find_package(ultrapool $major.$((minor + 1))...$((major + 1)).0 CONFIG QUIET)
 $report" "ok *probe: found=0 *" ;;
 esac
+
+# The README's words for a prefix outside the dynamic linker's search path
+# (this scratch prefix is one): the two sh blocks of its install section
+# marked for this test, run one after the other as printed, with this prefix for <prefix> and
+# Quick start 1 (the README's first C program) as app.c. Built without
+# either remedy, the program cannot start here (exit status 127).
+echo "== the README's build from a prefix that is not a system one"
+readme_block() { # the lines of the sh block after the marker <!-- run.sh: $1 -->
+    awk -v m="<!-- run.sh: $1 -->" '
+        $0 == m { on = 1; next }
+        on == 1 && /^```/ { on = 2; next }
+        on == 2 && /^```/ { exit }
+        on == 2 { print }' "$src/README.md"
+}
+readme_app() { # the README's first C program
+    awk '/^```c$/ { on = 1; buf = ""; next }
+         on && /^```/ { if (buf ~ /int main\(/) { printf "%s", buf; exit } on = 0; next }
+         on { buf = buf $0 "\n" }' "$src/README.md"
+}
+dir=$out-pc/readme
+mkdir -p "$dir"
+readme_app >"$dir/app.c"
+lines=""
+for block in rpath ld-library-path; do
+    got=$(readme_block "$block")
+    [ -n "$got" ] || bad "README.md has no sh block after <!-- run.sh: $block -->"
+    lines="$lines$got
+"
+done
+lines=$(printf '%s' "$lines" | sed -e "s|<prefix>/lib/|$libdir/|g" -e "s|<prefix>|$prefix|g")
+if [ -n "$lines" ]; then
+    printf '%s\n' "$lines" | sed 's/^/  $ /'
+    (cd "$dir" && env -u LD_LIBRARY_PATH -u PKG_CONFIG_PATH -u PKG_CONFIG_LIBDIR sh -eu -c "$lines") ||
+        bad "the README's lines failed from $prefix"
+fi
+# shellcheck disable=SC2046 # the flags are words
+if $cc -O2 "$dir/app.c" $(pc --cflags --libs ultrapool) -o "$dir/app-plain"; then
+    rc=0
+    env -u LD_LIBRARY_PATH "$dir/app-plain" >/dev/null 2>&1 || rc=$?
+    echo "built without an rpath and run without LD_LIBRARY_PATH: exit status $rc"
+    [ "$rc" = 127 ] || bad "expected 127: is $prefix searched by the dynamic linker?"
+else
+    bad "the plain pkg-config build of the README's program"
+fi
 
 [ "$failures" -eq 0 ] || { echo "FAIL: $failures checks of the installed package failed"; exit 1; }
 
