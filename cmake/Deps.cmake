@@ -45,7 +45,8 @@ up_dep_mode(UP_WITH_HWLOC up_mode)
 set(UP_HAVE_HWLOC OFF)
 if(NOT up_mode STREQUAL "OFF")
   if(PKG_CONFIG_FOUND)
-    pkg_check_modules(HWLOC QUIET IMPORTED_TARGET hwloc>=2.4) # 2.4: CPU kinds
+    set(UP_HWLOC_MIN_VERSION 2.4) # CPU kinds; the pkg-config modules ask for it too
+    pkg_check_modules(HWLOC QUIET IMPORTED_TARGET hwloc>=${UP_HWLOC_MIN_VERSION})
     if(HWLOC_FOUND)
       set(UP_HAVE_HWLOC ON)
     endif()

@@ -1,10 +1,11 @@
 # Installation: every public header, both flavours of both libraries, the
-# ultrapool-topo command, a CMake package and two pkg-config modules.
+# ultrapool-topo command, a CMake package and its pkg-config modules.
 #
-#   find_package(ultrapool CONFIG)        pkg-config
-#   ultrapool::ultrapool                  ultrapool            the pool
-#   ultrapool::parallel (ultrapool::par)  ultrapool-parallel   the OpenMP-style API
-#   ultrapool::openmp                     ultrapool-openmp     libgomp.so.1 (Linux)
+#   find_package(ultrapool CONFIG)        component  pkg-config
+#   ultrapool::ultrapool                  pool       ultrapool            the pool
+#   ultrapool::parallel (ultrapool::par)  parallel   ultrapool-parallel   the OpenMP-style API
+#   ultrapool::mpi                        mpi        ultrapool-mpi        the MPI mode (static)
+#   ultrapool::openmp                     openmp     ultrapool-openmp     libgomp.so.1 (Linux)
 #   ultrapool::ultrapool_static, ultrapool::parallel_static,
 #   ultrapool::ultrapool_shared, ultrapool::parallel_shared    one flavour by name
 #
@@ -67,8 +68,9 @@ configure_package_config_file(cmake/ultrapoolConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ultrapool
   NO_SET_AND_CHECK_MACRO)
-write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfigVersion.cmake
-  COMPATIBILITY SameMinorVersion)
+# The version rules, version ranges included, are in the template.
+configure_file(cmake/ultrapoolConfigVersion.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfigVersion.cmake @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/ultrapoolConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ultrapool)
@@ -83,28 +85,54 @@ else()
   string(REGEX REPLACE "/$" "" UP_PC_UP "${UP_PC_UP}")
   set(UP_PC_PREFIX "\${pcfiledir}/${UP_PC_UP}")
 endif()
-# hwloc and libsde go into Libs.private as plain linker flags, not into
-# Requires.private: pkg-config resolves every Requires.private module even
-# for a shared link (for its Cflags), so a consumer machine without hwloc's
-# .pc file could not use the shared library at all. No public header
-# includes hwloc or libsde, so their Cflags are never needed.
-set(UP_PC_LIBS_PRIVATE "-pthread")
+# What a static link needs beyond the libraries themselves comes from what
+# the build links (cmake/PkgConfigDeps.cmake): a dependency with a pkg-config
+# module of its own (hwloc) goes into Requires.private, which brings its own
+# libraries for a static link and keeps its folders out of these files;
+# the rest (a threads flag where the C library needs one, -ldl, libsde)
+# into Libs.private. pkg-config reads a Requires.private module for every
+# link (for its Cflags), so it needs hwloc's .pc file (Debian:
+# libhwloc-dev) wherever ultrapool was built with hwloc; find_package
+# (ultrapool) does not.
+include(cmake/PkgConfigDeps.cmake)
 if(UP_HAVE_HWLOC)
-  string(REPLACE ";" " " up_hwloc_ldflags "${HWLOC_LDFLAGS}")
-  string(APPEND UP_PC_LIBS_PRIVATE " ${up_hwloc_ldflags}")
+  set_property(TARGET PkgConfig::HWLOC PROPERTY UP_PC_MODULE "hwloc >= ${UP_HWLOC_MIN_VERSION}")
 endif()
-if(UP_HAVE_SDE)
-  if(NOT UP_PACKAGE_SDE_HINT IN_LIST CMAKE_C_IMPLICIT_LINK_DIRECTORIES)
-    string(APPEND UP_PC_LIBS_PRIVATE " -L${UP_PACKAGE_SDE_HINT}")
-  endif()
-  string(APPEND UP_PC_LIBS_PRIVATE " -lsde")
-endif()
+up_pc_link_deps(ultrapool_static UP_PC_REQUIRES_PRIVATE UP_PC_LIBS_PRIVATE)
+up_pc_link_deps(ultrapool_par UP_PC_PAR_REQUIRES_PRIVATE UP_PC_PAR_LIBS_PRIVATE
+  COVERED ultrapool_static)
 configure_file(cmake/ultrapool.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ultrapool.pc @ONLY)
 configure_file(cmake/ultrapool-parallel.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-parallel.pc
   @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapool.pc
   ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-parallel.pc DESTINATION ${UP_PC_DIR})
+# The MPI mode's module, ultrapool-mpi. libultrapool_mpi is static and calls
+# functions of the pool library that libultrapool.so keeps hidden, so it is
+# linked with the static pool library, libultrapool.a, like the CMake target
+# ultrapool::mpi. The module names both archives, and puts what they link
+# in Requires and Libs (not the .private fields): a program linked against
+# shared libraries needs them as much as a static one. MPI comes from its
+# own pkg-config module where this machine has one for the MPI built with;
+# else the program is compiled with that MPI's mpicc (docs/packaging.md).
+if(UP_HAVE_MPI)
+  up_pc_mpi_module(up_mpi_module)
+  if(up_mpi_module)
+    message(STATUS "ultrapool: ultrapool-mpi.pc requires MPI's pkg-config module ${up_mpi_module}")
+  else()
+    message(STATUS "ultrapool: no pkg-config module describes this MPI: programs that use "
+                   "ultrapool-mpi.pc are compiled with mpicc")
+  endif()
+  set_property(TARGET MPI::MPI_C PROPERTY UP_PC_MODULE "${up_mpi_module}")
+  up_pc_link_deps(ultrapool_mpi UP_PC_MPI_REQUIRES UP_PC_MPI_LIBS)
+  get_target_property(up_pool_archive ultrapool_static OUTPUT_NAME)
+  set(UP_PC_MPI_POOL_ARCHIVE
+    "${CMAKE_STATIC_LIBRARY_PREFIX}${up_pool_archive}${CMAKE_STATIC_LIBRARY_SUFFIX}")
+  configure_file(cmake/ultrapool-mpi.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-mpi.pc @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-mpi.pc DESTINATION ${UP_PC_DIR})
+endif()
 if(TARGET ultrapool_gomp)
+  up_pc_link_deps(ultrapool_gomp UP_PC_OMP_REQUIRES_PRIVATE UP_PC_OMP_LIBS_PRIVATE
+    COVERED ultrapool)
   configure_file(cmake/ultrapool-openmp.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-openmp.pc
     @ONLY)
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ultrapool-openmp.pc DESTINATION ${UP_PC_DIR})
