@@ -80,6 +80,10 @@ NOT_VARIANTS = {
         "default",
         "an option of tests/consumer, the separate project that test_install_consumer builds",
     ),
+    "UP_CONSUMER_PKGCONFIG": (
+        "default",
+        "an option of tests/consumer, the separate project that test_install_consumer builds",
+    ),
 }
 
 # CMake commands that declare an option whose name is their first argument.
