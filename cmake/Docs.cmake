@@ -1,4 +1,4 @@
-# The API reference (docs/api/Doxyfile.in).
+# The API reference (docs/api/Doxyfile.in) and the man pages (man/).
 #
 # `cmake --build <build> --target docs` runs Doxygen on the public headers
 # that the install puts in <includedir>/ultrapool (the same folders and the
@@ -29,6 +29,10 @@ if(DOXYGEN_FOUND)
 else()
   message(STATUS "ultrapool: no Doxygen: no docs target (Debian: doxygen)")
 endif()
+
+# The man pages, written by hand in roff: ultrapool-topo(1), ultrapool(7).
+install(FILES man/ultrapool-topo.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES man/ultrapool.7 DESTINATION ${CMAKE_INSTALL_MANDIR}/man7)
 
 # test_docs (tests/docs/check_docs.sh): the docs target builds without a
 # warning; skipped (77) without Doxygen.
