@@ -4,7 +4,8 @@
 # installs it as <datadir>/modulefiles/ultrapool/<version>.lua.
 #
 # In: UP_MODULE_TEMPLATE, UP_MODULE_STAGE (a build-tree folder),
-# UP_MODULE_VERSION, UP_MODULE_BINDIR, UP_MODULE_LIBDIR, UP_MODULE_DATADIR
+# UP_MODULE_VERSION, UP_MODULE_BINDIR, UP_MODULE_LIBDIR, UP_MODULE_DATADIR,
+# UP_MODULE_MANDIR
 # (GNUInstallDirs' values: relative to the prefix, or absolute), and
 # CMAKE_INSTALL_PREFIX, which CMake sets for the install.
 
@@ -24,6 +25,7 @@ endfunction()
 up_module_path(UP_MODULE_ROOT "${CMAKE_INSTALL_PREFIX}")
 up_module_path(UP_MODULE_BINDIR "${UP_MODULE_BINDIR}")
 up_module_path(UP_MODULE_LIBDIR "${UP_MODULE_LIBDIR}")
+up_module_path(UP_MODULE_MANDIR "${UP_MODULE_MANDIR}")
 configure_file("${UP_MODULE_TEMPLATE}" "${UP_MODULE_STAGE}/${UP_MODULE_VERSION}.lua" @ONLY)
 
 if(IS_ABSOLUTE "${UP_MODULE_DATADIR}")

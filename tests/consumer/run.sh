@@ -3,8 +3,9 @@
 # the pkg-config modules (no system folder in them; what --static gives
 # against what the static archives call; a fully static program where
 # every archive is there; the MPI mode's module), find_package's components,
-# versions and version ranges, and the README's build and run from a
-# prefix that is not a system one. Then builds and runs the consumer
+# versions and version ranges, the README's build and run from a
+# prefix that is not a system one, and the man pages (installed, and
+# rendering without warnings). Then builds and runs the consumer
 # project (C and C++17, find_package and pkg-config, shared and static)
 # against it; then again as a machine without hwloc's and libsde's
 # development files would: pkg-config sees only the prefix, CMake cannot
@@ -304,6 +305,28 @@ else
     bad "the plain pkg-config build of the README's program"
 fi
 
+# The man pages: ultrapool-topo(1) and ultrapool(7) are installed in the
+# man1 and man7 folders, and render without a warning (groff -ww, else
+# man -l with man's warnings on), where either tool is there.
+echo "== the man pages"
+for page in man1/ultrapool-topo.1 man7/ultrapool.7; do
+    f=$(find "$prefix" -path "*/$page" | head -1)
+    if [ -z "$f" ]; then
+        bad "no $page under $prefix"
+        continue
+    fi
+    echo "$f"
+    if command -v groff >/dev/null 2>&1; then
+        warn=$(groff -man -Tutf8 -ww "$f" 2>&1 >/dev/null) || bad "groff failed on $f"
+    elif command -v man >/dev/null 2>&1; then
+        warn=$(MANWIDTH=80 man --warnings -l "$f" 2>&1 >/dev/null) || bad "man -l failed on $f"
+    else
+        echo "note: neither groff nor man is installed: $page not rendered"
+        continue
+    fi
+    [ -z "$warn" ] || bad "$f renders with warnings: $warn"
+done
+
 [ "$failures" -eq 0 ] || { echo "FAIL: $failures checks of the installed package failed"; exit 1; }
 
 run_all() {
@@ -461,11 +484,13 @@ if [ -z "$version" ] || [ ! -f "$modfile" ]; then
     exit 1
 fi
 echo "$modfile"
+mandir=$(dirname "$(dirname "$(find "$prefix" -path "*/man1/ultrapool-topo.1" | head -1)")")
 for want in "local root = \"$prefix\"" "setenv(\"ULTRAPOOL_ROOT\", root)" \
             "prepend_path(\"PATH\", \"$prefix/bin\")" \
             "prepend_path(\"LD_LIBRARY_PATH\", \"$libdir\")" \
             "prepend_path(\"PKG_CONFIG_PATH\", \"$libdir/pkgconfig\")" \
-            "prepend_path(\"CMAKE_PREFIX_PATH\", root)"; do
+            "prepend_path(\"CMAKE_PREFIX_PATH\", root)" \
+            "prepend_path(\"MANPATH\", \"$mandir\")"; do
     grep -qxF "$want" "$modfile" || { echo "FAIL: $modfile lacks the line: $want"; exit 1; }
 done
 moddir=${modfile%/ultrapool/*}

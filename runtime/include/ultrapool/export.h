@@ -1,4 +1,5 @@
-/* ultrapool: the mark of the public ABI.
+/** @file
+ * ultrapool: the mark of the public ABI.
  *
  * The libraries are compiled with hidden symbol visibility, so that only
  * what the public headers declare is exported from libultrapool.so and

@@ -1,4 +1,5 @@
-/* Task groups: run many tasks on a pool with at most `limit` of them active
+/** @file
+ * Task groups: run many tasks on a pool with at most `limit` of them active
  * at once, wait for all, get the first error, cancel the rest.
  *
  *     up_group *g;
@@ -35,21 +36,23 @@
 extern "C" {
 #endif
 
-typedef struct up_group up_group; /* opaque */
+typedef struct up_group up_group; /**< opaque */
+/** A task of a group: returns 0 on success; anything else fails and cancels
+ * the group. */
 typedef int (*up_group_fn)(void *arg);
 
-/* Creates a group running its tasks on pool. limit: most tasks active at
+/** Creates a group running its tasks on pool. limit: most tasks active at
  * once, 1 to 2^31 - 1, or 0 for no limit; UP_EINVAL above. */
 UP_API int up_group_create(up_group **out, up_pool *pool, unsigned limit);
 
-/* Submits fn(arg) to the group's pool, first waiting while `limit` tasks
+/** Submits fn(arg) to the group's pool, first waiting while `limit` tasks
  * of the group are active. UP_ECANCELED once the group is cancelled (the
  * task is not run); the pool's submit errors (UP_ESTOPPED) likewise.
  * UP_EDEADLK when the caller is itself one of the group's tasks and every
  * slot is held by tasks further down its own stack. */
 UP_API int up_group_go(up_group *g, up_group_fn fn, void *arg);
 
-/* Waits until every task submitted to the group has finished or been
+/** Waits until every task submitted to the group has finished or been
  * skipped. Returns the first non-zero result of a task; else UP_ECANCELED
  * if up_group_cancel was called; else 0. Once it returns no task touches
  * the group any more, so it may be destroyed at once. UP_EDEADLK when
@@ -58,17 +61,17 @@ UP_API int up_group_go(up_group *g, up_group_fn fn, void *arg);
  * A group may be used again after a wait; its error and cancellation stay. */
 UP_API int up_group_wait(up_group *g);
 
-/* Cancels the group: queued tasks are skipped, later up_group_go calls
+/** Cancels the group: queued tasks are skipped, later up_group_go calls
  * return UP_ECANCELED, threads blocked in up_group_go return. */
 UP_API void up_group_cancel(up_group *g);
-/* 1 once the group is cancelled (by up_group_cancel or a failed task). */
+/** 1 once the group is cancelled (by up_group_cancel or a failed task). */
 UP_API int up_group_cancelled(const up_group *g);
-/* Tasks skipped because the group was cancelled before they started. */
+/** Tasks skipped because the group was cancelled before they started. */
 UP_API uint64_t up_group_skipped(const up_group *g);
-/* Inside a task of a group: that group; NULL elsewhere. */
+/** Inside a task of a group: that group; NULL elsewhere. */
 UP_API up_group *up_group_current(void);
 
-/* Waits for the group's tasks if any are left, then frees it.
+/** Waits for the group's tasks if any are left, then frees it.
  * UP_EDEADLK (nothing freed) from inside one of its tasks. */
 UP_API int up_group_destroy(up_group *g);
 

@@ -1,4 +1,5 @@
-/* ultrapool's MPI mode: one index space farmed out over the ranks of a
+/** @file
+ * ultrapool's MPI mode: one index space farmed out over the ranks of a
  * communicator, each rank running its share on its own pool.
  *
  * Library ultrapool_mpi (CMake target ultrapool::mpi), built when CMake
@@ -60,72 +61,74 @@
 extern "C" {
 #endif
 
-/* Initialises MPI with at least `required` (MPI_THREAD_SINGLE ..
- * MPI_THREAD_MULTIPLE) and stores the level MPI provides in *provided
- * (may be NULL). When MPI is already initialised, only checks the level.
+/** Initialises MPI with at least `required` (MPI_THREAD_SINGLE .. MPI_THREAD_MULTIPLE) and
+ * stores the level MPI provides in *provided (may be NULL). When MPI is
+ * already initialised, only checks the level.
  * UP_EINVAL when the level provided is below the one required, with a
  * message naming both (MPI stays initialised; the caller finalises it);
  * UP_EINVAL for a required level out of range. */
 UP_API int up_mpi_init(int *argc, char ***argv, int required, int *provided);
-/* UP_OK when MPI is initialised with at least `required`; UP_EINVAL
+/** UP_OK when MPI is initialised with at least `required`; UP_EINVAL
  * (naming both levels) otherwise, also when MPI is not initialised. */
 UP_API int up_mpi_require(int required);
-/* "MPI_THREAD_SINGLE" ... "MPI_THREAD_MULTIPLE"; "unknown" otherwise. */
+/** "MPI_THREAD_SINGLE" ... "MPI_THREAD_MULTIPLE"; "unknown" otherwise. */
 UP_API const char *up_mpi_level_name(int level);
 
-/* How a farm hands out the index space. */
+/** How a farm hands out the index space. */
 typedef enum up_mpi_schedule {
-    UP_MPI_GUIDED = 0,  /* chunks of what is left / (2 * ranks), at least min_chunk (default) */
-    UP_MPI_DYNAMIC = 1, /* chunks of min_chunk (both: at most n / ranks + 1) */
-    UP_MPI_STATIC = 2   /* rank r takes the r-th of P consecutive blocks of n / P
+    UP_MPI_GUIDED = 0,  /**< chunks of what is left / (2 * ranks), at least min_chunk (default) */
+    UP_MPI_DYNAMIC = 1, /**< chunks of min_chunk (both: at most n / ranks + 1) */
+    UP_MPI_STATIC = 2   /**< rank r takes the r-th of P consecutive blocks of n / P
                            indexes, the first n % P ranks one more, each lane an
                            equal part of it; no counter, no balancing (the
                            baseline to compare with) */
 } up_mpi_schedule;
 
-/* How a farm ended, filled on every rank whenever the ranks got to
+/** How a farm ended, filled on every rank whenever the ranks got to
  * compare notes (every return but the local UP_EINVAL of check failures
  * that forbid talking to them: no MPI, a thread level too low for the
  * calling thread to take part, no communicator). */
 typedef struct up_mpi_report {
-    int status;     /* the call's return code                              */
-    int rank;       /* UP_ECANCELED: the failing rank; -1 otherwise        */
-    int body_code;  /* UP_ECANCELED: what the body returned                */
-    uint64_t begin; /* UP_ECANCELED: the failing chunk [begin, end)        */
-    uint64_t end;
-    uint64_t items;     /* indexes this rank ran                               */
-    uint64_t chunks;    /* chunks this rank took from the counter              */
-    uint64_t items_all; /* indexes all ranks ran                              */
+    int status;         /**< the call's return code                              */
+    int rank;           /**< UP_ECANCELED: the failing rank; -1 otherwise        */
+    int body_code;      /**< UP_ECANCELED: what the body returned                */
+    uint64_t begin;     /**< UP_ECANCELED: the failing chunk [begin, end)        */
+    uint64_t end;       /**< UP_ECANCELED: the end of that chunk                 */
+    uint64_t items;     /**< indexes this rank ran                               */
+    uint64_t chunks;    /**< chunks this rank took from the counter              */
+    uint64_t items_all; /**< indexes all ranks ran                              */
 } up_mpi_report;
 
+/** Options of a farm (up_mpi_for, up_mpi_reduce); up_mpi_opts_init() sets
+ * the defaults named by each field. */
 typedef struct up_mpi_opts {
-    up_mpi_schedule schedule;      /* UP_MPI_GUIDED                                  */
-    uint64_t min_chunk;            /* smallest chunk a rank takes and a lane runs (1);
+    up_mpi_schedule schedule;      /**< UP_MPI_GUIDED                                  */
+    uint64_t min_chunk;            /**< smallest chunk a rank takes and a lane runs (1);
                                       the last piece of a rank's chunk, and the
                                       end of the space, may be shorter          */
-    uint64_t max_chunk;            /* largest chunk a rank takes, 0: no bound        */
-    unsigned lanes;                /* pool tasks per rank running bodies, 0 .. 4096;
+    uint64_t max_chunk;            /**< largest chunk a rank takes, 0: no bound        */
+    unsigned lanes;                /**< pool tasks per rank running bodies, 0 .. 4096;
                                       0: the pool's CPUs                           */
-    uint64_t timeout_ns;           /* whole farm, the same on every rank; 0: none.
+    uint64_t timeout_ns;           /**< whole farm, the same on every rank; 0: none.
                                       Past it no chunk starts on any rank and the
                                       call returns UP_ETIMEDOUT                    */
-    uint64_t heartbeat_timeout_ns; /* silence after which a rank counts as dead, 10 ms
-                                      .. 1 h; 0: UP_MPI_HEARTBEAT_TIMEOUT (a duration
-                                      such as 2s, docs/env.md), else 1 s. The
+    uint64_t heartbeat_timeout_ns; /**< silence after which a rank counts as dead,
+                                      10 ms .. 1 h; 0: UP_MPI_HEARTBEAT_TIMEOUT (a
+                                      duration such as 2s, docs/env.md), else 1 s. The
                                       longest of any rank's serves them all        */
-    int body_calls_mpi;            /* 1: bodies call MPI themselves, which needs
+    int body_calls_mpi;            /**< 1: bodies call MPI themselves, which needs
                                       MPI_THREAD_MULTIPLE (checked)                */
-    up_mpi_report *report;         /* out, may be NULL                              */
+    up_mpi_report *report;         /**< out, may be NULL                              */
 } up_mpi_opts;
 
-/* Defaults (above). UP_EINVAL for NULL. */
+/** Defaults (above). UP_EINVAL for NULL. */
 UP_API int up_mpi_opts_init(up_mpi_opts *opts);
 
-/* The body of a farm: runs indexes [begin, end) (never empty) on a lane;
+/** The body of a farm: runs indexes [begin, end) (never empty) on a lane;
  * 0 on success, anything else fails the farm with that code. */
 typedef int (*up_mpi_body)(uint64_t begin, uint64_t end, void *ctx);
 
-/* Collective over comm: every rank calls it with the same n, schedule and
+/** Collective over comm: every rank calls it with the same n, schedule and
  * timeout. Runs body over [0, n) across the ranks on each rank's pool (a
  * started pool the calling thread is not a worker of). opts may be NULL
  * (defaults). The same return on every rank: UP_OK (every index ran),
@@ -147,7 +150,12 @@ typedef int (*up_mpi_body)(uint64_t begin, uint64_t end, void *ctx);
 UP_API int up_mpi_for(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opts *opts,
                       up_mpi_body body, void *ctx);
 
-/* The reduction form. The body adds indexes [begin, end) into acc, a lane's
+/** The body of a reduction farm: adds indexes [begin, end) into acc. */
+typedef int (*up_mpi_reduce_body)(uint64_t begin, uint64_t end, void *acc, void *ctx);
+/** Folds the accumulator from into into (up_mpi_reduce). */
+typedef void (*up_mpi_combine)(void *into, const void *from, void *ctx);
+
+/** The reduction form. The body adds indexes [begin, end) into acc, a lane's
  * accumulator of `size` bytes that starts as a copy of *result (the
  * identity, the same on every rank). combine(into, from, ctx) folds one
  * accumulator into another; it must be associative and commutative,
@@ -156,13 +164,11 @@ UP_API int up_mpi_for(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opt
  * user operation (combine runs on the calling thread, inside it), and the
  * total is stored in *result on every rank. On failure or timeout *result
  * is left as it was. size 1 .. INT_MAX. */
-typedef int (*up_mpi_reduce_body)(uint64_t begin, uint64_t end, void *acc, void *ctx);
-typedef void (*up_mpi_combine)(void *into, const void *from, void *ctx);
 UP_API int up_mpi_reduce(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_opts *opts,
                          up_mpi_reduce_body body, up_mpi_combine combine, void *ctx, void *result,
                          size_t size);
 
-/* Completes a request from a task without holding its worker: tests the
+/** Completes a request from a task without holding its worker: tests the
  * request, and between tests yields (a task on a pooled stack parks and the
  * worker runs other tasks; elsewhere the thread yields, then sleeps in
  * steps of up to 100 us). Calling MPI from pool tasks needs
@@ -173,6 +179,7 @@ UP_API int up_mpi_reduce(MPI_Comm comm, up_pool *pool, uint64_t n, const up_mpi_
  * up_mpi_wait_timeout returns UP_ETIMEDOUT when the
  * request is still pending after timeout_ns (it stays active). */
 UP_API int up_mpi_wait(MPI_Request *req, MPI_Status *status);
+/** As up_mpi_wait, with a limit of timeout_ns (see up_mpi_wait). */
 UP_API int up_mpi_wait_timeout(MPI_Request *req, MPI_Status *status, uint64_t timeout_ns);
 
 #ifdef __cplusplus

@@ -1,8 +1,9 @@
-/* Sharing the machine with an OpenMP runtime in the same process (part of
+/** @file
+ * Sharing the machine with an OpenMP runtime in the same process (part of
  * libultrapool; it needs no OpenMP to build or to run).
  *
  * OpenMP inside pool tasks. A task that opens an OpenMP region (its own
- * #pragma omp parallel, or a library's: BLAS, FFTW, a solver) would get a
+ * \#pragma omp parallel, or a library's: BLAS, FFTW, a solver) would get a
  * team of one thread per CPU, however many of the pool's workers are busy
  * beside it. With up_config.omp_share (UP_OMP_SHARE, on by default) each
  * worker sets, before every task, OpenMP's default team size for regions
@@ -23,7 +24,7 @@
 extern "C" {
 #endif
 
-/* Lends the pool's CPUs to an OpenMP region: runs fn(ctx) on the calling
+/** Lends the pool's CPUs to an OpenMP region: runs fn(ctx) on the calling
  * thread while the pool's workers take no task (each finishes the one it
  * runs, then waits without spinning), and gives the CPUs back when fn
  * returns: the workers take the queued tasks again. Threads waiting in

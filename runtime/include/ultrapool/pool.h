@@ -1,4 +1,5 @@
-/* ultrapool: a sharded, adaptive worker pool for C.
+/** @file
+ * ultrapool: a sharded, adaptive worker pool for C.
  *
  * A pool is a set of shards. Each shard owns a bounded lock-free queue of
  * task slots and a set of worker threads that grows under backpressure and
@@ -23,88 +24,95 @@
 extern "C" {
 #endif
 
-typedef struct up_pool up_pool; /* opaque */
+typedef struct up_pool up_pool; /**< opaque */
+/** A task: a function of one pointer argument. */
 typedef void (*up_fn)(void *arg);
 
 enum {
-    UP_OK = 0,
-    UP_EINVAL = -1,    /* a bad argument or configuration value        */
-    UP_ENOMEM = -2,    /* an allocation failed                         */
-    UP_ESTOPPED = -3,  /* the pool (or channel) is stopped             */
-    UP_EOVERLOAD = -4, /* every queue is full and no worker can be added */
-    UP_ETIMEDOUT = -5, /* a timed operation ran out of time            */
-    UP_ECANCELED = -6, /* the group was cancelled                      */
-    UP_EAGAIN = -7,    /* a resource (a thread) could not be had now   */
-    UP_EDEADLK = -8    /* waiting here would wait for the caller itself */
+    UP_OK = 0,         /**< success                                     */
+    UP_EINVAL = -1,    /**< a bad argument or configuration value        */
+    UP_ENOMEM = -2,    /**< an allocation failed                         */
+    UP_ESTOPPED = -3,  /**< the pool (or channel) is stopped             */
+    UP_EOVERLOAD = -4, /**< every queue is full and no worker can be added */
+    UP_ETIMEDOUT = -5, /**< a timed operation ran out of time            */
+    UP_ECANCELED = -6, /**< the group was cancelled                      */
+    UP_EAGAIN = -7,    /**< a resource (a thread) could not be had now   */
+    UP_EDEADLK = -8    /**< waiting here would wait for the caller itself */
 };
 
+/** The text of an error code: UP_OK or a UP_E* code. */
 UP_API const char *up_strerror(int err);
-/* The message of the last failed call on this thread ("" when none). */
+/** The message of the last failed call on this thread ("" when none). */
 UP_API const char *up_last_error(void);
-/* The version of the library the program runs with, "MAJOR.MINOR.PATCH";
+/** The version of the library the program runs with, "MAJOR.MINOR.PATCH";
  * UP_VERSION_STRING (<ultrapool/version.h>) is that of the headers. */
 UP_API const char *up_version(void);
 
-/* Largest payload up_submit_copy() stores inline in a queue slot. */
+/** Largest payload up_submit_copy() stores inline in a queue slot. */
 #define UP_PAYLOAD_MAX 40
 
+/** How workers are bound to CPUs (up_config.bind, UP_BIND). */
 typedef enum up_bind {
-    UP_BIND_NONE = 0, /* workers float; the OS places them       */
-    UP_BIND_SHARD,    /* workers bound to their shard's cpus     */
-    UP_BIND_CORE      /* each worker bound to one CPU of its shard, distinct cores first */
+    UP_BIND_NONE = 0, /**< workers float; the OS places them       */
+    UP_BIND_SHARD,    /**< workers bound to their shard's cpus     */
+    UP_BIND_CORE      /**< each worker bound to one CPU of its shard, distinct cores first */
 } up_bind;
 
+/** Where a submit from outside the pool goes first (up_config.shard_choice). */
 typedef enum up_shard_choice {
-    UP_SHARD_LOCAL = 0, /* the shard of the CPU the submitter runs on */
-    UP_SHARD_RANDOM     /* a random shard per submit (the Go pool's policy), for comparison */
+    UP_SHARD_LOCAL = 0, /**< the shard of the CPU the submitter runs on */
+    UP_SHARD_RANDOM     /**< a random shard per submit (the Go pool's policy), for comparison */
 } up_shard_choice;
 
-/* Called once in every worker thread, after it starts and before it exits.
+/** Called once in every worker thread, after it starts and before it exits.
  * What start returns becomes the worker's local state (up_worker_local()).
  * The tasks of a pool with a start hook run only on its workers (blocked
  * submitters and group waiters do not run them), so each finds its state. */
 typedef void *(*up_worker_start_fn)(void *ctx, unsigned shard, unsigned worker);
+/** Called in every worker thread before it exits, with the local state its
+ * start hook returned. */
 typedef void (*up_worker_stop_fn)(void *ctx, void *local);
 
+/** A pool's configuration (up_pool_create).
+ * Each field but the hooks has a variable, applied by up_config_init();
+ * a field the program sets after that wins over its variable. Defaults,
+ * ranges and units: docs/env.md. A value out of range is UP_EINVAL. */
 typedef struct up_config {
-    /* Each field but the hooks has a variable, applied by up_config_init();
-     * a field the program sets after that wins over its variable. Defaults,
-     * ranges and units: docs/env.md. A value out of range is UP_EINVAL. */
-    unsigned shards;                /* UP_SHARDS: shards; 0 (default): from the topology */
-    unsigned shard_min_workers;     /* UP_SHARD_MIN_WORKERS: floor per shard, never retired (1) */
-    unsigned shard_max_workers;     /* UP_SHARD_MAX_WORKERS: cap per shard (1024) */
-    unsigned max_workers;           /* UP_MAX_WORKERS: cap over all shards; 0 (default): none */
-    unsigned queue_capacity;        /* UP_QUEUE_CAPACITY: slots per shard, a power of two (1024) */
-    unsigned deque_capacity;        /* UP_DEQUE_CAPACITY: slots per worker for nested submits, a
-                                       power of two (256) */
-    uint64_t idle_timeout_ns;       /* UP_IDLE_TIMEOUT: idle time before a worker above the floor
-                                       retires (1 s) */
-    uint64_t extra_idle_timeout_ns; /* UP_EXTRA_IDLE_TIMEOUT: idle time before a worker beyond
+    unsigned shards;            /**< UP_SHARDS: shards; 0 (default): from the topology */
+    unsigned shard_min_workers; /**< UP_SHARD_MIN_WORKERS: floor per shard, never retired (1) */
+    unsigned shard_max_workers; /**< UP_SHARD_MAX_WORKERS: cap per shard (1024) */
+    unsigned max_workers;       /**< UP_MAX_WORKERS: cap over all shards; 0 (default): none */
+    unsigned queue_capacity;    /**< UP_QUEUE_CAPACITY: slots per shard, a power of two (1024) */
+    unsigned deque_capacity;    /**< UP_DEQUE_CAPACITY: slots per worker for nested submits, a
+                                   power of two (256) */
+    uint64_t idle_timeout_ns;   /**< UP_IDLE_TIMEOUT: idle time before a worker above the floor
+                                   retires (1 s) */
+    uint64_t extra_idle_timeout_ns; /**< UP_EXTRA_IDLE_TIMEOUT: idle time before a worker beyond
                                        its shard's CPU count (started for blocked tasks)
                                        retires, if shorter than idle_timeout_ns (50 ms) */
-    uint64_t spawn_delay_ns;        /* UP_SPAWN_DELAY: how often the monitor looks at a backlog
+    uint64_t spawn_delay_ns;        /**< UP_SPAWN_DELAY: how often the monitor looks at a backlog
                                        for blocked workers (1 ms) */
-    unsigned spin;                  /* UP_SPIN: polls of an idle worker before it parks (256) */
-    int submit_help;                /* UP_SUBMIT_HELP: a waiting submitter facing a full queue:
+    unsigned spin;                  /**< UP_SPIN: polls of an idle worker before it parks (256) */
+    int submit_help;                /**< UP_SUBMIT_HELP: a waiting submitter facing a full queue:
                                        0 sleeps, 1 runs queued tasks, 2 (default) runs queued
                                        ones then its own, and its own at once at a backlog of
                                        short tasks when that measured faster */
-    up_bind bind;                   /* UP_BIND: worker binding (UP_BIND_NONE) */
-    unsigned shard_max_cores;       /* UP_SHARD_MAX_CORES: cores per topology shard at most;
+    up_bind bind;                   /**< UP_BIND: worker binding (UP_BIND_NONE) */
+    unsigned shard_max_cores;       /**< UP_SHARD_MAX_CORES: cores per topology shard at most;
                                        0 (default): 8 */
-    up_shard_choice shard_choice;   /* UP_SHARD_CHOICE: where an outside submit goes first
+    up_shard_choice shard_choice;   /**< UP_SHARD_CHOICE: where an outside submit goes first
                                        (UP_SHARD_LOCAL) */
-    size_t stack_size;              /* UP_STACK_SIZE: worker stack bytes; 0 (default): the
+    size_t stack_size;              /**< UP_STACK_SIZE: worker stack bytes; 0 (default): the
                                        system's */
-    int omp_share;                  /* UP_OMP_SHARE: 1 (default): OpenMP regions opened by a
+    int omp_share;                  /**< UP_OMP_SHARE: 1 (default): OpenMP regions opened by a
                                        task get the CPUs the busy workers leave free
                                        (<ultrapool/omp.h>); 0: left as OpenMP sets them */
-    up_worker_start_fn on_worker_start; /* no variable: set by the program */
-    up_worker_stop_fn on_worker_stop;
-    void *hook_ctx;
+    up_worker_start_fn on_worker_start; /**< no variable: set by the program */
+    up_worker_stop_fn on_worker_stop;   /**< no variable: set by the program */
+    void *hook_ctx;                     /**< the ctx both hooks are called with */
 } up_config;
 
-/* Fills defaults, then applies the UP_* environment variables, and where
+/** Fills defaults, then applies the UP_* environment variables, and where
  * one is unset the OpenMP variable standing in for it (OMP_PROC_BIND and
  * OMP_PLACES for UP_BIND, OMP_STACKSIZE, OMP_WAIT_POLICY for UP_SPIN;
  * docs/env.md, "OpenMP's variables"). Returns UP_EINVAL (and names the
@@ -113,60 +121,70 @@ typedef struct up_config {
  * call of the process warns on stderr about UP_* names that are not
  * ultrapool's (docs/env.md). */
 UP_API int up_config_init(up_config *cfg);
-/* Checks a configuration without creating anything. A bad field gives
+/** Checks a configuration without creating anything. A bad field gives
  * UP_EINVAL and a message naming the field and its variable, in
  * up_last_error() and on stderr. */
 UP_API int up_config_validate(const up_config *cfg);
 
-/* Creates and starts a pool. cfg NULL: up_config_init() defaults. */
+/** Creates and starts a pool. cfg NULL: up_config_init() defaults. */
 UP_API int up_pool_create(up_pool **out, const up_config *cfg);
 
-/* Never blocks. UP_EOVERLOAD when the chosen shard and its neighbours are
+/** Never blocks. UP_EOVERLOAD when the chosen shard and its neighbours are
  * full and no worker can be added (from inside a task too: only the
  * waiting forms run a task on a full queue themselves); UP_EAGAIN when the
  * pool has no worker and none can be started; UP_ESTOPPED after stop. */
 UP_API int up_submit(up_pool *p, up_fn fn, void *arg);
-/* Blocks while full (optionally running queued tasks meanwhile). */
+/** Blocks while full (optionally running queued tasks meanwhile). */
 UP_API int up_submit_wait(up_pool *p, up_fn fn, void *arg);
-/* As up_submit_wait for at most timeout_ns, then UP_ETIMEDOUT (the task
+/** As up_submit_wait for at most timeout_ns, then UP_ETIMEDOUT (the task
  * not accepted). A waiting submitter helps as submit_help says, so with
  * submit_help 1 or 2 the call may run queued tasks before it returns (the
  * time they take can pass the timeout), and at 2 it may run its own task
  * and return UP_OK, even with a timeout of 0. */
 UP_API int up_submit_timeout(up_pool *p, up_fn fn, void *arg, uint64_t timeout_ns);
-/* Copies size bytes (1 to UP_PAYLOAD_MAX) into the slot; fn receives a
+/** Copies size bytes (1 to UP_PAYLOAD_MAX) into the slot; fn receives a
  * pointer to a copy that lives while fn runs. UP_EINVAL for a NULL
  * payload or a size of 0 or above UP_PAYLOAD_MAX (a task with no data
  * uses up_submit). */
 UP_API int up_submit_copy(up_pool *p, up_fn fn, const void *payload, size_t size);
+/** As up_submit_copy, but blocks while full, as up_submit_wait does. */
 UP_API int up_submit_copy_wait(up_pool *p, up_fn fn, const void *payload, size_t size);
 
-/* No new tasks; queued and running ones finish. Idempotent. */
+/** No new tasks; queued and running ones finish. Idempotent. */
 UP_API void up_pool_stop(up_pool *p);
-/* Stop, then wait until every accepted task has run and workers exited.
+/** Stop, then wait until every accepted task has run and workers exited.
  * UP_EDEADLK when called from one of the pool's own tasks. */
 UP_API int up_pool_stop_and_wait(up_pool *p);
-/* UP_OK, UP_ETIMEDOUT (work goes on in the background), or UP_EDEADLK. */
+/** UP_OK, UP_ETIMEDOUT (work goes on in the background), or UP_EDEADLK. */
 UP_API int up_pool_stop_timeout(up_pool *p, uint64_t timeout_ns);
-/* Stops and waits if that was not done, then frees everything.
+/** Stops and waits if that was not done, then frees everything.
  * UP_EDEADLK (nothing freed) when called from one of the pool's tasks. */
 UP_API int up_pool_destroy(up_pool *p);
 
-/* Counters since create. Each is read on its own, so they need not agree
+/** Counters since create. Each is read on its own, so they need not agree
  * at one instant: a retiring worker leaves `workers` just before it counts
  * in `retired`, and a new one counts in `workers` before `spawned`. One
  * order holds in every snapshot: a task counts in `submitted` before it
  * can run and in `executed` after it returned, so executed <= submitted. */
 typedef struct up_stats {
-    uint64_t submitted, executed, overloads, steals, spawned, retired, parks, wakes;
-    uint64_t helped;       /* tasks run by waiting submitters: queued ones (the queue was full)
+    uint64_t submitted;    /**< tasks accepted by the pool's submit calls */
+    uint64_t executed;     /**< tasks that ran to completion */
+    uint64_t overloads;    /**< submits refused with UP_EOVERLOAD */
+    uint64_t steals;       /**< tasks taken from another worker's deque */
+    uint64_t spawned;      /**< worker threads started */
+    uint64_t retired;      /**< worker threads that retired after idling */
+    uint64_t parks;        /**< times an idle worker went to sleep */
+    uint64_t wakes;        /**< wake-ups sent to parked workers */
+    uint64_t helped;       /**< tasks run by waiting submitters: queued ones (the queue was full)
                               and their own */
-    uint64_t inlined;      /* of those, their own: at a full queue, or a backlog of short tasks */
-    uint64_t spawn_failed; /* thread creations that failed */
-    uint64_t bind_failed;  /* worker bindings that failed (never fatal) */
-    unsigned workers, workers_peak, shards;
-    unsigned parked;    /* workers asleep now */
-    unsigned searching; /* workers looking for work now */
+    uint64_t inlined;      /**< of those, their own: at a full queue, or a backlog of short tasks */
+    uint64_t spawn_failed; /**< thread creations that failed */
+    uint64_t bind_failed;  /**< worker bindings that failed (never fatal) */
+    unsigned workers;      /**< worker threads now */
+    unsigned workers_peak; /**< most worker threads at once */
+    unsigned shards;       /**< shards of the pool */
+    unsigned parked;       /**< workers asleep now */
+    unsigned searching;    /**< workers looking for work now */
     /* Waiting tasks (<ultrapool/wait.h>), pool-wide (up_pool_shard_stats
      * leaves them 0). Each waiting task counts in one of the two "now"
      * fields, never both, so waiting + tasks_parked is every task waiting
@@ -177,30 +195,32 @@ typedef struct up_stats {
      * until its resumption starts, then once in tasks_resumed (also when
      * a destroy resumed it), never in waiting, released or cancelled;
      * between its wake-up and its resumption it is a queued task. */
-    uint64_t waiting;       /* stackless tasks waiting now, released ones not yet taken
+    uint64_t waiting;       /**< stackless tasks waiting now, released ones not yet taken
                                included */
-    uint64_t released;      /* stackless tasks taken to run after their event or timer
+    uint64_t released;      /**< stackless tasks taken to run after their event or timer
                                released them */
-    uint64_t cancelled;     /* stackless tasks taken to run after a destroy released them */
-    uint64_t tasks_parked;  /* stackful tasks parked now (0 while tasks block threads) */
-    uint64_t tasks_resumed; /* stackful tasks resumed after parking; a resumption is
+    uint64_t cancelled;     /**< stackless tasks taken to run after a destroy released them */
+    uint64_t tasks_parked;  /**< stackful tasks parked now (0 while tasks block threads) */
+    uint64_t tasks_resumed; /**< stackful tasks resumed after parking; a resumption is
                                queued and run like a task, so each also counts once
                                more in submitted and executed */
 } up_stats;
 
+/** Fills *out with the pool's counters. */
 UP_API void up_pool_stats(const up_pool *p, up_stats *out);
-/* The same for one shard (steals: taken from other shards by its workers;
+/** The same for one shard (steals: taken from other shards by its workers;
  * workers_peak is the pool's). UP_EINVAL for a bad pool or shard. */
 UP_API int up_pool_shard_stats(const up_pool *p, unsigned shard, up_stats *out);
+/** The number of shards of the pool. */
 UP_API unsigned up_pool_shards(const up_pool *p);
-/* CPUs the pool's shards cover: those of the process's binding (an MPI
+/** CPUs the pool's shards cover: those of the process's binding (an MPI
  * rank's, under mpirun or srun) unless the configuration names others;
  * 0 for NULL. */
 UP_API unsigned up_pool_cpus(const up_pool *p);
-/* Prints the effective configuration (what UP_PRINT_CONFIG=1 shows). */
+/** Prints the effective configuration (what UP_PRINT_CONFIG=1 shows). */
 UP_API void up_pool_print_config(const up_pool *p, void *file /* FILE * */);
 
-/* For layers that need n tasks running at the same time (a parallel
+/** For layers that need n tasks running at the same time (a parallel
  * region's team): wakes parked workers and starts new ones (beyond one per
  * CPU) until n workers are available or the caps (shard_max_workers in
  * each shard, max_workers in all) allow no more. Available: searching for
@@ -216,14 +236,14 @@ UP_API void up_pool_print_config(const up_pool *p, void *file /* FILE * */);
  * stops. 0 for a NULL or stopped pool and for n = 0. */
 UP_API unsigned up_pool_reserve(up_pool *p, unsigned n);
 
-/* Inside a task: the local state of the running worker (what the start
+/** Inside a task: the local state of the running worker (what the start
  * hook returned); NULL outside a worker, and for a task of another pool
  * that the worker runs while it waits on that pool. */
 UP_API void *up_worker_local(void);
-/* Inside a task: the pool running it, NULL elsewhere. */
+/** Inside a task: the pool running it, NULL elsewhere. */
 UP_API up_pool *up_current_pool(void);
 
-/* Blocking regions, for a task about to block where the pool cannot see
+/** Blocking regions, for a task about to block where the pool cannot see
  * it coming (a read on a pipe or a socket, a lock, a library call that
  * waits). Between up_blocking_begin() and up_blocking_end() the worker
  * counts as blocked: when tasks are queued in its shard and no worker is
@@ -238,24 +258,26 @@ UP_API up_pool *up_current_pool(void);
  * by a helping submitter) both calls do nothing and return UP_OK;
  * up_blocking_end() on a worker with no region open returns UP_EINVAL. */
 UP_API int up_blocking_begin(void);
+/** Closes the innermost blocking region opened by up_blocking_begin(). */
 UP_API int up_blocking_end(void);
 
-/* A typed front: UP_TYPED(name, T, handler) defines
- *   int name_submit(up_pool *, T value);       never blocks
- *   int name_submit_wait(up_pool *, T value);  blocks while full
- * where handler is void handler(T *value). T is stored inline in the slot. */
+/** Marks the functions UP_TYPED defines as possibly unused. */
 #if defined(__GNUC__) || defined(__clang__)
 #define UP_MAYBE_UNUSED __attribute__((unused))
 #else
 #define UP_MAYBE_UNUSED
 #endif
-/* C++ spells the static assertion differently (static_assert is a keyword
+/** C++ spells the static assertion differently (static_assert is a keyword
  * there, and _Static_assert only a compiler extension). */
 #ifdef __cplusplus
 #define UP_STATIC_ASSERT_ static_assert
 #else
 #define UP_STATIC_ASSERT_ _Static_assert
 #endif
+/** A typed front: UP_TYPED(name, T, handler) defines
+ *   int name_submit(up_pool *, T value);       never blocks
+ *   int name_submit_wait(up_pool *, T value);  blocks while full
+ * where handler is void handler(T *value). T is stored inline in the slot. */
 #define UP_TYPED(name, T, handler)                                                                 \
     UP_STATIC_ASSERT_(sizeof(T) <= UP_PAYLOAD_MAX, #T " does not fit in a queue slot");            \
     static inline void name##_trampoline_(void *p_) { handler((T *)p_); }                          \

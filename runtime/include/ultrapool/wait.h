@@ -1,4 +1,5 @@
-/* ultrapool: tasks that wait without holding a thread.
+/** @file
+ * ultrapool: tasks that wait without holding a thread.
  *
  * Stackless waiting (the massive case): a task is queued on an event
  * (up_submit_on) or a timer (up_submit_after, up_timer_start) as a
@@ -28,41 +29,41 @@
 extern "C" {
 #endif
 
-/* An event: a flag of one pool, unset when created. up_event_set releases
+/** An event: a flag of one pool, unset when created. up_event_set releases
  * every task waiting on it, and it stays set (tasks queued on a set event
  * run at once) until up_event_reset. Any thread may set, reset, test or
  * wait on it, concurrently. */
 typedef struct up_event up_event;
 
-/* UP_EINVAL for a NULL pool or out, UP_ENOMEM. An event may be created on
+/** UP_EINVAL for a NULL pool or out, UP_ENOMEM. An event may be created on
  * a stopped pool (it then works as a flag only). */
 UP_API int up_event_create(up_pool *p, up_event **out);
-/* Releases every task waiting on ev: each runs once on the pool, in no
+/** Releases every task waiting on ev: each runs once on the pool, in no
  * particular order. The setter only detaches the list (one atomic
  * exchange) and hands it to the pool, so setting costs the same for one
  * waiter or 1e8; workers drain the released tasks in batches. Threads
  * blocked in up_event_wait return. UP_OK; setting a set event does
  * nothing. UP_EINVAL for NULL. */
 UP_API int up_event_set(up_event *ev);
-/* Makes a set event unset again; tasks already released are not affected
+/** Makes a set event unset again; tasks already released are not affected
  * and an unset event stays as it is. UP_OK, UP_EINVAL for NULL. */
 UP_API int up_event_reset(up_event *ev);
-/* 1 when set, 0 when not (and for NULL). */
+/** 1 when set, 0 when not (and for NULL). */
 UP_API int up_event_is_set(const up_event *ev);
-/* Frees the event. Tasks still waiting on it are released first and run
+/** Frees the event. Tasks still waiting on it are released first and run
  * once with up_cancelled() true. No thread may be blocked in, or call
  * anything on, ev during or after the call. May be called after its pool
  * was destroyed. NULL is a no-op. UP_OK. */
 UP_API int up_event_destroy(up_event *ev);
 
-/* Stackless: fn(arg) runs on p once ev is set: at once (as up_submit)
+/** Stackless: fn(arg) runs on p once ev is set: at once (as up_submit)
  * when it already is. p must be the event's pool (UP_EINVAL otherwise, or
  * for a NULL p, ev or fn). UP_ESTOPPED after up_pool_stop, UP_ENOMEM when
  * no record can be had. Never UP_EOVERLOAD: a task due now that finds
  * every queue full is handed to the workers as a released task. Safe from
  * any thread, inside or outside the pool's tasks. */
 UP_API int up_submit_on(up_pool *p, up_event *ev, up_fn fn, void *arg);
-/* Stackless: fn(arg) runs on p once delay_ns have passed (0: at once, as
+/** Stackless: fn(arg) runs on p once delay_ns have passed (0: at once, as
  * up_submit), never earlier (measured on CLOCK_MONOTONIC); the timer's
  * resolution is 2^20 ns (about 1 ms), so it may run up to about a
  * millisecond later plus the time a worker needs to take it. UINT64_MAX
@@ -72,7 +73,10 @@ UP_API int up_submit_on(up_pool *p, up_event *ev, up_fn fn, void *arg);
  * until the next deadline: no CPU while no timer is due). */
 UP_API int up_submit_after(up_pool *p, uint64_t delay_ns, up_fn fn, void *arg);
 
-/* A periodic timer: fn(arg) runs on p first after first_ns, then every
+/** A periodic timer, started by up_timer_start() and freed by up_timer_stop(). */
+typedef struct up_timer up_timer;
+
+/** A periodic timer: fn(arg) runs on p first after first_ns, then every
  * period_ns (period_ns 0: once), until up_timer_stop or up_pool_stop.
  * Periods are counted from the first deadline, not from the runs, so a
  * ticker does not drift: its deadlines are D_k = start + first_ns +
@@ -94,17 +98,16 @@ UP_API int up_submit_after(up_pool *p, uint64_t delay_ns, up_fn fn, void *arg);
  * its own timer). UP_EINVAL
  * (NULL p, fn or out), UP_ESTOPPED, UP_ENOMEM, UP_EAGAIN (no timer
  * thread). */
-typedef struct up_timer up_timer;
 UP_API int up_timer_start(up_pool *p, uint64_t first_ns, uint64_t period_ns, up_fn fn, void *arg,
                           up_timer **out);
-/* Stops the timer, waits for a run in progress to return, and frees it:
+/** Stops the timer, waits for a run in progress to return, and frees it:
  * no run of the timer starts after this returns. Every started timer must
  * be stopped once (after up_pool_stop or up_pool_destroy too: the timer
  * no longer fires then, but it is freed only here). From inside the
  * timer's own run: the timer stops, is freed when that run returns, and
  * the call returns UP_EDEADLK. UP_EINVAL for NULL. */
 UP_API int up_timer_stop(up_timer *t);
-/* Runs of t skipped so far (see up_timer_start). 0 for NULL. */
+/** Runs of t skipped so far (see up_timer_start). 0 for NULL. */
 UP_API uint64_t up_timer_skipped(const up_timer *t);
 
 /* Stackful calls.
@@ -169,7 +172,7 @@ UP_API uint64_t up_timer_skipped(const up_timer *t);
  * tasks_resumed once resumed. A destroy resumes each parked task once with
  * up_cancelled() true: up_event_wait returns UP_ECANCELED, up_sleep_ns
  * returns early. */
-/* Sleeps at least ns (CLOCK_MONOTONIC); 0 returns at once. UP_OK (also
+/** Sleeps at least ns (CLOCK_MONOTONIC); 0 returns at once. UP_OK (also
  * when a destroy ends a parked sleep early). A parked sleep of 50 us or
  * more waits on the pool's timer wheel, whose tick is about 1 ms, so it
  * ends up to a tick late; a shorter one parks in naps instead (released
@@ -177,21 +180,21 @@ UP_API uint64_t up_timer_skipped(const up_timer *t);
  * time has passed), so it ends microseconds late on a busy pool, and a
  * lone short sleeper keeps its worker cycling that long. */
 UP_API int up_sleep_ns(uint64_t ns);
-/* Waits until ev is set: returns at once when it is, and also when it was
+/** Waits until ev is set: returns at once when it is, and also when it was
  * set and reset again while this call waited. UP_OK, UP_EINVAL for NULL,
  * UP_ECANCELED when a destroy (of the pool or the event) ended a parked
  * wait. */
 UP_API int up_event_wait(up_event *ev);
-/* The same with a limit: UP_OK when set within timeout_ns, UP_ETIMEDOUT
+/** The same with a limit: UP_OK when set within timeout_ns, UP_ETIMEDOUT
  * otherwise (UINT64_MAX: no limit). */
 UP_API int up_event_wait_timeout(up_event *ev, uint64_t timeout_ns);
-/* Lets other tasks run: a parked caller resumes after the tasks already
+/** Lets other tasks run: a parked caller resumes after the tasks already
  * queued or released on its pool (except while parked tasks hold every
  * task stack, when workers run released tasks only, this one included);
  * a blocking caller lets other threads run (sched_yield). UP_OK. */
 UP_API int up_yield(void);
 
-/* 1 inside a task that a destroy released (up_event_destroy, or
+/** 1 inside a task that a destroy released (up_event_destroy, or
  * up_pool_destroy with tasks still waiting) rather than its event or
  * timer, and, with the parallel layer (<ultrapool/parallel.h>), inside a
  * task of a cancelled taskgroup; 0 otherwise, and outside tasks. */
