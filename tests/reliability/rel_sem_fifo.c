@@ -282,7 +282,12 @@ enum { SMALL_MAX = 4 };
 
 static struct {
     uint64_t rounds, exact, big_served, worst_ns;
-} timed;
+    /* The shortest timeout drawn. It doubles (up to 51.2 ms) after a round
+     * whose large waiter timed out before every small waiter had queued:
+     * on a busy machine (or under a sanitizer) starting k threads can
+     * take longer than 0.2 ms, and the scenario must still be reached. */
+    uint64_t timeout_min;
+} timed = {.timeout_min = 200000};
 
 static void timed_round(uint64_t *rng)
 {
@@ -291,7 +296,7 @@ static void timed_round(uint64_t *rng)
     uint64_t held = 1 + test_rand(rng) % (cap - (uint64_t)k); /* leaves at least k free */
     uint64_t free_now = cap - held;
     uint64_t big_w = free_now + 1 + test_rand(rng) % held;
-    uint64_t timeout = 200000 + test_rand(rng) % 3000000;
+    uint64_t timeout = timed.timeout_min + test_rand(rng) % (15 * timed.timeout_min);
     /* Sometimes the holder gives some units back around the deadline. */
     uint64_t give_back = test_rand(rng) % 3 == 0 ? 1 + test_rand(rng) % held : 0;
     uint64_t give_at = test_rand(rng) % (2 * timeout);
@@ -351,6 +356,8 @@ static void timed_round(uint64_t *rng)
     timed.rounds++;
     timed.exact += exact && big_rc == UP_ETIMEDOUT;
     timed.big_served += big_rc == UP_OK;
+    if (!exact && big_rc == UP_ETIMEDOUT && timed.timeout_min < 50000000)
+        timed.timeout_min *= 2;
 }
 
 /* ---- D: over-release ------------------------------------------------------- */
@@ -435,12 +442,13 @@ int main(void)
            " small acquisitions): worst wait %.2f ms, at most %" PRIu64
            " stream acquisitions during one (starving at %d); C %" PRIu64
            " timed-out-waiter rounds (%" PRIu64 " exactly go#37852, %" PRIu64
-           " served by a late release): every small waiter got in, worst %.2f ms after; D %" PRIu64
+           " served by a late release; shortest timeout at the end %.1f ms): every small waiter "
+           "got in, worst %.2f ms after; D %" PRIu64
            " over-releases refused, nothing changed; hangs 0\n",
            fifo.rounds, fifo.held_back, (double)fifo.worst_ns / 1e6, starve.rounds,
            starve.stream_acquired, (double)starve.worst_ns / 1e6, starve.worst_during,
            STARVE_ACQUISITIONS, timed.rounds, timed.exact, timed.big_served,
-           (double)timed.worst_ns / 1e6, over_detected);
+           (double)timed.timeout_min / 1e6, (double)timed.worst_ns / 1e6, over_detected);
     CHECK(timed.exact > 0 || rounds < 20);
     return 0;
 }
