@@ -251,11 +251,9 @@ static void frame_adopt(par_thread *th, par_frame *f)
 }
 
 /* A frame's remote_done after an RMW: below 2^62 while the frame is not
- * orphaned, within 2^32 below PAR_ORPHAN or above it (holds) once it is. */
-static inline int frame_word_ok(uint64_t w)
-{
-    return w < (UINT64_C(1) << 62) || w >= PAR_ORPHAN - PAR_HOLD;
-}
+ * orphaned, within 2^32 below PAR_ORPHAN or above it (holds) once it is.
+ * A macro: only the internal assertions use it. */
+#define FRAME_WORD_OK(w) ((w) < (UINT64_C(1) << 62) || (w) >= PAR_ORPHAN - PAR_HOLD)
 
 /* The last one frees (above): f is orphaned, idle and touched by nobody
  * else. Frees it and drops its hold on its parent, and so on up. */
@@ -270,7 +268,7 @@ static PAR_NOINLINE void frame_release(par_thread *th, par_frame *f)
             return;
         par_member *slot = p->slot; /* read first: p may be gone after the RMW */
         uint64_t now = up__fetch_add_seqcst(&p->remote_done, 0 - PAR_HOLD) - PAR_HOLD;
-        up__assert_internal(frame_word_ok(now));
+        up__assert_internal(FRAME_WORD_OK(now));
         if (now != PAR_ORPHAN) {
             if (!(now & PAR_ORPHAN) && slot)
                 par_wake_slot(slot); /* its owner may wait for it to be idle */
@@ -289,7 +287,7 @@ static inline void count_remote(par_thread *th, par_frame *parent)
      * frame may be gone after the add. */
     par_member *slot = parent->slot;
     uint64_t now = up__fetch_add_seqcst(&parent->remote_done, 1) + 1;
-    up__assert_internal(frame_word_ok(now));
+    up__assert_internal(FRAME_WORD_OK(now));
     if (now == PAR_ORPHAN)
         frame_release(th, parent);
     else if (!(now & PAR_ORPHAN) && slot)
