@@ -113,14 +113,14 @@ up__deque *par_level_deque(par_thread *th, unsigned level)
  *   parent, before the task's completion is counted there (the parent
  *   never looks idle in between); then one RMW adds PAR_ORPHAN - T.
  * - Release: remote_done equals PAR_ORPHAN exactly when the frame is
- *   orphaned, R == T and H == 0; an orphan always has bit 63 set, a frame
- *   not orphaned never. Whoever's RMW brings it to PAR_ORPHAN (the orphaning, a child's
- *   completion, a child frame's release: "the last one frees") is the
- *   last to touch the frame: it drops the dependency table, keeps the
- *   frame on its own free list or frees it (frame_adopt) and drops the
- *   hold on the parent, which may release that one in turn
- *   (frame_release). An RMW that leaves bit 63
- *   set wakes nobody: nobody waits for an orphaned frame.
+ *   orphaned, R == T and H == 0; an orphan always has bit 63 set, a
+ *   frame not orphaned never. Whoever's RMW brings it to PAR_ORPHAN (the
+ *   orphaning, a child's completion, a child frame's release: "the last
+ *   one frees") is the last to touch the frame: it drops the dependency
+ *   table, keeps the frame on its own free list or frees it (frame_adopt)
+ *   and drops the hold on the parent, which may release that one in turn
+ *   (frame_release). An RMW that leaves bit 63 set wakes nobody: nobody
+ *   waits for an orphaned frame.
  * - Lifetimes: a frame holds its parent from its orphaning to its
  *   release, and before that its task is not complete, which keeps the
  *   parent too. So every frame on the parent chain of a live frame or of a
@@ -368,7 +368,6 @@ static PAR_ALWAYS_INLINE void run_alone(par_thread *th, par_task *t, int final)
  * done in the frame that created it. final: its descendants run
  * undeferred (a flag of its own frame; the parent's, which other threads
  * read, is never written). */
-
 static PAR_ALWAYS_INLINE void run_task(par_thread *th, par_task *t, int final)
 {
     if (t->fn == par_ext_task) {
