@@ -261,18 +261,19 @@ $report" "ok *probe: found=1 *"
 $report" "ok *probe: found=0 *" ;;
 esac
 
-# The README's words for a prefix outside the dynamic linker's search path
-# (this scratch prefix is one): the two sh blocks of its install section
-# marked for this test, run one after the other as printed, with this prefix for <prefix> and
-# Quick start 1 (the README's first C program) as app.c. Built without
-# either remedy, the program cannot start here (exit status 127).
+# The documented words for a prefix outside the dynamic linker's search
+# path (this scratch prefix is one): the sh blocks marked for this test,
+# the README's (an rpath) then docs/packaging.md's (LD_LIBRARY_PATH), run
+# one after the other as printed, with this prefix for <prefix> and Quick
+# start 1 (the README's first C program) as app.c. Built without either
+# remedy, the program cannot start here (exit status 127).
 echo "== the README's build from a prefix that is not a system one"
-readme_block() { # the lines of the sh block after the marker <!-- run.sh: $1 -->
-    awk -v m="<!-- run.sh: $1 -->" '
+doc_block() { # the lines of the sh block after the marker <!-- run.sh: $2 --> in file $1
+    awk -v m="<!-- run.sh: $2 -->" '
         $0 == m { on = 1; next }
         on == 1 && /^```/ { on = 2; next }
         on == 2 && /^```/ { exit }
-        on == 2 { print }' "$src/README.md"
+        on == 2 { print }' "$src/$1"
 }
 readme_app() { # the README's first C program
     awk '/^```c$/ { on = 1; buf = ""; next }
@@ -283,9 +284,9 @@ dir=$out-pc/readme
 mkdir -p "$dir"
 readme_app >"$dir/app.c"
 lines=""
-for block in rpath ld-library-path; do
-    got=$(readme_block "$block")
-    [ -n "$got" ] || bad "README.md has no sh block after <!-- run.sh: $block -->"
+for block in README.md:rpath docs/packaging.md:ld-library-path; do
+    got=$(doc_block "${block%%:*}" "${block#*:}")
+    [ -n "$got" ] || bad "${block%%:*} has no sh block after <!-- run.sh: ${block#*:} -->"
     lines="$lines$got
 "
 done
@@ -293,7 +294,7 @@ lines=$(printf '%s' "$lines" | sed -e "s|<prefix>/lib/|$libdir/|g" -e "s|<prefix
 if [ -n "$lines" ]; then
     printf '%s\n' "$lines" | sed 's/^/  $ /'
     (cd "$dir" && env -u LD_LIBRARY_PATH -u PKG_CONFIG_PATH -u PKG_CONFIG_LIBDIR sh -eu -c "$lines") ||
-        bad "the README's lines failed from $prefix"
+        bad "the documented lines failed from $prefix"
 fi
 # shellcheck disable=SC2046 # the flags are words
 if $cc -O2 "$dir/app.c" $(pc --cflags --libs ultrapool) -o "$dir/app-plain"; then
