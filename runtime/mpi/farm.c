@@ -211,9 +211,10 @@ typedef struct coord {
 } coord;
 
 /* The whole chunk the lanes are splitting, not what is left of it: the
- * indexes a dead rank may have been running. Sent at once after each grab
- * (a local atomic write and flush): a rank that dies before its next
- * heartbeat is still reported with the chunks it held. */
+ * indexes a dead rank may have been running. Sent at once (a local atomic
+ * write and flush), so a rank that dies before its next heartbeat is
+ * still reported with the chunks it held; a grab publishes its new chunk
+ * itself, before installing it. */
 static void publish_locked(coord *c, uint64_t state)
 {
     farm *f = c->f;
@@ -263,12 +264,28 @@ static int grab_locked(coord *c)
          * empty, and the lanes never fill it. */
         up__assert_internal(r.begin < r.end && r.end <= f->n && f->pre.begin == f->pre.end);
         c->chunks++;
-        if (f->cur.begin == f->cur.end) {
+        /* Published before a lane can see it: a rank that dies in its
+         * body is reported with the chunk it died in. Where it goes holds
+         * with the lock released meanwhile: lanes only drain cur, and move
+         * pre (empty here) into it. */
+        bool into_cur = f->cur.begin == f->cur.end;
+        range whole = {f->cur.end - f->cur_len, f->cur.end};
+        pthread_mutex_unlock(&f->lock);
+        if (into_cur)
+            up__ledger_publish(c->l, UP__LEDGER_RUNNING, r.begin, r.end, 0, 0);
+        else
+            up__ledger_publish(c->l, UP__LEDGER_RUNNING, whole.begin, whole.end, r.begin, r.end);
+        pthread_mutex_lock(&f->lock);
+        up__assert_internal(f->pre.begin == f->pre.end &&
+                            (!into_cur || f->cur.begin == f->cur.end));
+        if (into_cur) {
             f->cur = r;
             f->cur_len = r.end - r.begin;
         } else {
             f->pre = r;
         }
+        pthread_cond_broadcast(&f->have);
+        return UP_OK;
     }
     pthread_cond_broadcast(&f->have);
     publish_locked(c, UP__LEDGER_RUNNING);

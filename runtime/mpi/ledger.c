@@ -46,7 +46,8 @@ int up__mpi_error(const char *what, int code)
 static struct {
     atomic_int active;
     atomic_int rank, watched;
-    atomic_uint_fast64_t heard_ns, cur_begin, cur_end, n;
+    atomic_uint_fast64_t heard_ns, n;
+    atomic_uint_fast64_t held[4]; /* its current and next chunk, as last read */
 } view;
 static struct sigaction previous_term;
 static int handler_users; /* (handler_lock) */
@@ -75,10 +76,44 @@ static size_t put_str(char *out, const char *s)
     return k;
 }
 
+/* "holding chunk [a, b)", "holding chunks [a, b) and [c, d)" or "holding
+ * no chunk", then " of [0, n)": the chunks a rank's words name (current,
+ * then next; an empty or torn range names nothing). Async-signal-safe, for
+ * every report; out needs HELD_TEXT_MAX bytes. */
+enum { HELD_TEXT_MAX = 128 };
+static size_t held_text(char *out, const uint64_t held[4], uint64_t n)
+{
+    size_t k = put_str(out, "holding ");
+    bool cur = held[0] < held[1], next = held[2] < held[3];
+    k += put_str(out + k, cur && next ? "chunks [" : cur || next ? "chunk [" : "no chunk");
+    for (int i = 0; i < 4; i += 2) {
+        if (held[i] >= held[i + 1])
+            continue;
+        if (i == 2 && cur)
+            k += put_str(out + k, " and [");
+        k += put_u64(out + k, held[i]);
+        k += put_str(out + k, ", ");
+        k += put_u64(out + k, held[i + 1]);
+        k += put_str(out + k, ")");
+    }
+    k += put_str(out + k, " of [0, ");
+    k += put_u64(out + k, n);
+    k += put_str(out + k, ")");
+    out[k] = '\0';
+    return k;
+}
+
+/* The view's chunks, copied word by word. */
+static void view_held(uint64_t held[4])
+{
+    for (int i = 0; i < 4; i++)
+        held[i] = atomic_load(&view.held[i]);
+}
+
 static void on_term(int sig)
 {
     int saved_errno = errno;
-    char buf[256];
+    char buf[128 + HELD_TEXT_MAX];
     size_t k = 0;
     if (atomic_load(&view.active)) {
         k += put_str(buf + k, "ultrapool mpi: rank ");
@@ -91,13 +126,10 @@ static void on_term(int sig)
             k += put_u64(buf + k, (uint64_t)w);
             k += put_str(buf + k, " last heard ");
             k += put_u64(buf + k, quiet_ms);
-            k += put_str(buf + k, " ms ago, holding chunk [");
-            k += put_u64(buf + k, atomic_load(&view.cur_begin));
-            k += put_str(buf + k, ", ");
-            k += put_u64(buf + k, atomic_load(&view.cur_end));
-            k += put_str(buf + k, ") of [0, ");
-            k += put_u64(buf + k, atomic_load(&view.n));
-            k += put_str(buf + k, ")");
+            k += put_str(buf + k, " ms ago, ");
+            uint64_t held[4];
+            view_held(held);
+            k += held_text(buf + k, held, atomic_load(&view.n));
         }
         k += put_str(buf + k, "\n");
         ssize_t ignored = write(2, buf, k);
@@ -182,15 +214,16 @@ static void report_stuck(up__ledger *l, uint64_t stuck_ns)
 {
     if (!up__ledger_claim_report())
         return;
-    char watch[224] = "";
+    char watch[96 + HELD_TEXT_MAX] = "", held[HELD_TEXT_MAX];
     int w = atomic_load(&view.watched);
-    if (w >= 0 && atomic_load(&view.rank) == l->rank)
-        snprintf(watch, sizeof watch,
-                 "; it can no longer watch rank %d, last heard %llu ms ago, holding chunk "
-                 "[%llu, %llu) of [0, %llu)",
-                 w, (unsigned long long)((up__now_ns() - atomic_load(&view.heard_ns)) / 1000000u),
-                 (unsigned long long)atomic_load(&view.cur_begin),
-                 (unsigned long long)atomic_load(&view.cur_end), (unsigned long long)l->n);
+    if (w >= 0 && atomic_load(&view.rank) == l->rank) {
+        uint64_t chunks[4];
+        view_held(chunks);
+        held_text(held, chunks, l->n);
+        snprintf(
+            watch, sizeof watch, "; it can no longer watch rank %d, last heard %llu ms ago, %s", w,
+            (unsigned long long)((up__now_ns() - atomic_load(&view.heard_ns)) / 1000000u), held);
+    }
     fprintf(stderr,
             "ultrapool mpi: rank %d: a call on the farm's window has not returned for %.1f s "
             "(another rank may be stopped inside one, holding a lock it needs)%s; rank %d "
@@ -218,26 +251,30 @@ static void publish_aborting(up__ledger *l)
  * dies, with a SIGTERM that a loaded rank may not get to handle before the
  * SIGKILL that follows it, and the heartbeat takes as long. So the death
  * is reported at the watcher's next tick after the launcher reaps the
- * process, with the chunk that tick read, while every survivor still
- * runs; by the watchdog (with the last chunk seen) when the calling thread
- * is stuck in a call. */
+ * process, with the chunks that tick read (a rank publishes a chunk
+ * before its lanes may start it), while every survivor still runs; by the
+ * watchdog when the calling thread is stuck in a call, with the chunks
+ * its last tick read, which the report then says ("last seen holding"):
+ * the dead rank may have taken others since. */
 static void report_gone(up__ledger *l, bool calling_thread)
 {
     if (!up__ledger_claim_report())
         return;
     if (calling_thread)
         publish_aborting(l);
-    char held[160] = "";
-    if (atomic_load(&view.rank) == l->rank)
-        snprintf(held, sizeof held,
-                 ", last heard %llu ms ago, holding chunk [%llu, %llu) of [0, %llu)",
+    char last[64 + HELD_TEXT_MAX] = "", held[HELD_TEXT_MAX];
+    if (atomic_load(&view.rank) == l->rank) {
+        uint64_t chunks[4];
+        view_held(chunks);
+        held_text(held, chunks, l->n);
+        snprintf(last, sizeof last, ", last heard %llu ms ago, %s%s",
                  (unsigned long long)((up__now_ns() - atomic_load(&view.heard_ns)) / 1000000u),
-                 (unsigned long long)atomic_load(&view.cur_begin),
-                 (unsigned long long)atomic_load(&view.cur_end), (unsigned long long)l->n);
+                 calling_thread ? "" : "last seen ", held);
+    }
     fprintf(stderr,
             "ultrapool mpi: rank %d died during a farm (its process %ld on this node has "
             "ended)%s; rank %d aborts the job\n",
-            l->watched, (long)l->watched_pid, held, l->rank);
+            l->watched, (long)l->watched_pid, last, l->rank);
     fflush(stderr);
     up__ledger_abort(l, 70);
 }
@@ -430,8 +467,8 @@ int up__ledger_open(up__ledger *l, MPI_Comm comm, uint64_t n, uint64_t silence_n
     atomic_store(&view.rank, l->rank);
     atomic_store(&view.watched, l->watched);
     atomic_store(&view.heard_ns, now);
-    atomic_store(&view.cur_begin, 0);
-    atomic_store(&view.cur_end, 0);
+    for (int i = 0; i < 4; i++)
+        atomic_store(&view.held[i], 0);
     atomic_store(&view.n, n);
     atomic_store(&view.active, 1);
     handler_install();
@@ -524,22 +561,14 @@ static void report_silent(up__ledger *l, const uint64_t *w, uint64_t quiet_ns)
     if (!up__ledger_claim_report())
         return;
     publish_aborting(l);
-    const uint64_t *c = w + CUR_BEGIN - BEAT, *x = w + NEXT_BEGIN - BEAT;
-    char held[128] = "no chunk";
-    if (c[0] < c[1] && x[0] < x[1])
-        snprintf(held, sizeof held, "chunks [%llu, %llu) and [%llu, %llu)",
-                 (unsigned long long)c[0], (unsigned long long)c[1], (unsigned long long)x[0],
-                 (unsigned long long)x[1]);
-    else if (c[0] < c[1] || x[0] < x[1])
-        snprintf(held, sizeof held, "chunk [%llu, %llu)",
-                 (unsigned long long)(c[0] < c[1] ? c : x)[0],
-                 (unsigned long long)(c[0] < c[1] ? c : x)[1]);
+    char held[HELD_TEXT_MAX];
+    held_text(held, w + CUR_BEGIN - BEAT, l->n);
     fprintf(stderr,
-            "ultrapool mpi: rank %d has been silent for %.1f s (no heartbeat) %s, holding %s of "
-            "[0, %llu); rank %d aborts the job\n",
+            "ultrapool mpi: rank %d has been silent for %.1f s (no heartbeat) %s, %s; rank %d "
+            "aborts the job\n",
             l->watched, (double)quiet_ns / 1e9,
             w[STATE - BEAT] == UP__LEDGER_DONE ? "after finishing its share" : "while running",
-            held, (unsigned long long)l->n, l->rank);
+            held, l->rank);
     fflush(stderr);
     up__ledger_abort(l, 70);
 }
@@ -570,13 +599,10 @@ int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop)
     if (l->watched < 0)
         return UP_OK;
     uint64_t now = up__now_ns();
-    /* The chunk at every read: a rank publishes one (a static rank its
-     * block) before its first heartbeat. */
-    const uint64_t *held = w + CUR_BEGIN - BEAT;
-    if (held[0] >= held[1])
-        held = w + NEXT_BEGIN - BEAT;
-    atomic_store(&view.cur_begin, held[0]);
-    atomic_store(&view.cur_end, held[1]);
+    /* The chunks at every read: a rank publishes each (a static rank its
+     * block) before its lanes may start it. */
+    for (int i = 0; i < 4; i++)
+        atomic_store(&view.held[i], w[CUR_BEGIN - BEAT + i]);
     /* A rank that is ending the job after its own report may fall silent
      * for longer than the timeout inside MPI_Abort: not a second death. */
     if (w[0] != l->watched_beat || w[STATE - BEAT] == UP__LEDGER_ABORTING) {
