@@ -5,8 +5,9 @@
  *     grabs, heartbeats, the final exchange) and sleeps on `wake` between;
  *   - the lanes, pool tasks: split the rank's current chunk among
  *     themselves and run the body outside the lock.
- * A rank holds at most two chunks: `cur`, being split, and `pre`, taken in
- * advance once cur is half used, so lanes rarely wait for the network.
+ * A rank has at most two chunks to hand out: `cur`, being split, and
+ * `pre`, taken in advance once cur is half used, so lanes rarely wait for
+ * the network; bodies may still run pieces of earlier chunks.
  * The mutex is taken once per lane sub-chunk, which is a share of a chunk,
  * not per index. */
 #include <limits.h>
@@ -26,6 +27,11 @@
 typedef struct range {
     uint64_t begin, end;
 } range;
+
+/* What a lane's body runs: its piece and the chunk the piece came from. */
+typedef struct body_span {
+    range piece, chunk;
+} body_span;
 
 typedef struct farm {
     /* (ro) set before the lanes start */
@@ -50,9 +56,9 @@ typedef struct farm {
     bool stopping;  /* failure or timeout: lanes start nothing new */
     unsigned lanes_live, next_lane;
     uint64_t next_part; /* UP_MPI_STATIC: the next of the lanes' parts */
-    range *running;     /* each lane's body's range, empty between bodies; NULL
-                           when it could not be had (only the abort message
-                           past the timeout's grace reads it) */
+    body_span *running; /* each lane's body's, empty between bodies; NULL
+                           when it could not be had (the reports then name
+                           less exactly what the rank held) */
     bool failed;
     int body_code;
     range failed_chunk;
@@ -65,9 +71,10 @@ static uint64_t guided_share(uint64_t left, uint64_t parts, uint64_t min)
     return s < min ? min : s;
 }
 
-/* Under the lock: the next sub-chunk for a lane, or an empty range when
- * the lane should wait (`*wait`) or stop. */
-static range take_locked(farm *f, bool *wait)
+/* Under the lock: the next sub-chunk for a lane and in *chunk the chunk
+ * it comes from, or an empty range when the lane should wait (`*wait`) or
+ * stop. */
+static range take_locked(farm *f, bool *wait, range *chunk)
 {
     *wait = false;
     if (f->stopping)
@@ -88,6 +95,7 @@ static range take_locked(farm *f, bool *wait)
     if (take > left)
         take = left;
     range r = {f->cur.begin, f->cur.begin + take};
+    *chunk = (range){f->cur.end - f->cur_len, f->cur.end};
     f->cur.begin += take;
     if (!f->exhausted && f->pre.begin == f->pre.end && (f->cur.end - f->cur.begin) * 2 < f->cur_len)
         f->need = true;
@@ -97,18 +105,18 @@ static range take_locked(farm *f, bool *wait)
     return r;
 }
 
-/* Runs the body on r, the lock released meanwhile, with r marked as the
- * lane's running range. */
-static int run_body_locked(farm *f, unsigned lane, range r)
+/* Runs the body on r, a piece of chunk, the lock released meanwhile, with
+ * both marked as the lane's. */
+static int run_body_locked(farm *f, unsigned lane, range r, range chunk)
 {
     if (f->running)
-        f->running[lane] = r;
+        f->running[lane] = (body_span){r, chunk};
     pthread_mutex_unlock(&f->lock);
     int rc = f->rbody ? f->rbody(r.begin, r.end, f->accs + (size_t)lane * f->size, f->ctx)
                       : f->body(r.begin, r.end, f->ctx);
     pthread_mutex_lock(&f->lock);
     if (f->running)
-        f->running[lane] = (range){0, 0};
+        f->running[lane] = (body_span){{0, 0}, {0, 0}};
     return rc;
 }
 
@@ -117,11 +125,43 @@ static int run_body_locked(farm *f, unsigned lane, range r)
 static range oldest_running_locked(const farm *f)
 {
     range best = {0, 0};
-    for (unsigned i = 0; f->running && i < f->lanes; i++)
-        if (f->running[i].begin != f->running[i].end &&
-            (best.begin == best.end || f->running[i].begin < best.begin))
-            best = f->running[i];
+    for (unsigned i = 0; f->running && i < f->lanes; i++) {
+        range r = f->running[i].piece;
+        if (r.begin != r.end && (best.begin == best.end || r.begin < best.begin))
+            best = r;
+    }
     return best;
+}
+
+/* Under the lock: the chunks whose indexes a body may still run or start
+ * (those of running bodies, cur unless drained, pre, and `extra`, a chunk
+ * about to be installed), as the ledger publishes them: the first and the
+ * last (chunks are taken in increasing order), and whether others lie
+ * between. Without the running spans, cur counts while its bodies may
+ * run. */
+static up__ledger_held held_locked(const farm *f, range extra)
+{
+    range cand[3] = {f->cur, f->pre, extra};
+    if (cand[0].begin != cand[0].end || !f->running)
+        cand[0] = (range){f->cur.end - f->cur_len, f->cur.end};
+    range first = {0, 0}, last = {0, 0};
+    unsigned count = 0;
+    for (unsigned i = 0; i < 3 + (f->running ? f->lanes : 0); i++) {
+        range r = i < 3 ? cand[i] : f->running[i - 3].chunk;
+        if (r.begin == r.end)
+            continue;
+        if (first.begin == first.end || r.begin < first.begin)
+            first = r;
+        if (last.begin == last.end || r.begin > last.begin)
+            last = r;
+        count++;
+    }
+    up__ledger_held h = {first.begin, first.end, last.begin, last.end, 0};
+    for (unsigned i = 0; count > 2 && !h.between && i < 3 + (f->running ? f->lanes : 0); i++) {
+        range r = i < 3 ? cand[i] : f->running[i - 3].chunk;
+        h.between = r.begin != r.end && r.begin > first.begin && r.begin < last.begin;
+    }
+    return h;
 }
 
 /* Under the lock, after a body ran r: counts it, or keeps the first
@@ -156,14 +196,15 @@ static void lane_main(void *arg)
             r.end = r.begin + len / L + (k < len % L);
             if (r.begin == r.end)
                 continue;
-            int rc = run_body_locked(f, lane, r);
+            int rc = run_body_locked(f, lane, r, f->statics);
             if (!ran_locked(f, r, rc))
                 pthread_cond_signal(&f->wake);
         }
     } else {
         for (;;) {
             bool wait;
-            range r = take_locked(f, &wait);
+            range chunk = {0, 0};
+            range r = take_locked(f, &wait, &chunk);
             if (f->need)
                 pthread_cond_signal(&f->wake);
             if (r.begin == r.end) {
@@ -172,7 +213,7 @@ static void lane_main(void *arg)
                 pthread_cond_wait(&f->have, &f->lock);
                 continue;
             }
-            int rc = run_body_locked(f, lane, r);
+            int rc = run_body_locked(f, lane, r, chunk);
             if (!ran_locked(f, r, rc)) {
                 f->stopping = true;
                 pthread_cond_broadcast(&f->have);
@@ -210,18 +251,15 @@ typedef struct coord {
     int mpi_rc; /* the first failed MPI call's code (its text in up_last_error) */
 } coord;
 
-/* The whole chunk the lanes are splitting, not what is left of it: the
- * indexes a dead rank may have been running. Sent at once (a local atomic
- * write and flush), so a rank that dies before its next heartbeat is
- * still reported with the chunks it held; a grab publishes its new chunk
- * itself, before installing it. */
-static void publish_locked(coord *c, uint64_t state)
+/* The chunks held (held_locked), `extra` among them, and the state, sent
+ * at once (a local atomic write and flush): a rank that dies before its
+ * next heartbeat is still reported with the chunks it held. */
+static void publish_locked(coord *c, uint64_t state, range extra)
 {
-    farm *f = c->f;
-    range cur = {f->cur.end - f->cur_len, f->cur.end}, pre = f->pre;
-    pthread_mutex_unlock(&f->lock);
-    up__ledger_publish(c->l, state, cur.begin, cur.end, pre.begin, pre.end);
-    pthread_mutex_lock(&f->lock);
+    up__ledger_held held = held_locked(c->f, extra);
+    pthread_mutex_unlock(&c->f->lock);
+    up__ledger_publish(c->l, state, &held);
+    pthread_mutex_lock(&c->f->lock);
 }
 
 static void stop_locked(farm *f)
@@ -269,13 +307,7 @@ static int grab_locked(coord *c)
          * with the lock released meanwhile: lanes only drain cur, and move
          * pre (empty here) into it. */
         bool into_cur = f->cur.begin == f->cur.end;
-        range whole = {f->cur.end - f->cur_len, f->cur.end};
-        pthread_mutex_unlock(&f->lock);
-        if (into_cur)
-            up__ledger_publish(c->l, UP__LEDGER_RUNNING, r.begin, r.end, 0, 0);
-        else
-            up__ledger_publish(c->l, UP__LEDGER_RUNNING, whole.begin, whole.end, r.begin, r.end);
-        pthread_mutex_lock(&f->lock);
+        publish_locked(c, UP__LEDGER_RUNNING, r);
         up__assert_internal(f->pre.begin == f->pre.end &&
                             (!into_cur || f->cur.begin == f->cur.end));
         if (into_cur) {
@@ -288,7 +320,7 @@ static int grab_locked(coord *c)
         return UP_OK;
     }
     pthread_cond_broadcast(&f->have);
-    publish_locked(c, UP__LEDGER_RUNNING);
+    publish_locked(c, UP__LEDGER_RUNNING, (range){0, 0});
     return UP_OK;
 }
 
@@ -296,6 +328,9 @@ static int tick_locked(coord *c, uint64_t now)
 {
     farm *f = c->f;
     int stop = 0;
+    /* The heartbeat sends the chunks held now: those finished drop out. */
+    up__ledger_held held = held_locked(f, (range){0, 0});
+    up__ledger_note_held(c->l, &held);
     pthread_mutex_unlock(&f->lock);
     int rc = up__ledger_tick(c->l, now, &stop);
     pthread_mutex_lock(&f->lock);
@@ -778,7 +813,7 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
      * death report then names it, as it names a grabbed chunk. */
     if (f.schedule == UP_MPI_STATIC && local_rc == UP_OK) {
         pthread_mutex_lock(&f.lock);
-        publish_locked(&c, UP__LEDGER_RUNNING);
+        publish_locked(&c, UP__LEDGER_RUNNING, (range){0, 0});
         pthread_mutex_unlock(&f.lock);
     }
     /* Lanes (fewer when the queue is full or the pool stops meanwhile). */
@@ -797,7 +832,7 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
      * happened to it: an MPI error travels in its record. */
     coordinate(&c);
     pthread_mutex_lock(&f.lock);
-    publish_locked(&c, f.failed ? UP__LEDGER_FAILED : UP__LEDGER_DONE);
+    publish_locked(&c, f.failed ? UP__LEDGER_FAILED : UP__LEDGER_DONE, (range){0, 0});
     pthread_mutex_unlock(&f.lock);
     int status = wait_for_all(&c);
     record mine = {f.failed,

@@ -22,13 +22,11 @@ enum {
     STOP = 1,
     BEAT = 2,
     STATE = 3,
-    CUR_BEGIN = 4,
-    CUR_END = 5,
-    NEXT_BEGIN = 6,
-    NEXT_END = 7,
-    WORDS = 8
+    HELD = 4, /* up__ledger_held, word by word */
+    WORDS = HELD + sizeof(up__ledger_held) / sizeof(uint64_t)
 };
-enum { WATCHED_WORDS = NEXT_END - BEAT + 1 };
+enum { WATCHED_WORDS = WORDS - BEAT };
+_Static_assert(sizeof(up__ledger_held) == 5 * sizeof(uint64_t), "held chunks are five words");
 
 int up__mpi_error(const char *what, int code)
 {
@@ -47,7 +45,7 @@ static struct {
     atomic_int active;
     atomic_int rank, watched;
     atomic_uint_fast64_t heard_ns, n;
-    atomic_uint_fast64_t held[4]; /* its current and next chunk, as last read */
+    atomic_uint_fast64_t held[5]; /* its held chunks' words, as last read */
 } view;
 static struct sigaction previous_term;
 static int handler_users; /* (handler_lock) */
@@ -76,26 +74,41 @@ static size_t put_str(char *out, const char *s)
     return k;
 }
 
-/* "holding chunk [a, b)", "holding chunks [a, b) and [c, d)" or "holding
- * no chunk", then " of [0, n)": the chunks a rank's words name (current,
- * then next; an empty or torn range names nothing). Async-signal-safe, for
- * every report; out needs HELD_TEXT_MAX bytes. */
-enum { HELD_TEXT_MAX = 128 };
-static size_t held_text(char *out, const uint64_t held[4], uint64_t n)
+static size_t put_range(char *out, uint64_t begin, uint64_t end)
+{
+    size_t k = put_str(out, "[");
+    k += put_u64(out + k, begin);
+    k += put_str(out + k, ", ");
+    k += put_u64(out + k, end);
+    return k + put_str(out + k, ")");
+}
+
+/* "holding no chunk", "holding chunk [a, b)", "holding chunks [a, b) and
+ * [c, d)" or "holding several chunks, the first [a, b) and the last
+ * [c, d)", then " of [0, n)": what a rank's held words (up__ledger_held)
+ * say; an empty or torn range names nothing. Async-signal-safe, for every
+ * report; out needs HELD_TEXT_MAX bytes. */
+enum { HELD_TEXT_MAX = 200 }; /* the longest form with 20-digit numbers is 169 bytes */
+static size_t held_text(char *out, const uint64_t held[5], uint64_t n)
 {
     size_t k = put_str(out, "holding ");
-    bool cur = held[0] < held[1], next = held[2] < held[3];
-    k += put_str(out + k, cur && next ? "chunks [" : cur || next ? "chunk [" : "no chunk");
-    for (int i = 0; i < 4; i += 2) {
-        if (held[i] >= held[i + 1])
-            continue;
-        if (i == 2 && cur)
-            k += put_str(out + k, " and [");
-        k += put_u64(out + k, held[i]);
-        k += put_str(out + k, ", ");
-        k += put_u64(out + k, held[i + 1]);
-        k += put_str(out + k, ")");
-    }
+    bool first = held[0] < held[1], last = held[2] < held[3];
+    if (first && last && held[0] == held[2])
+        last = false;
+    if (!first && !last)
+        k += put_str(out + k, "no chunk");
+    else if (first != last)
+        k += put_str(out + k, "chunk ");
+    else
+        k += put_str(out + k, held[4] ? "several chunks, the first " : "chunks ");
+    if (first)
+        k += put_range(out + k, held[0], held[1]);
+    if (first && last)
+        k += put_str(out + k, held[4] ? " and the last " : " and ");
+    if (last)
+        k += put_range(out + k, held[2], held[3]);
+    if (first && last && held[4])
+        k += put_str(out + k, ",");
     k += put_str(out + k, " of [0, ");
     k += put_u64(out + k, n);
     k += put_str(out + k, ")");
@@ -104,16 +117,16 @@ static size_t held_text(char *out, const uint64_t held[4], uint64_t n)
 }
 
 /* The view's chunks, copied word by word. */
-static void view_held(uint64_t held[4])
+static void view_held(uint64_t held[5])
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         held[i] = atomic_load(&view.held[i]);
 }
 
 static void on_term(int sig)
 {
     int saved_errno = errno;
-    char buf[128 + HELD_TEXT_MAX];
+    char buf[160 + HELD_TEXT_MAX]; /* 150 bytes before the chunks at most */
     size_t k = 0;
     if (atomic_load(&view.active)) {
         k += put_str(buf + k, "ultrapool mpi: rank ");
@@ -127,7 +140,7 @@ static void on_term(int sig)
             k += put_str(buf + k, " last heard ");
             k += put_u64(buf + k, quiet_ms);
             k += put_str(buf + k, " ms ago, ");
-            uint64_t held[4];
+            uint64_t held[5];
             view_held(held);
             k += held_text(buf + k, held, atomic_load(&view.n));
         }
@@ -217,7 +230,7 @@ static void report_stuck(up__ledger *l, uint64_t stuck_ns)
     char watch[96 + HELD_TEXT_MAX] = "", held[HELD_TEXT_MAX];
     int w = atomic_load(&view.watched);
     if (w >= 0 && atomic_load(&view.rank) == l->rank) {
-        uint64_t chunks[4];
+        uint64_t chunks[5];
         view_held(chunks);
         held_text(held, chunks, l->n);
         snprintf(
@@ -264,7 +277,7 @@ static void report_gone(up__ledger *l, bool calling_thread)
         publish_aborting(l);
     char last[64 + HELD_TEXT_MAX] = "", held[HELD_TEXT_MAX];
     if (atomic_load(&view.rank) == l->rank) {
-        uint64_t chunks[4];
+        uint64_t chunks[5];
         view_held(chunks);
         held_text(held, chunks, l->n);
         snprintf(last, sizeof last, ", last heard %llu ms ago, %s%s",
@@ -467,7 +480,7 @@ int up__ledger_open(up__ledger *l, MPI_Comm comm, uint64_t n, uint64_t silence_n
     atomic_store(&view.rank, l->rank);
     atomic_store(&view.watched, l->watched);
     atomic_store(&view.heard_ns, now);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         atomic_store(&view.held[i], 0);
     atomic_store(&view.n, n);
     atomic_store(&view.active, 1);
@@ -511,17 +524,13 @@ int up__ledger_stop(up__ledger *l)
     return rc == MPI_SUCCESS ? UP_OK : up__mpi_error("up_mpi_for: stopping the farm", rc);
 }
 
-static void note(up__ledger *l, uint64_t state, uint64_t cur_begin, uint64_t cur_end,
-                 uint64_t next_begin, uint64_t next_end)
+void up__ledger_note_held(up__ledger *l, const up__ledger_held *held)
 {
-    if (atomic_load(&reported))
-        state = UP__LEDGER_ABORTING;
-    uint64_t words[5] = {state, cur_begin, cur_end, next_begin, next_end};
-    memcpy(l->noted, words, sizeof words);
+    memcpy(l->noted + 1, held, sizeof *held);
 }
 
 /* The heartbeat and the noted state: one accumulate over this rank's
- * words BEAT .. NEXT_END (atomic per word, not as a whole: a reader may
+ * words from BEAT on (atomic per word, not as a whole: a reader may
  * see a chunk's begin and end from different writes, which only a report
  * could show). */
 static int send_beat(up__ledger *l)
@@ -533,10 +542,10 @@ static int send_beat(up__ledger *l)
                           MPI_UINT64_T, MPI_REPLACE, l->win);
 }
 
-int up__ledger_publish(up__ledger *l, uint64_t state, uint64_t cur_begin, uint64_t cur_end,
-                       uint64_t next_begin, uint64_t next_end)
+int up__ledger_publish(up__ledger *l, uint64_t state, const up__ledger_held *held)
 {
-    note(l, state, cur_begin, cur_end, next_begin, next_end);
+    l->noted[0] = atomic_load(&reported) ? UP__LEDGER_ABORTING : state;
+    up__ledger_note_held(l, held);
     call_begin(l);
     int rc = send_beat(l);
     if (rc == MPI_SUCCESS)
@@ -562,7 +571,7 @@ static void report_silent(up__ledger *l, const uint64_t *w, uint64_t quiet_ns)
         return;
     publish_aborting(l);
     char held[HELD_TEXT_MAX];
-    held_text(held, w + CUR_BEGIN - BEAT, l->n);
+    held_text(held, w + HELD - BEAT, l->n);
     fprintf(stderr,
             "ultrapool mpi: rank %d has been silent for %.1f s (no heartbeat) %s, %s; rank %d "
             "aborts the job\n",
@@ -601,8 +610,8 @@ int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop)
     uint64_t now = up__now_ns();
     /* The chunks at every read: a rank publishes each (a static rank its
      * block) before its lanes may start it. */
-    for (int i = 0; i < 4; i++)
-        atomic_store(&view.held[i], w[CUR_BEGIN - BEAT + i]);
+    for (int i = 0; i < 5; i++)
+        atomic_store(&view.held[i], w[HELD - BEAT + i]);
     /* A rank that is ending the job after its own report may fall silent
      * for longer than the timeout inside MPI_Abort: not a second death. */
     if (w[0] != l->watched_beat || w[STATE - BEAT] == UP__LEDGER_ABORTING) {

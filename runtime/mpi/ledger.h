@@ -4,7 +4,8 @@
  *   rank 0's COUNTER   the next unassigned index; grabs add to it
  *   rank 0's STOP      non-zero once a rank failed (read at each grab and tick)
  *   each rank's BEAT   its heartbeat, bumped every tick by its own rank
- *   each rank's STATE, CUR_*, NEXT_*: what it is doing, for reports
+ *   each rank's STATE, HELD_*: what it is doing and the chunks it holds,
+ *                      for reports
  *
  * Every access is an atomic RMA operation in one passive epoch
  * (MPI_Win_lock_all): grabs are MPI_Fetch_and_op(MPI_SUM) on COUNTER, the
@@ -48,7 +49,7 @@ typedef struct up__ledger {
     uint64_t watched_beat;     /* its last heartbeat seen */
     uint64_t watched_since_ns; /* when that value was first seen */
     uint64_t next_tick_ns;
-    uint64_t noted[5]; /* state, cur, next: what each heartbeat sends again */
+    uint64_t noted[6]; /* state, then the held chunks: what each heartbeat sends again */
     /* The watchdog (ledger.c): a thread that times the calling thread's
      * ledger calls. call_since_ns: when the call under way began, 0
      * between calls. */
@@ -74,10 +75,21 @@ int up__ledger_grab(up__ledger *l, uint64_t want, uint64_t *start, int *stop);
  * or tick). */
 int up__ledger_stop(up__ledger *l);
 
+/* The chunks whose indexes a rank's bodies may run or start, as its words
+ * hold them: the first and the last (a rank takes chunks in increasing
+ * order; they are the same when it holds one, empty when none), and
+ * whether it holds others between them. Four words cannot list them all:
+ * a rank with many lanes may hold as many chunks. */
+typedef struct up__ledger_held {
+    uint64_t first_begin, first_end, last_begin, last_end;
+    uint64_t between;
+} up__ledger_held;
+
 /* This rank's state and the chunks it holds, for the reports of others:
  * written at once, and again with every heartbeat. */
-int up__ledger_publish(up__ledger *l, uint64_t state, uint64_t cur_begin, uint64_t cur_end,
-                       uint64_t next_begin, uint64_t next_end);
+int up__ledger_publish(up__ledger *l, uint64_t state, const up__ledger_held *held);
+/* The chunks the next heartbeat sends, without sending them now. */
+void up__ledger_note_held(up__ledger *l, const up__ledger_held *held);
 
 /* Once per period: bumps the heartbeat and sends it with the noted state,
  * reads STOP (*stop set to 1 when a rank asked), and checks the watched

@@ -2,7 +2,7 @@
 # die.sh MPIEXEC NP MODE PROGRAM [MPIEXEC_FLAGS...]: runs PROGRAM MODE on NP
 # ranks and checks that the job ends non-zero within 60 s, that a
 # surviving rank reported rank 1 (when killed: its watcher, from its
-# process being gone) with a chunk it held, that no report calls
+# process being gone) with the chunk it stopped in, that no report calls
 # another rank dead, and prints how long after the victim's death the job
 # ended and its exit status. kill-short: kill with a heartbeat timeout of
 # 300 ms. In mode hang (every rank's grabs and heartbeat reads stop
@@ -11,7 +11,7 @@ set -u
 mpiexec=$1 np=$2 mode=$3 prog=$4
 shift 4
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log" "$log.fresh"' EXIT
 timeout 60 "$mpiexec" "$@" -np "$np" "$prog" "$mode" >"$log" 2>&1
 rc=$?
 ended=$(date +%s.%N)
@@ -45,12 +45,26 @@ if ! grep -Eq "ultrapool mpi: rank 1 (died during|has been silent)|rank 1,? last
 fi
 # The reports read from rank 1's words at the watcher's tick (dead or
 # silent, not "last seen") name the chunks rank 1 published, each before
-# starting it (its block, when static): never none. The other reports give
-# the watcher's last view, which may predate even its first chunk.
-if grep -E "ultrapool mpi: rank 1 (died during|has been silent)" "$log" | grep -v "last seen holding" |
-  grep -q "holding no chunk"; then
-  echo "die.sh: a report read from rank 1's words says it held no chunk"; exit 1
-fi
+# starting it (its block, when static): the victim's index lies in one
+# (or, holding several, lies from the first to the last). The other
+# reports give the watcher's last view, which may predate even its first.
+victim=$(sed -n 's/.*victim rank 1 at index \([0-9]*\):.*/\1/p' "$log" | head -1)
+grep -E "ultrapool mpi: rank 1 (died during|has been silent)" "$log" | grep -v "last seen holding" >"$log.fresh"
+while IFS= read -r line; do
+  case $line in *"holding no chunk"*)
+    echo "die.sh: a report read from rank 1's words says it held no chunk: $line"; exit 1 ;;
+  esac
+  [ -n "$victim" ] || continue
+  named=${line%% of \[0, *}
+  case $named in *"several chunks"*) span=1 ;; *) span=0 ;; esac
+  if ! printf '%s\n' "$named" | grep -oE "\[[0-9]+, [0-9]+\)" | tr -d '[)' | tr ',' ' ' |
+    awk -v v="$victim" -v span="$span" '
+      NR == 1 { lo = $1 } { hi = $2 }
+      $1 <= v && v < $2 { found = 1 }
+      END { exit (found || (span && lo <= v && v < hi)) ? 0 : 1 }'; then
+    echo "die.sh: a report does not name the chunk rank 1 stopped in (index $victim): $line"; exit 1
+  fi
+done <"$log.fresh"
 awk -v a="$at" -v b="$ended" -v rc="$rc" 'BEGIN { printf "die.sh: job ended %.2f s after the victim, exit %d\n", b - a, rc }'
 awk -v a="$at" -v b="$ended" 'BEGIN { exit (b - a < 20) ? 0 : 1 }' || { echo "die.sh: took too long"; exit 1; }
 exit 0
