@@ -27,57 +27,6 @@ extern char **environ;
 static char **process_environ(void) { return environ; }
 #endif
 
-/* Long enough for a backend error that lists every folder it tried. */
-static _Thread_local char errbuf[1024];
-
-void up__set_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(errbuf, sizeof errbuf, fmt, ap);
-    va_end(ap);
-}
-
-/* A configuration problem: kept for up_last_error() and printed on stderr
- * at once, so that a program which ignores the return code still shows
- * why its pool did not start. */
-void up__config_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(errbuf, sizeof errbuf, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "ultrapool: %s\n", errbuf);
-}
-
-const char *up_last_error(void) { return errbuf; }
-
-const char *up_strerror(int err)
-{
-    switch (err) {
-    case UP_OK:
-        return "success";
-    case UP_EINVAL:
-        return "invalid argument";
-    case UP_ENOMEM:
-        return "out of memory";
-    case UP_ESTOPPED:
-        return "stopped";
-    case UP_EOVERLOAD:
-        return "overloaded: every queue is full";
-    case UP_ETIMEDOUT:
-        return "timed out";
-    case UP_ECANCELED:
-        return "cancelled";
-    case UP_EAGAIN:
-        return "resource temporarily unavailable";
-    case UP_EDEADLK:
-        return "would deadlock: called from one of the pool's own tasks";
-    default:
-        return "unknown error";
-    }
-}
-
 /* The enumerations: the words a variable accepts (the index is the value)
  * and the C constants a program uses for the field. */
 static const char *const bind_words[] = {"none", "shard", "core", NULL};
@@ -424,9 +373,9 @@ static void defaults(up_config *cfg)
  * up_last_error(). */
 static void env_failed(int *rc, char *first, size_t size)
 {
-    fprintf(stderr, "ultrapool: %s\n", errbuf);
+    fprintf(stderr, "ultrapool: %s\n", up_last_error());
     if (*rc == UP_OK)
-        memcpy(first, errbuf, size);
+        snprintf(first, size, "%s", up_last_error());
     *rc = UP_EINVAL;
 }
 
@@ -549,7 +498,7 @@ int up_config_init(up_config *cfg)
     pthread_once(&names_checked, check_process_names);
     defaults(cfg);
     int rc = UP_OK;
-    char first[sizeof errbuf] = "";
+    char first[UP__ERROR_MAX] = "";
     for (size_t i = 0; i < NOPTIONS; i++) {
         /* A set UP_ variable wins; the OpenMP one is read only without it. */
         const char *val = getenv(options[i].env);
@@ -572,7 +521,7 @@ int up_config_init(up_config *cfg)
         }
     }
     if (rc != UP_OK)
-        memcpy(errbuf, first, sizeof errbuf); /* report the first problem */
+        up__set_error("%s", first); /* report the first problem */
     return rc;
 }
 

@@ -384,8 +384,12 @@ void up__region_close(up__worker *w);
 int up__monitor_start(up_pool *p);
 void up__monitor_poke(up_pool *p);
 void up__monitor_join(up_pool *p);
-/* config.c */
+/* error.c: up_last_error()'s text, at most UP__ERROR_MAX bytes with its
+ * terminator (long enough for a backend error that lists every folder it
+ * tried). */
+#define UP__ERROR_MAX 1024
 void up__set_error(const char *fmt, ...);
+/* config.c */
 void up__print_config(const up_config *cfg, const up__plan *plan, FILE *f);
 
 /* A statistic only its owner writes: a plain increment, published

@@ -28,20 +28,44 @@ typedef struct up_pool up_pool; /**< opaque */
 /** A task: a function of one pointer argument. */
 typedef void (*up_fn)(void *arg);
 
+/** Every error code, as XX(NAME, value, text) for the constant UP_NAME:
+ * the one table behind the constants, up_strerror() and up_err_name().
+ * UP_OK is 0 and every error is negative. A program may expand it with
+ * its own XX, e.g. to map the codes onto its own. */
+#define UP_ERRNO_MAP(XX)                                                                           \
+    XX(OK, 0, "success")                                                                           \
+    /* a bad argument or configuration value */                                                    \
+    XX(EINVAL, -1, "invalid argument")                                                             \
+    /* an allocation failed */                                                                     \
+    XX(ENOMEM, -2, "out of memory")                                                                \
+    /* the pool (or channel) is stopped */                                                         \
+    XX(ESTOPPED, -3, "stopped")                                                                    \
+    /* every queue is full and no worker can be added */                                           \
+    XX(EOVERLOAD, -4, "overloaded: every queue is full")                                           \
+    /* a timed operation ran out of time */                                                        \
+    XX(ETIMEDOUT, -5, "timed out")                                                                 \
+    /* the group was cancelled */                                                                  \
+    XX(ECANCELED, -6, "cancelled")                                                                 \
+    /* a resource (a thread) could not be had now */                                               \
+    XX(EAGAIN, -7, "resource temporarily unavailable")                                             \
+    /* waiting here would wait for the caller itself */                                            \
+    XX(EDEADLK, -8, "would deadlock: called from one of the pool's own tasks")
+
+/** The codes UP_ERRNO_MAP lists: UP_OK, UP_EINVAL, UP_ENOMEM, UP_ESTOPPED,
+ * UP_EOVERLOAD, UP_ETIMEDOUT, UP_ECANCELED, UP_EAGAIN, UP_EDEADLK. */
 enum {
-    UP_OK = 0,         /**< success                                     */
-    UP_EINVAL = -1,    /**< a bad argument or configuration value        */
-    UP_ENOMEM = -2,    /**< an allocation failed                         */
-    UP_ESTOPPED = -3,  /**< the pool (or channel) is stopped             */
-    UP_EOVERLOAD = -4, /**< every queue is full and no worker can be added */
-    UP_ETIMEDOUT = -5, /**< a timed operation ran out of time            */
-    UP_ECANCELED = -6, /**< the group was cancelled                      */
-    UP_EAGAIN = -7,    /**< a resource (a thread) could not be had now   */
-    UP_EDEADLK = -8    /**< waiting here would wait for the caller itself */
+/** One UP_ERRNO_MAP entry as an enumerator (undefined again below). */
+#define UP__ERRNO_ENUM(name, value, text) UP_##name = (value),
+    UP_ERRNO_MAP(UP__ERRNO_ENUM)
+#undef UP__ERRNO_ENUM
 };
 
-/** The text of an error code: UP_OK or a UP_E* code. */
+/** The text of an error code ("invalid argument"); "unknown error" for a
+ * value that is no code. */
 UP_API const char *up_strerror(int err);
+/** The name of an error code's constant ("UP_EINVAL"); "UP_UNKNOWN" for a
+ * value that is no code. */
+UP_API const char *up_err_name(int err);
 /** The message of the last failed call on this thread ("" when none). */
 UP_API const char *up_last_error(void);
 /** The version of the library the program runs with, "MAJOR.MINOR.PATCH";
