@@ -46,6 +46,7 @@
 #include <ultrapool/omp.h>
 #include <ultrapool/pool.h>
 
+#include "bench_stats.h"
 #include "runnable.h"
 
 static unsigned ncpus;
@@ -260,18 +261,6 @@ static phase_outcome phases_case(int kind, int phases, const runnable_sampler *r
 
 /* ---- driver ------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 #define MAXR 64
 static const char *mix_names[] = {"openmp-alone", "naive", "shared", "lend"};
 #define NMIX 4
@@ -367,10 +356,11 @@ int main(int argc, char **argv)
            ncpus, jobs, job_us, rounds);
     printf("| case | ms | time / openmp-alone | peak runnable (held) | peak runnable (one "
            "sample) |\n|---|---:|---:|---:|---:|\n");
-    double alone = median(mix_ms[0], rounds);
+    double alone = bench_median(mix_ms[0], (size_t)rounds);
     for (int c = 0; c < NMIX; c++) {
-        double ms = median(mix_ms[c], rounds), pk = median(mix_peak[c], rounds),
-               sg = median(mix_single[c], rounds);
+        double ms = bench_median(mix_ms[c], (size_t)rounds),
+               pk = bench_median(mix_peak[c], (size_t)rounds),
+               sg = bench_median(mix_single[c], (size_t)rounds);
         printf("| %s | %.2f | %.3f | %s%.0f | %.0f |\n", mix_names[c], ms, ms / alone,
                sampling ? "" : "n/a ", pk, sg);
         if (out)
@@ -378,9 +368,10 @@ int main(int argc, char **argv)
     }
     printf("\n%d pairs of phases of %.0f us of work each\n\n", phases, phase_us);
     printf("| case | ms | efficiency | idle CPU burn 1-21 ms after |\n|---|---:|---:|---:|\n");
-    double one = median(ph_ms[PH_ONE], rounds);
+    double one = bench_median(ph_ms[PH_ONE], (size_t)rounds);
     for (int k = 0; k < nph; k++) {
-        double ms = median(ph_ms[k], rounds), burn = median(ph_burn[k], rounds);
+        double ms = bench_median(ph_ms[k], (size_t)rounds),
+               burn = bench_median(ph_burn[k], (size_t)rounds);
         printf("| %s | %.2f | %.3f | %.2f%% |\n", phase_names[k], ms, one / ms, 100 * burn);
         if (out)
             fprintf(out, "phases,%s,%.3f,,,%.4f\n", phase_names[k], ms, burn);
