@@ -14,13 +14,13 @@ import csv
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in scripts/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_meta  # noqa: E402
+from bench_stats import mean, median, stdev, summary  # noqa: E402
 
 # The columns of the tables, in this order when present.
 PEER_ORDER = ["ultrapool", "go-ultrapool", "omp-gomp-single", "omp-gomp-team", "omp-llvm-single",
@@ -75,10 +75,6 @@ def peer_rank(p):
     return (PEER_ORDER.index(p) if p in PEER_ORDER else len(PEER_ORDER), p)
 
 
-def median(v):
-    return statistics.median(v) if v else None
-
-
 def cell_stats(runs):
     """Per (workload, peer, S): statistics over the rounds' good runs."""
     cells = {}
@@ -88,12 +84,12 @@ def cell_stats(runs):
     for key, rs in cells.items():
         good = [r for r in rs if r.get("check") == "ok" and r.get("exit") == 0]
         ns = [r["ns_per_op"] for r in good]
+        spread = summary(ns)
         c = {"workload": key[0], "peer": key[1], "submitters": key[2], "runs": len(rs),
              "good": len(good), "s_independent": rs[0].get("s_independent", 0),
              "tasks": rs[0].get("tasks"),
-             "median": median(ns), "mean": statistics.mean(ns) if ns else None,
-             "stdev": statistics.stdev(ns) if len(ns) > 1 else 0.0 if ns else None,
-             "min": min(ns) if ns else None, "max": max(ns) if ns else None,
+             "median": spread.median, "mean": mean(ns), "stdev": stdev(ns),
+             "min": spread.min, "max": spread.max,
              "failures": sorted({r.get("check", "?") for r in rs if r not in good})}
         for k in ("cpu_use", "peak_threads", "peak_workers", "nvcsw", "nivcsw", "maxrss_kb"):
             c[k] = median([r[k] for r in good if r.get(k) is not None])

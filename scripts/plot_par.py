@@ -15,7 +15,6 @@ grain.csv). The title carries the run's provenance: machine, date, commit.
 import csv
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,7 @@ import tempfile
 sys.dont_write_bytecode = True  # no __pycache__ in scripts/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_meta  # noqa: E402
+from bench_stats import median  # noqa: E402
 
 
 def read_csv(path):
@@ -78,7 +78,7 @@ def grain_series(d):
         s = float(r["speedup"])
         lo = hi = s
         if k in runs and seq.get(r["kernel"]):
-            base = statistics.median(seq[r["kernel"]])
+            base = median(seq[r["kernel"]])
             lo, hi = base / max(runs[k]), base / min(runs[k])
         series.setdefault((r["kernel"], r["runtime"]), []).append(
             (float(r["us_per_task"]), s, lo, hi))

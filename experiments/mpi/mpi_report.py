@@ -6,8 +6,12 @@ import io
 import math
 import os
 import shutil
-import statistics
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "scripts"))
+from bench_stats import median  # noqa: E402
 
 OSC_FORCED = ["sm", "rdma", "pt2pt", "ucx"]  # the one-sided components grabs are timed with
 FARM_OSC = ["pt2pt", "ucx"]  # components that need the target's progress, for the farm
@@ -15,10 +19,6 @@ FARM_PEERS = ["up-guided", "up-dynamic", "up-static", "omp"]
 METG_PEERS = ["up-region", "up", "up-group", "omp-region", "omp"]
 METG_MAIN = ("up-region", "omp")  # the ultrapool way measured against the targets, and its peer
 
-
-def median(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
 
 def fmt(v, spec="%.3g"):
     return "-" if v is None else spec % v

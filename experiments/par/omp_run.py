@@ -32,7 +32,6 @@ import glob
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,6 +42,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import bench_meta  # noqa: E402
 import crossbench  # noqa: E402
+from bench_stats import median, summary  # noqa: E402
 
 RUNTIMES = ["libgomp", "libomp", "ultrapool"]
 GROUPS = [("sync", "syncbench: overhead per construct (ns)"),
@@ -225,7 +225,7 @@ def one_leg(r, paths, a, env, rt, rnd, values, counters):
         runs = [fields(l) for l in out.splitlines() if l.startswith("run ")]
         if not runs or any(x.get("verified") != "1" for x in runs):
             sys.exit("omp_run: %s not verified on %s:\n%s" % (k, rt, out))
-        ns = statistics.median(int(x["ns"]) for x in runs)
+        ns = median(int(x["ns"]) for x in runs)
         if k == "fib":
             values.setdefault(("kernels", "fib(%d)" % a.fib, "ns/task"), {}).setdefault(
                 rt, []).append(ns / int(runs[0]["tasks"]))
@@ -255,10 +255,11 @@ def plot(out, values, rts):
             script.append("$%s_%s << EOD" % (g, rt))
             for i, k in enumerate(keys):
                 v = values[k].get(rt)
-                if v and statistics.median(v) > 0:
+                s = summary(v or [])
+                if s.n and s.median > 0:
                     # A bar reaching zero or below ends at the floor.
-                    script.append("%g %g %g %g %s" % (i + (j - (len(rts) - 1) / 2) * 0.2, statistics.median(v),
-                                                      max(min(v), floor[g]), max(v), k[1]))
+                    script.append("%g %g %g %g %s" % (i + (j - (len(rts) - 1) / 2) * 0.2, s.median,
+                                                      max(s.min, floor[g]), s.max, k[1]))
             script.append("EOD")
     script += ["set terminal pngcairo size 1400,%d" % (380 * len(groups)),
                "set output 'omp.png'", "set multiplot layout %d,1" % len(groups),
@@ -294,8 +295,9 @@ def write_results(out, a, meta, machine, rts, loads, values, counters):
             for rt in rts:
                 v = per.get(rt, [])
                 if v:
-                    w.writerow([g, row, unit, rt, "%.6g" % statistics.median(v),
-                                "%.6g" % min(v), "%.6g" % max(v), len(v)])
+                    s = summary(v)
+                    w.writerow([g, row, unit, rt, "%.6g" % s.median, "%.6g" % s.min,
+                                "%.6g" % s.max, s.n])
     note = plot(out, values, rts)
     md = ["# OpenMP runtimes on the same binaries", "",
           "Machine: %s, %d CPUs usable. Command: `%s`. Commit %s, %s." %
@@ -332,8 +334,9 @@ def write_results(out, a, meta, machine, rts, loads, values, counters):
                 if not v:
                     cells.append("missing")
                     continue
-                med[rt] = statistics.median(v)
-                cells.append("%s [%s-%s]" % (num(med[rt]), num(min(v)), num(max(v))))
+                s = summary(v)
+                med[rt] = s.median
+                cells.append("%s [%s-%s]" % (num(s.median), num(s.min), num(s.max)))
             ratios = ["%.2f" % (med["ultrapool"] / med[o])
                       if "ultrapool" in med and med.get(o, 0) > 0 else "-" for o in others]
             md.append("| %s | %s | %s | %s |" % (k[1], k[2], " | ".join(cells),
@@ -353,7 +356,7 @@ def write_results(out, a, meta, machine, rts, loads, values, counters):
             for rt in rts:
                 v = [c[4] for c in counters if c[1] == rt and c[3] == n]
                 nums = [int(x) for x in v if x != "missing"]
-                cells.append("%.4g" % statistics.median(nums) if nums and len(nums) == len(v)
+                cells.append("%.4g" % median(nums) if nums and len(nums) == len(v)
                              else "missing")
             md.append("| %s | %s |" % (n, " | ".join(cells)))
         if missing:
