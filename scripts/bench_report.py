@@ -10,6 +10,7 @@ reads DIR/runs.json and writes DIR/summary.md (a table per S in the Go
 README's format, ultrapool against the best peer, and the details of every
 cell), DIR/summary.csv, and DIR/plot_S<S>.png; prints summary.md.
 """
+import argparse
 import csv
 import json
 import os
@@ -382,7 +383,17 @@ def report(out):
     return text
 
 
+def main(argv):
+    ap = argparse.ArgumentParser(prog="bench_report.py", description=__doc__.split("\n\n")[0],
+                                 epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir", metavar="RESULTS_DIR", help="a cross-library run's folder, with runs.json")
+    d = ap.parse_args(argv).dir
+    if not os.path.isfile(os.path.join(d, "runs.json")):
+        sys.exit("bench_report.py: no %s" % os.path.join(d, "runs.json"))
+    print(report(d))
+    return 0
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or not os.path.isfile(os.path.join(sys.argv[1], "runs.json")):
-        sys.exit("usage: bench_report.py RESULTS_DIR   (a folder with runs.json)")
-    print(report(sys.argv[1]))
+    sys.exit(main(sys.argv[1:]))

@@ -12,6 +12,7 @@ Each point is the median over the rounds (the *_median.csv par_bench wrote);
 its error bar spans the lowest to the highest round (from metg.csv and
 grain.csv). The title carries the run's provenance: machine, date, commit.
 """
+import argparse
 import csv
 import os
 import shutil
@@ -156,10 +157,13 @@ def render(d, kind):
 
 
 def main(argv):
-    if len(argv) != 2 or argv[0] not in ("metg", "grain"):
-        sys.stderr.write("usage: plot_par.py metg|grain RESULTS_DIR\n")
-        return 2
-    kind, d = argv
+    ap = argparse.ArgumentParser(prog="plot_par.py", description=__doc__.split("\n\n")[0],
+                                 epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("kind", choices=("metg", "grain"), help="which plot")
+    ap.add_argument("dir", metavar="RESULTS_DIR", help="the --par run's results folder")
+    a = ap.parse_args(argv)
+    kind, d = a.kind, a.dir
     need = os.path.join(d, kind + "_median.csv")
     if not os.path.isfile(need) or os.path.getsize(need) == 0:
         sys.stderr.write("plot-%s: no %s\n" % (kind, need))

@@ -10,6 +10,7 @@ launch rate from one thread, one line per mode. A mode that stopped early
 actually waited. Dashed lines: the seed's Go figures and the issue's
 targets. The title carries the run's provenance: machine, date, commit.
 """
+import argparse
 import csv
 import os
 import shutil
@@ -111,17 +112,19 @@ def render(d):
 
 
 def main(argv):
-    if len(argv) != 1:
-        sys.stderr.write("usage: massive_plot.py RESULTS_DIR\n")
-        return 2
-    if not os.path.isfile(os.path.join(argv[0], "massive.csv")):
-        sys.stderr.write("massive_plot: no %s\n" % os.path.join(argv[0], "massive.csv"))
+    ap = argparse.ArgumentParser(prog="massive_plot.py", description=__doc__.split("\n\n")[0],
+                                 epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir", metavar="RESULTS_DIR", help="a --massive run's results folder")
+    d = ap.parse_args(argv).dir
+    if not os.path.isfile(os.path.join(d, "massive.csv")):
+        sys.stderr.write("massive_plot: no %s\n" % os.path.join(d, "massive.csv"))
         return 1
-    err = render(argv[0])
+    err = render(d)
     if err:
         sys.stderr.write("massive_plot: %s\n" % err)
         return 1
-    print("massive_plot: %s" % os.path.join(argv[0], "massive.png"))
+    print("massive_plot: %s" % os.path.join(d, "massive.png"))
     return 0
 
 
