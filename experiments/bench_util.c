@@ -1,6 +1,5 @@
 #include "bench_util.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -60,38 +59,6 @@ uint64_t bench_done_wait(bench_done *d, uint64_t target)
     while (bench_done_sum(d) < target)
         bench_sleep_ns(1000000);
     return bench_now_ns();
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double bench_median(double *v, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-double bench_mean(const double *v, size_t n)
-{
-    double s = 0;
-    for (size_t i = 0; i < n; i++)
-        s += v[i];
-    return n ? s / (double)n : 0;
-}
-
-double bench_stddev(const double *v, size_t n)
-{
-    if (n < 2)
-        return 0;
-    double m = bench_mean(v, n), s = 0;
-    for (size_t i = 0; i < n; i++)
-        s += (v[i] - m) * (v[i] - m);
-    return sqrt(s / (double)(n - 1));
 }
 
 uint64_t bench_rand(uint64_t *s)

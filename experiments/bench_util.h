@@ -1,7 +1,7 @@
 /* Small pieces every benchmark program shares: a clock, a completion
  * counter striped over cache lines (so counting finished tasks does not
- * itself become the bottleneck), statistics, a seeded shuffle, and CPU
- * counts. */
+ * itself become the bottleneck), a seeded shuffle, and CPU counts. The
+ * statistics are in bench_stats.h. */
 #ifndef UP_BENCH_UTIL_H
 #define UP_BENCH_UTIL_H
 
@@ -36,10 +36,6 @@ void bench_done_add(bench_done *d);
 uint64_t bench_done_sum(bench_done *d);
 /* Polls until the sum reaches target; returns the time it did (ns). */
 uint64_t bench_done_wait(bench_done *d, uint64_t target);
-
-double bench_median(double *v, size_t n); /* sorts v */
-double bench_mean(const double *v, size_t n);
-double bench_stddev(const double *v, size_t n);
 
 uint64_t bench_rand(uint64_t *state);
 void bench_shuffle(unsigned *v, size_t n, uint64_t *state);

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "alloc_count.h"
+#include "bench_stats.h"
 #include "bench_util.h"
 #include "bounded_patterns.h"
 
@@ -156,9 +157,10 @@ int main(int argc, char **argv)
                 fprintf(csv, "%s,%s,%u,%.2f,%.0f,%.0f\n", pats[k]->name, pats[k]->kind, r, v[r],
                         a[r], b[r]);
         }
-        med[k] = bench_median(v, rounds); /* sorts v */
-        lo[k] = v[0];
-        hi[k] = v[rounds - 1];
+        bench_summary st = bench_summarize(v, rounds);
+        med[k] = st.median;
+        lo[k] = st.min;
+        hi[k] = st.max;
         allocs[k] = bench_median(a, rounds);
         bytes[k] = bench_median(b, rounds);
     }

@@ -14,6 +14,7 @@
 
 #include <ultrapool/chan.h>
 
+#include "bench_stats.h"
 #include "bench_util.h"
 
 typedef struct elem {

@@ -10,6 +10,7 @@
  * and the spread (min..max) of ns per one-way switch.
  *   fiber_switch [--n N] [--rounds R] [--seed S]
  * Default N = 2,000,000 and R = 9. */
+#include "bench_stats.h"
 #include "bench_util.h"
 #include "fiber.h"
 #include "stack_pool.h"
@@ -174,9 +175,8 @@ int main(int argc, char **argv)
     }
     printf("%-32s %10s %10s %10s\n", "switch", "median_ns", "min_ns", "max_ns");
     for (unsigned p = 0; p < NP; p++) {
-        double *v = res + (size_t)p * rounds;
-        double med = bench_median(v, rounds); /* sorts v */
-        printf("%-32s %10.2f %10.2f %10.2f\n", peers[p].name, med, v[0], v[rounds - 1]);
+        bench_summary st = bench_summarize(res + (size_t)p * rounds, rounds);
+        printf("%-32s %10.2f %10.2f %10.2f\n", peers[p].name, st.median, st.min, st.max);
     }
     free(res);
     /* The fibers stay suspended in their loops; their stacks are simply

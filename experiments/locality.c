@@ -21,6 +21,7 @@
 
 #include <ultrapool/pool.h>
 
+#include "bench_stats.h"
 #include "bench_util.h"
 #include "crc32.h"
 
@@ -157,17 +158,16 @@ static up_pool *make_pool(int peer)
 static void print_stats(const double *v, const double *base, unsigned rounds, int is_base,
                         int with_range)
 {
-    double sorted[1000], ratio[1000], lo = 1e300, hi = 0;
+    double sorted[1000], ratio[1000];
     for (unsigned r = 0; r < rounds; r++) {
         sorted[r] = v[r];
         ratio[r] = v[r] / base[r];
-        lo = v[r] < lo ? v[r] : lo;
-        hi = v[r] > hi ? v[r] : hi;
     }
-    double med = bench_median(sorted, rounds), rmed = bench_median(ratio, rounds);
-    printf("| %.1f ", med);
+    bench_summary st = bench_summarize(sorted, rounds);
+    double rmed = bench_median(ratio, rounds);
+    printf("| %.1f ", st.median);
     if (with_range)
-        printf("| %.1f - %.1f ", lo, hi);
+        printf("| %.1f - %.1f ", st.min, st.max);
     if (is_base)
         printf("| ");
     else

@@ -22,6 +22,7 @@
 
 #include <ultrapool/pool.h>
 
+#include "bench_stats.h"
 #include "bench_util.h"
 #include "crc32.h"
 #include "textbook_pool.h"

@@ -13,6 +13,7 @@ and the UP_HAVE_* libraries found, the peers left out).
     bench_meta.py start OUT.json --frontend F --command C --build DIR [--run JSON]
     bench_meta.py end OUT.json
 """
+import argparse
 import datetime
 import glob
 import json
@@ -234,25 +235,27 @@ def provenance(results_dir, meta=None):
 
 
 def main(argv):
-    if len(argv) >= 2 and argv[0] == "start":
-        import argparse
-        ap = argparse.ArgumentParser(prog="bench_meta.py start")
-        ap.add_argument("out")
-        ap.add_argument("--frontend", required=True)
-        ap.add_argument("--command", required=True)
-        ap.add_argument("--build", default="")
-        ap.add_argument("--run", default="{}", help="a JSON object of the front-end's settings")
-        a = ap.parse_args(argv[1:])
+    ap = argparse.ArgumentParser(prog="bench_meta.py", description=__doc__.split("\n\n")[0],
+                                 epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="step", required=True, metavar="start|end")
+    sp = sub.add_parser("start", help="write OUT.json: the metadata at the start of a run")
+    sp.add_argument("out", metavar="OUT.json")
+    sp.add_argument("--frontend", required=True, help="the front-end's name")
+    sp.add_argument("--command", required=True, help="the command line that started the run")
+    sp.add_argument("--build", default="", help="the build folder the run uses")
+    sp.add_argument("--run", default="{}", help="a JSON object of the front-end's settings")
+    ep = sub.add_parser("end", help="complete OUT.json at the end of the run")
+    ep.add_argument("out", metavar="OUT.json")
+    a = ap.parse_args(argv)
+    if a.step == "start":
         build = os.path.abspath(a.build) if a.build else ""
         write(start(a.frontend, a.command, build, json.loads(a.run)), a.out)
-        return 0
-    if len(argv) == 2 and argv[0] == "end":
-        with open(argv[1]) as f:
+    else:
+        with open(a.out) as f:
             meta = json.load(f)
-        write(end(meta), argv[1])
-        return 0
-    sys.stderr.write(__doc__.split("\n\n")[-1])
-    return 2
+        write(end(meta), a.out)
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,26 +1,28 @@
 #!/usr/bin/env python3
 """Tables and plots of a cross-library benchmark run (Python 3 standard
-library; plots with gnuplot when it is installed). Each plot shows the
-median of every cell with an error bar from its fastest to its slowest
-round, and the run's machine, date and commit in its title.
+library; plots with gnuplot through scripts/bench_plot.py). Each plot shows
+the median of every cell with an error bar from its fastest to its slowest
+round, and the run's machine, date and commit in its corner.
 
     scripts/bench --summary DIR      (or: python3 scripts/bench_report.py DIR)
 
 reads DIR/runs.json and writes DIR/summary.md (a table per S in the Go
 README's format, ultrapool against the best peer, and the details of every
-cell), DIR/summary.csv, and DIR/plot_S<S>.png; prints summary.md.
+cell), DIR/summary.csv, and DIR/plot_S<S>.png; prints summary.md. With
+--plots it draws the plots alone, also for a folder that keeps runs.csv
+and meta.json but not runs.json (docs/results.md).
 """
+import argparse
 import csv
 import json
 import os
-import shutil
-import statistics
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in scripts/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_meta  # noqa: E402
+import bench_plot  # noqa: E402
+from bench_stats import mean, median, stdev, summary  # noqa: E402
 
 # The columns of the tables, in this order when present.
 PEER_ORDER = ["ultrapool", "go-ultrapool", "omp-gomp-single", "omp-gomp-team", "omp-llvm-single",
@@ -75,10 +77,6 @@ def peer_rank(p):
     return (PEER_ORDER.index(p) if p in PEER_ORDER else len(PEER_ORDER), p)
 
 
-def median(v):
-    return statistics.median(v) if v else None
-
-
 def cell_stats(runs):
     """Per (workload, peer, S): statistics over the rounds' good runs."""
     cells = {}
@@ -88,12 +86,12 @@ def cell_stats(runs):
     for key, rs in cells.items():
         good = [r for r in rs if r.get("check") == "ok" and r.get("exit") == 0]
         ns = [r["ns_per_op"] for r in good]
+        spread = summary(ns)
         c = {"workload": key[0], "peer": key[1], "submitters": key[2], "runs": len(rs),
              "good": len(good), "s_independent": rs[0].get("s_independent", 0),
              "tasks": rs[0].get("tasks"),
-             "median": median(ns), "mean": statistics.mean(ns) if ns else None,
-             "stdev": statistics.stdev(ns) if len(ns) > 1 else 0.0 if ns else None,
-             "min": min(ns) if ns else None, "max": max(ns) if ns else None,
+             "median": spread.median, "mean": mean(ns), "stdev": stdev(ns),
+             "min": spread.min, "max": spread.max,
              "failures": sorted({r.get("check", "?") for r in rs if r not in good})}
         for k in ("cpu_use", "peak_threads", "peak_workers", "nvcsw", "nivcsw", "maxrss_kb"):
             c[k] = median([r[k] for r in good if r.get(k) is not None])
@@ -265,52 +263,71 @@ def write_summary_csv(stats, path):
 
 
 def plot(stats, s, workloads, peers, path, meta, provenance):
-    """A clustered bar chart of median ns/op, log scale, with gnuplot; each
-    bar's error bar spans the cell's fastest to its slowest round."""
-    gp = shutil.which("gnuplot")
-    if not gp:
-        return "gnuplot not installed: no plot"
-    dat = path[:-4] + ".dat"
-    with open(dat, "w") as f:
-        for w in workloads:
-            vals = []
-            for p in peers:
-                c = stats.get((w, p, 1 if stat_s_indep(stats, w, p) else s))
-                if c and c["median"]:
-                    vals.append("%.3f %.3f %.3f" % (c["median"], c["min"], c["max"]))
-                else:
-                    vals.append("NaN NaN NaN")
-            f.write('"%s" %s\n' % (TITLES.get(w, w), " ".join(vals)))
+    """A clustered bar chart of median ns/op, log scale (gnuplot, through
+    bench_plot); each bar's error bar spans the cell's fastest to its
+    slowest round."""
+    rows = []
+    for w in workloads:
+        row = [TITLES.get(w, w)]
+        for p in peers:
+            c = stats.get((w, p, 1 if stat_s_indep(stats, w, p) else s))
+            row += [c["median"], c["min"], c["max"]] if c and c["median"] else [None] * 3
+        rows.append(row)
     title = ["ns per task, S=%d submitters (log scale; lower is better)" % s,
-             "bars: median of %d round%s; error bars: fastest to slowest round" % (
-                 meta.get("rounds") or 0, "" if meta.get("rounds") == 1 else "s"), provenance]
-    script = "\n".join([
-        "set terminal pngcairo size 1500,660 font 'DejaVu Sans,10'" if has_cairo(gp)
-        else "set terminal png size 1500,660",
-        "set output '%s'" % path,
-        "set title %s noenhanced" % '."\\n".'.join(gp_quote(t) for t in title),
+             bench_plot.spread_note(meta.get("rounds"), "bars", "error bars")]
+    lines = bench_plot.datablock("cells", rows) + [
+        "set title %s noenhanced" % '."\\n".'.join(bench_plot.quote(t) for t in title),
         "set logscale y", "set format y '10^{%L}'", "set ylabel 'ns/op'",
         "set style data histograms", "set style histogram errorbars gap 1 lw 1",
         "set style fill solid 0.85 border -1", "set boxwidth 0.9", "set bars front",
         "set key outside right top vertical noenhanced", "set grid ytics",
-        "set xtics nomirror rotate by -20",
+        "set xtics nomirror rotate by -20 noenhanced",
         "colors = '%s'" % " ".join(COLORS.get(p, "#7f7f7f") for p in peers),
         "names = '%s'" % " ".join(peers),
-        "plot for [i=1:%d] '%s' using (column(3*i-1)):(column(3*i)):(column(3*i+1)):xtic(1) "
-        "title word(names, i) lc rgb word(colors, i)" % (len(peers), dat), ""])
-    r = subprocess.run([gp], input=script, text=True, capture_output=True)
-    os.remove(dat)
-    return None if r.returncode == 0 else "gnuplot failed: " + r.stderr.strip()
+        "plot for [i=1:%d] $cells using (column(3*i-1)):(column(3*i)):(column(3*i+1)):xtic(1) "
+        "title word(names, i) lc rgb word(colors, i)" % len(peers)]
+    return bench_plot.render(lines, path, 1500, 680, provenance=provenance, enhanced=True)
 
 
-def gp_quote(text):
-    """text as a gnuplot string in double quotes."""
-    return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"')
+def plot_all(out, stats, meta):
+    """plot_S<S>.png for every S of the run; returns {S: None or why not}."""
+    workloads = [w for w in meta["workloads"] if any(k[0] == w for k in stats)]
+    peers = sorted({k[1] for k in stats}, key=peer_rank)
+    prov = bench_meta.provenance(out, meta)
+    return {s: plot(stats, s, workloads, peers, os.path.join(out, "plot_S%d.png" % s), meta, prov)
+            for s in meta["submitters"]}
 
 
-def has_cairo(gp):
-    r = subprocess.run([gp, "-e", "set terminal"], capture_output=True, text=True)
-    return "pngcairo" in (r.stdout + r.stderr)
+def number(text):
+    """A runs.csv field as written from runs.json: "" is None, numbers
+    are numbers."""
+    if text == "":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def load(out):
+    """(metadata, runs) of a results folder: from runs.json, or, where a
+    folder keeps only runs.csv and meta.json (results.md says which), from
+    those, with each peer's s_independent from the metadata."""
+    path = os.path.join(out, "runs.json")
+    if os.path.isfile(path):
+        with open(path) as f:
+            data = json.load(f)
+        return data["metadata"], data["runs"]
+    with open(os.path.join(out, "meta.json")) as f:
+        meta = json.load(f)
+    meta.update(meta.get("run", {}))
+    with open(os.path.join(out, "runs.csv"), newline="") as f:
+        runs = [{k: number(v) for k, v in r.items()} for r in csv.DictReader(f)]
+    for r in runs:
+        r["s_independent"] = meta["peers"].get(r["peer"], {}).get("s_independent", 0)
+    return meta, runs
 
 
 def report(out):
@@ -318,6 +335,7 @@ def report(out):
         data = json.load(f)
     meta, runs = data["metadata"], data["runs"]
     stats = cell_stats(runs)
+    plots = plot_all(out, stats, meta)
     write_summary_csv(stats, os.path.join(out, "summary.csv"))
     workloads = [w for w in meta["workloads"] if any(k[0] == w for k in stats)]
     peers = sorted({k[1] for k in stats}, key=peer_rank)
@@ -377,8 +395,7 @@ def report(out):
                "row's tasks slept (waits: the runtime's wait parked them; blocks: clock_nanosleep held "
                "the thread; resumed: ultrapool's parked tasks that resumed, warm-up included)." % cores, "",
                details(stats, s, workloads, peers, cores), "", "</details>", ""]
-        err = plot(stats, s, workloads, peers, os.path.join(out, "plot_S%d.png" % s), meta,
-                   bench_meta.provenance(out, meta))
+        err = plots[s]
         md += ["![ns/op at S=%d](plot_S%d.png)" % (s, s) if not err else "(%s)" % err, ""]
     text = "\n".join(md)
     with open(os.path.join(out, "summary.md"), "w") as f:
@@ -386,7 +403,29 @@ def report(out):
     return text
 
 
+def main(argv):
+    ap = argparse.ArgumentParser(prog="bench_report.py", description=__doc__.split("\n\n")[0],
+                                 epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir", metavar="RESULTS_DIR", help="a cross-library run's folder, with runs.json")
+    ap.add_argument("--plots", action="store_true",
+                    help="draw plot_S<S>.png again and nothing else, from runs.json or, where the "
+                    "folder keeps only runs.csv and meta.json, from those")
+    a = ap.parse_args(argv)
+    if a.plots:
+        if not any(os.path.isfile(os.path.join(a.dir, f)) for f in ("runs.json", "runs.csv")):
+            sys.exit("bench_report.py: no runs.json or runs.csv in %s" % a.dir)
+        meta, runs = load(a.dir)
+        failed = 0
+        for s, err in plot_all(a.dir, cell_stats(runs), meta).items():
+            print("bench_report.py: %s" % (err or os.path.join(a.dir, "plot_S%d.png" % s)))
+            failed += err is not None
+        return 1 if failed else 0
+    if not os.path.isfile(os.path.join(a.dir, "runs.json")):
+        sys.exit("bench_report.py: no %s" % os.path.join(a.dir, "runs.json"))
+    print(report(a.dir))
+    return 0
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or not os.path.isfile(os.path.join(sys.argv[1], "runs.json")):
-        sys.exit("usage: bench_report.py RESULTS_DIR   (a folder with runs.json)")
-    print(report(sys.argv[1]))
+    sys.exit(main(sys.argv[1:]))

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The plots of a par_bench run (scripts/bench --par), with gnuplot
-(Python 3 standard library only):
+"""The plots of a par_bench run (scripts/bench --par), with gnuplot through
+scripts/bench_plot.py (Python 3 standard library only):
 
     plot_par.py metg DIR    DIR/metg.png: Task Bench-style efficiency against
                             task granularity, one panel per dependency
@@ -10,19 +10,17 @@
 
 Each point is the median over the rounds (the *_median.csv par_bench wrote);
 its error bar spans the lowest to the highest round (from metg.csv and
-grain.csv). The title carries the run's provenance: machine, date, commit.
+grain.csv). The run's machine, date and commit are in the image's corner.
 """
+import argparse
 import csv
 import os
-import shutil
-import statistics
-import subprocess
 import sys
-import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in scripts/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench_meta  # noqa: E402
+import bench_plot  # noqa: E402
+from bench_stats import median  # noqa: E402
 
 
 def read_csv(path):
@@ -78,7 +76,7 @@ def grain_series(d):
         s = float(r["speedup"])
         lo = hi = s
         if k in runs and seq.get(r["kernel"]):
-            base = statistics.median(seq[r["kernel"]])
+            base = median(seq[r["kernel"]])
             lo, hi = base / max(runs[k]), base / min(runs[k])
         series.setdefault((r["kernel"], r["runtime"]), []).append(
             (float(r["us_per_task"]), s, lo, hi))
@@ -86,21 +84,13 @@ def grain_series(d):
     return series, rounds
 
 
-def quote(s):
-    return '"%s"' % s.replace("\\", "\\\\").replace('"', '\\"')
-
-
 def render(d, kind):
-    gp = shutil.which("gnuplot")
-    if not gp:
-        return "gnuplot is not installed"
-    prov = bench_meta.provenance(d)
     if kind == "metg":
         series, threads, rounds = metg_series(d)
         panels = list(dict.fromkeys(p for p, _ in series))
         title = ("Task Bench-style efficiency, %s threads (METG(50%%): where a line crosses 0.5)"
                  % threads)
-        layout, size = (2, 3), (1500, 920)
+        layout, size = (2, 3), (1500, 940)
         xlabel, ylabel = "task granularity (us)", "efficiency"
         yrange, ref = "[0:1.1]", "0.5 with lines dashtype 2 lc rgb 'gray' title '50%'"
     else:
@@ -114,52 +104,45 @@ def render(d, kind):
             pass
         title = ("Speedup over sequential as the tasks get finer, %s threads "
                  "(same cutoffs on every runtime)" % threads)
-        layout, size = (1, max(1, len(panels))), (500 * max(1, len(panels)), 470)
+        layout, size = (1, max(1, len(panels))), (500 * max(1, len(panels)), 490)
         xlabel, ylabel = "sequential work per task (us)", "speedup over sequential"
         yrange, ref = "[0:*]", "1 with lines dashtype 2 lc rgb 'gray' title 'sequential'"
     if not series:
         return "no data"
-    spread = ("points: median of %d round%s; error bars: lowest to highest round" % (
-        rounds, "" if rounds == 1 else "s") if rounds else "points: medians")
-    if kind == "grain" and rounds:
+    spread = bench_plot.spread_note(rounds)
+    if kind == "grain" and rounds > 1:
         spread += " (the sequential median over each round's time)"
-    fd, dat = tempfile.mkstemp(suffix=".dat", dir=d)
-    index = {}
-    with os.fdopen(fd, "w") as f:
-        for n, (key, pts) in enumerate(series.items()):
-            index[key] = n
-            for p in pts:
-                f.write("%.6g %.6g %.6g %.6g\n" % p)
-            f.write("\n\n")
-    lines = [
-        "set terminal pngcairo size %d,%d font ',10'" % size,
-        "set output %s" % quote(os.path.join(d, kind + ".png")),
-        "set termoption noenhanced",
+    lines, names = [], {}
+    for n, (key, pts) in enumerate(series.items()):
+        names[key] = "s%d" % n
+        lines += bench_plot.datablock(names[key], pts)
+    lines += [
         "set multiplot layout %d,%d title %s" % (
-            layout[0], layout[1], '."\\n".'.join(quote(t) for t in (title, spread, prov))),
+            layout[0], layout[1], '."\\n".'.join(bench_plot.quote(t) for t in (title, spread))),
         "set logscale x", "set xrange [*:*] reverse", "set yrange %s" % yrange,
-        "set xlabel %s" % quote(xlabel), "set ylabel %s" % quote(ylabel),
+        "set xlabel %s" % bench_plot.quote(xlabel), "set ylabel %s" % bench_plot.quote(ylabel),
         "set grid", "set key bottom left", "set bars 0.6",
     ]
     for panel in panels:
-        lines.append("set title %s" % quote(panel))
+        lines.append("set title %s" % bench_plot.quote(panel))
         plot = ["plot " + ref]
-        for (p, rt), n in index.items():
+        for (p, rt), name in names.items():
             if p == panel:
-                plot.append("%s index %d using 1:2:3:4 with yerrorlines pt 7 ps 0.6 title %s"
-                            % (quote(dat), n, quote(rt)))
+                plot.append("$%s using 1:2:3:4 with yerrorlines pt 7 ps 0.6 title %s"
+                            % (name, bench_plot.quote(rt)))
         lines.append(", ".join(plot))
     lines.append("unset multiplot")
-    r = subprocess.run([gp], input="\n".join(lines) + "\n", text=True, capture_output=True)
-    os.remove(dat)
-    return None if r.returncode == 0 else "gnuplot failed: " + r.stderr.strip()
+    return bench_plot.render(lines, os.path.join(d, kind + ".png"), size[0], size[1])
 
 
 def main(argv):
-    if len(argv) != 2 or argv[0] not in ("metg", "grain"):
-        sys.stderr.write("usage: plot_par.py metg|grain RESULTS_DIR\n")
-        return 2
-    kind, d = argv
+    ap = argparse.ArgumentParser(prog="plot_par.py", description=__doc__.split("\n\n")[0],
+                                 epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("kind", choices=("metg", "grain"), help="which plot")
+    ap.add_argument("dir", metavar="RESULTS_DIR", help="the --par run's results folder")
+    a = ap.parse_args(argv)
+    kind, d = a.kind, a.dir
     need = os.path.join(d, kind + "_median.csv")
     if not os.path.isfile(need) or os.path.getsize(need) == 0:
         sys.stderr.write("plot-%s: no %s\n" % (kind, need))

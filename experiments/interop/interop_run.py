@@ -7,16 +7,22 @@ folder (experiments/results/<machine>/<UTC timestamp>-interop/):
 
     summary.md    the tables of every run, and what the issue's targets say
     interop.csv   every row: runtime, wait policy, experiment, case, values
+                  (mix rows: also the time's and the held peak's lowest and
+                  highest round)
     raw.log       the programs' output
     meta.json     the machine and build (scripts/bench_meta.py)
-    interop.png   time and peak runnable threads per case (with matplotlib)
+    interop.png   time and peak runnable threads per case, medians with the
+                  rounds' spread, the run's machine, date and commit in a
+                  corner (gnuplot through scripts/bench_plot.py)
 
 Options: --rounds R [5], --jobs J [8 x CPUs], --job-us U [4000],
---phases P [2000], --phase-us U [100], --out DIR, --build DIR [build/bench].
+--phases P [2000], --phase-us U [100], --out DIR, --build DIR [build/bench];
+--replot DIR draws DIR/interop.png again from its interop.csv.
 """
 import argparse
 import csv
 import io
+import json
 import os
 import subprocess
 import sys
@@ -26,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import bench_meta  # noqa: E402
+import bench_plot  # noqa: E402
 import crossbench  # noqa: E402
 
 POLICIES = [("default", None), ("passive", "passive")]
@@ -44,6 +51,8 @@ def parse_args(argv):
     p.add_argument("--phase-us", type=positive(float), default=100)
     p.add_argument("--out", default=None)
     p.add_argument("--build", default=os.path.join(ROOT, "build", "bench"))
+    p.add_argument("--replot", metavar="DIR",
+                   help="draw DIR/interop.png again from DIR/interop.csv, and run nothing")
     p.add_argument("--check-args", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.rounds > 64:
@@ -76,41 +85,91 @@ def parse_tables(text):
     return rows
 
 
-def plot(out, results):
+def leading_number(cell):
+    """The number in a table cell ("n/a 2" where nothing was sampled: None)."""
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return "matplotlib is not installed: no interop.png"
+        return float(cell)
+    except ValueError:
+        return None
+
+
+def plot(out, results, rounds):
+    """interop.png through gnuplot (scripts/bench_plot.py): per (runtime,
+    wait policy), each mix case's time over OpenMP alone's and its peak
+    runnable threads; medians with bars from the lowest to the highest
+    round (the last four columns of omp_mix's mix table)."""
     keys = [k for k in results if results[k]["mix"]]
     if not keys:
         return "no mix rows: no interop.png"
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    cases = [r[0] for r in results[keys[0]]["mix"]]
+    if any(len(c) < 9 for k in keys for c in results[k]["mix"]):
+        return ("omp_mix printed medians only (before it printed the rounds' spread): "
+                "no interop.png without the spread")
+    q = bench_plot.quote
+    cases = [c[0] for c in results[keys[0]]["mix"]]
     width = 0.8 / len(keys)
+    lines = []
     for i, k in enumerate(keys):
-        rows = results[k]["mix"]
-        xs = [j + i * width for j in range(len(rows))]
-        axes[0].bar(xs, [float(r[2]) for r in rows], width, label="%s, %s" % k)
-        axes[1].bar(xs, [float(r[3]) for r in rows], width, label="%s, %s" % k)
-    for ax, title in ((axes[0], "time / OpenMP alone (lower is better)"),
-                      (axes[1], "peak runnable threads (held over two samples)")):
-        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(cases))])
-        ax.set_xticklabels(cases)
-        ax.set_title(title)
-    axes[1].axhline(float(results[keys[0]]["cpus"]) + 1, color="grey", linestyle="--",
-                    label="CPUs + 1")
-    axes[1].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "interop.png"), dpi=110)
-    return None
+        mix = results[k]["mix"]
+        alone = float(mix[0][1]) / float(mix[0][2])  # OpenMP alone's median ms
+        time_rows, peak_rows = [], []
+        for j, c in enumerate(mix):
+            x = j + (i - (len(keys) - 1) / 2) * width
+            time_rows.append((x, float(c[2]), float(c[5]) / alone, float(c[6]) / alone))
+            pk = leading_number(c[3])
+            peak_rows.append((x, pk, float(c[7]), float(c[8])) if pk is not None else None)
+        lines += bench_plot.datablock("time%d" % i, time_rows)
+        lines += bench_plot.datablock("peak%d" % i, [r for r in peak_rows if r])
+    xtics = "set xtics (%s)" % ", ".join("%s %d" % (q(c), j) for j, c in enumerate(cases))
+    lines += ["set multiplot layout 1,2 title %s" % q(bench_plot.spread_note(rounds)),
+              "set style fill solid 0.8", "set boxwidth %g" % (width * 0.9), "set bars 0.5",
+              "set xrange [-0.6:%g]" % (len(cases) - 0.4), xtics, "set grid ytics",
+              "set key top left", "set yrange [0:*]",
+              "set title 'time / OpenMP alone (lower is better)'"]
+    bars = lambda block: ", ".join(
+        "$%s%d using 1:2 with boxes lc %d title %s, $%s%d using 1:2:3:4 with yerrorbars "
+        "lc rgb 'black' pt 7 ps 0.3 notitle" % (block, i, i + 1, q("%s, %s" % k), block, i)
+        for i, k in enumerate(keys))
+    lines.append("plot " + bars("time"))
+    cpus = float(results[keys[0]]["cpus"])
+    lines += ["set title 'peak runnable threads (held over two samples)'",
+              "set yrange [0:%g]" % (max([cpus + 2] + [float(c[8]) + 1 for k in keys
+                                                        for c in results[k]["mix"]])),
+              "plot " + bars("peak") + ", %g with lines dashtype 2 lc rgb 'gray' title 'CPUs + 1'"
+              % (cpus + 1), "unset multiplot"]
+    return bench_plot.render(lines, os.path.join(out, "interop.png"), 1300, 500)
+
+
+def read_results(out):
+    """The results dict of main again, from a folder's interop.csv and
+    meta.json."""
+    results = {}
+    with open(os.path.join(out, "meta.json")) as f:
+        cpus = json.load(f).get("cores_usable")
+    with open(os.path.join(out, "interop.csv"), newline="") as f:
+        for row in list(csv.reader(f))[1:]:
+            res = results.setdefault((row[0], row[1]), {"mix": [], "phases": [], "cpus": cpus})
+            res[row[2]].append([c for c in row[3:]])
+    return results
+
+
+def replot(out):
+    """interop.png again from out/interop.csv; nothing else changes."""
+    if not os.path.isfile(os.path.join(out, "interop.csv")):
+        sys.stderr.write("interop_run: no %s\n" % os.path.join(out, "interop.csv"))
+        return 1
+    with open(os.path.join(out, "meta.json")) as f:
+        rounds = json.load(f).get("run", {}).get("rounds")
+    err = plot(out, read_results(out), rounds)
+    print("interop_run: %s" % (err or os.path.join(out, "interop.png")))
+    return 1 if err else 0
 
 
 def main(argv):
     a = parse_args(argv)
     if a.check_args:
         return 0
+    if a.replot:
+        return replot(a.replot)
     progs = programs(a.build)
     if not progs:
         sys.stderr.write("interop_run: no omp_mix built under %s\n" % a.build)
@@ -149,7 +208,8 @@ def main(argv):
     with open(os.path.join(out, "interop.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["runtime", "wait_policy", "experiment", "case", "ms", "ratio",
-                    "peak_runnable_or_burn", "peak_single_sample"])
+                    "peak_runnable_or_burn", "peak_single_sample", "ms_min", "ms_max",
+                    "peak_runnable_min", "peak_runnable_max"])
         for (runtime, policy), res in results.items():
             for c in res["mix"]:
                 w.writerow([runtime, policy, "mix"] + c)
@@ -168,7 +228,7 @@ def main(argv):
         for c in alt[1:]:
             line += "\n  - %s: efficiency %s, idle burn %s" % (c[0], c[2], c[3])
         targets.write(line + "\n")
-    note = plot(out, results)
+    note = plot(out, results, a.rounds)
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("# The pool beside OpenMP\n\nMachine: %s, %d CPUs. Command: `%s`. "
                 "Medians of %d rounds, cases interleaved in random order.\n\n"

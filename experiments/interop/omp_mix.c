@@ -14,7 +14,8 @@
  *                          tasks waits.
  *          For each: the time, and the threads the kernel ran (state R,
  *          sampled about every millisecond; the peak held over two samples
- *          in a row, and the highest single sample).
+ *          in a row, and the highest single sample); the time's and the
+ *          held peak's lowest and highest round too.
  *   phases P pairs of phases of about U us of work each: an OpenMP region
  *          (a parallel for), then pool tasks (one per CPU); efficiency is
  *          the time of one runtime doing both kinds (OpenMP alone, the
@@ -46,6 +47,7 @@
 #include <ultrapool/omp.h>
 #include <ultrapool/pool.h>
 
+#include "bench_stats.h"
 #include "runnable.h"
 
 static unsigned ncpus;
@@ -260,18 +262,6 @@ static phase_outcome phases_case(int kind, int phases, const runnable_sampler *r
 
 /* ---- driver ------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 #define MAXR 64
 static const char *mix_names[] = {"openmp-alone", "naive", "shared", "lend"};
 #define NMIX 4
@@ -357,7 +347,9 @@ int main(int argc, char **argv)
 
     FILE *out = csv ? fopen(csv, "w") : NULL;
     if (out)
-        fprintf(out, "experiment,case,median_ms,peak_runnable,peak_single_sample,burn\n");
+        fprintf(out,
+                "experiment,case,median_ms,peak_runnable,peak_single_sample,burn,min_ms,max_ms,"
+                "min_peak_runnable,max_peak_runnable\n");
     printf("OpenMP runtime: %s; %u CPUs; %d jobs of %.0f us; medians of %d rounds\n\n",
 #if defined(__clang__)
            "libomp",
@@ -365,22 +357,29 @@ int main(int argc, char **argv)
            "libgomp",
 #endif
            ncpus, jobs, job_us, rounds);
+    /* The last four columns are the rounds' spread, for the plot's bars
+     * (experiments/interop/interop_run.py). */
     printf("| case | ms | time / openmp-alone | peak runnable (held) | peak runnable (one "
-           "sample) |\n|---|---:|---:|---:|---:|\n");
-    double alone = median(mix_ms[0], rounds);
+           "sample) | ms, lowest round | ms, highest round | peak held, lowest round | peak "
+           "held, highest round |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    double alone = bench_median(mix_ms[0], (size_t)rounds);
     for (int c = 0; c < NMIX; c++) {
-        double ms = median(mix_ms[c], rounds), pk = median(mix_peak[c], rounds),
-               sg = median(mix_single[c], rounds);
-        printf("| %s | %.2f | %.3f | %s%.0f | %.0f |\n", mix_names[c], ms, ms / alone,
-               sampling ? "" : "n/a ", pk, sg);
+        bench_summary ms = bench_summarize(mix_ms[c], (size_t)rounds),
+                      pk = bench_summarize(mix_peak[c], (size_t)rounds);
+        double sg = bench_median(mix_single[c], (size_t)rounds);
+        printf("| %s | %.2f | %.3f | %s%.0f | %.0f | %.2f | %.2f | %.0f | %.0f |\n", mix_names[c],
+               ms.median, ms.median / alone, sampling ? "" : "n/a ", pk.median, sg, ms.min, ms.max,
+               pk.min, pk.max);
         if (out)
-            fprintf(out, "mix,%s,%.3f,%.0f,%.0f,\n", mix_names[c], ms, pk, sg);
+            fprintf(out, "mix,%s,%.3f,%.0f,%.0f,,%.3f,%.3f,%.0f,%.0f\n", mix_names[c], ms.median,
+                    pk.median, sg, ms.min, ms.max, pk.min, pk.max);
     }
     printf("\n%d pairs of phases of %.0f us of work each\n\n", phases, phase_us);
     printf("| case | ms | efficiency | idle CPU burn 1-21 ms after |\n|---|---:|---:|---:|\n");
-    double one = median(ph_ms[PH_ONE], rounds);
+    double one = bench_median(ph_ms[PH_ONE], (size_t)rounds);
     for (int k = 0; k < nph; k++) {
-        double ms = median(ph_ms[k], rounds), burn = median(ph_burn[k], rounds);
+        double ms = bench_median(ph_ms[k], (size_t)rounds),
+               burn = bench_median(ph_burn[k], (size_t)rounds);
         printf("| %s | %.2f | %.3f | %.2f%% |\n", phase_names[k], ms, one / ms, 100 * burn);
         if (out)
             fprintf(out, "phases,%s,%.3f,,,%.4f\n", phase_names[k], ms, burn);

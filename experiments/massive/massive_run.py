@@ -4,20 +4,25 @@ standard library only).
 
 Runs, in one go, experiments/massive's program in each of its modes
 (ultrapool stackless, ultrapool stackful when its calls park, a pthread per
-task) and the goroutine program beside it, at each N of the list, every N's
-modes in a random order, one process per run. Writes into the results
-folder (experiments/results/<machine>/<UTC timestamp>-massive/):
+task) and the goroutine program beside it, at each N of the list, --repeats
+times (so that the plot can show the spread), each time every N's modes in
+a fresh random order, one process per run. Writes into the results folder
+(experiments/results/<machine>/<UTC timestamp>-massive/):
 
     raw.log       every run's output, as printed
-    massive.csv   one row per (mode, N): bytes per waiting task, rates, the
-                  release and drain times, the worst ticker delay, the
-                  lost, duplicated and panicked counts, and the status
+    massive.csv   one row per run of a (mode, N) (column run; a mode that
+                  cannot run at that N has one row, status "not run"):
+                  bytes per waiting task, rates, the release and drain
+                  times, the worst ticker delay, the lost, duplicated and
+                  panicked counts, and the status
     summary.md    the same as a table, with the seed's figures beside it
     meta.json     the machine and build (scripts/bench_meta.py)
-    massive.png   bytes per task and launch rate against N (massive_plot.py)
+    massive.png   bytes per task and launch rate against N, medians with
+                  the runs' spread (massive_plot.py)
 
 usage: massive_run.py --build DIR [--n-list LIST | --n-max N] [--full]
-                      [--modes LIST] [--out DIR] [--timeout SEC] [--seed S]
+                      [--modes LIST] [--repeats R] [--out DIR] [--timeout SEC]
+                      [--seed S]
        massive_run.py --check-args [OPTIONS]   (check the options, run nothing)
 """
 import argparse
@@ -47,8 +52,8 @@ MODES = ["stackless", "stackful", "pthread", "goroutines"]
 PTHREAD_MAX_N = 100000
 # Only the stackless mode can hope to hold 1e8 on a machine like this one.
 BIG_N = 10 ** 8
-COLUMNS = ["mode", "n", "launched", "bytes_per_task", "kernel_bytes_per_task", "launch_per_s",
-           "start_per_s", "exit_per_s", "launch_s", "release_s", "drain_s", "worst_tick_ms",
+COLUMNS = ["mode", "n", "run", "launched", "bytes_per_task", "kernel_bytes_per_task",
+           "launch_per_s", "start_per_s", "exit_per_s", "launch_s", "release_s", "drain_s", "worst_tick_ms",
            "worst_tick_launch_ms", "worst_tick_drain_ms", "ticks", "total_s", "lost", "duplicated", "panicked", "peak_rss_bytes", "status",
            "note"]
 
@@ -79,6 +84,8 @@ def parse_args(argv):
                     help="comma list of %s [all]" % ",".join(MODES))
     ap.add_argument("--out", help="results folder "
                     "[experiments/results/<machine>/<UTC timestamp>-massive]")
+    ap.add_argument("--repeats", type=crossbench.positive(int), default=3,
+                    help="runs of every (mode, N), for the spread the plot shows [3]")
     ap.add_argument("--timeout", type=float, default=900, help="seconds before a run is killed [900]")
     ap.add_argument("--seed", type=int, help="seed of the run order [drawn, recorded]")
     ap.add_argument("--check-args", action="store_true", help=argparse.SUPPRESS)
@@ -177,7 +184,8 @@ def main(argv):
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(2 ** 31)
     rng = random.Random(seed)
     meta = bench_meta.start("scripts/bench --massive", "scripts/bench --massive " + " ".join(argv),
-                            os.path.abspath(a.build), {"ns": a.ns, "modes": a.mode_list, "seed": seed})
+                            os.path.abspath(a.build),
+                            {"ns": a.ns, "modes": a.mode_list, "seed": seed, "repeats": a.repeats})
     out, machine = crossbench.results_folder(meta, "-massive", a.out)
     rows = []
     with open(os.path.join(out, "raw.log"), "w") as log:
@@ -205,21 +213,24 @@ def main(argv):
                     todo.append(m)
                     continue
                 rows.append(row)
-            rng.shuffle(todo)
-            for m in todo:
-                cmd = ([goexe, "--n", str(n)] if m == "goroutines"
-                       else [exe, "--mode", m, "--n", str(n)])
-                print("\n== %s, N = %s" % (m, n_label(n)))
-                rc, text, err = run_one(cmd, a.timeout, log)
-                rows.append(row_for(m, n, rc, text, err))
+            for run in range(1, a.repeats + 1):
+                rng.shuffle(todo)
+                for m in todo:
+                    cmd = ([goexe, "--n", str(n)] if m == "goroutines"
+                           else [exe, "--mode", m, "--n", str(n)])
+                    print("\n== %s, N = %s, run %d of %d" % (m, n_label(n), run, a.repeats))
+                    rc, text, err = run_one(cmd, a.timeout, log)
+                    row = row_for(m, n, rc, text, err)
+                    row["run"] = run
+                    rows.append(row)
     order = {m: i for i, m in enumerate(MODES)}
-    rows.sort(key=lambda r: (order[r["mode"]], int(r["n"])))
+    rows.sort(key=lambda r: (order[r["mode"]], int(r["n"]), r["run"] or 0))
     with open(os.path.join(out, "massive.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS)
         w.writeheader()
         w.writerows(rows)
     bench_meta.write(bench_meta.end(meta), os.path.join(out, "meta.json"))
-    write_summary(out, rows, meta, seed)
+    write_summary(out, rows, meta, seed, a.repeats)
     err = massive_plot.render(out)
     if err:
         sys.stderr.write("massive_run: no plot: %s\n" % err)
@@ -250,7 +261,7 @@ def fnum(v, fmt="{:,.0f}"):
     return text[1:] if text.startswith("-") and not text.strip("-0.,") else text
 
 
-def write_summary(out, rows, meta, seed):
+def write_summary(out, rows, meta, seed, repeats):
     lines = [
         "# Massive waiting: N tasks on one event",
         "",
@@ -258,7 +269,8 @@ def write_summary(out, rows, meta, seed):
         "- %s" % bench_meta.provenance(out, meta),
         "- load average at start and end: %s / %s" % (meta["load_average"]["start"],
                                                        meta["load_average"]["end"]),
-        "- order of the modes within each N: random, seed %d; one run per cell" % seed,
+        "- %d run%s of each (mode, N), each time the modes of an N in a random order (seed %d)"
+        % (repeats, "" if repeats == 1 else "s", seed),
         "- memory: MemTotal %s GiB" % fnum(meminfo_gib("MemTotal"), "{:.1f}"),
         "",
         "Each run launches N tasks from one thread that all wait on one event, holds them "
@@ -270,10 +282,10 @@ def write_summary(out, rows, meta, seed):
         "periodic task during the launch and hold, and during the drain (0 when no tick fell "
         "in it: a drain shorter than a second may see none).",
         "",
-        "| mode | N | status | bytes/task | kernel B/task | launches/s | starts/s | release (s) "
-        "| drain (s) | exits/s | tick late, launch (ms) | tick late, drain (ms) | total (s) | lost "
-        "| dup | panicked |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| mode | N | run | status | bytes/task | kernel B/task | launches/s | starts/s "
+        "| release (s) | drain (s) | exits/s | tick late, launch (ms) | tick late, drain (ms) "
+        "| total (s) | lost | dup | panicked |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     notes, not_run = [], {}
     for r in rows:
@@ -283,14 +295,16 @@ def write_summary(out, rows, meta, seed):
             not_run.setdefault((r["mode"], r["note"]), []).append(n_label(n))
             continue
         if r["note"]:
-            notes.append("- %s, N = %s (%s): %s" % (r["mode"], n_label(n), status, r["note"]))
+            notes.append("- %s, N = %s, run %s (%s): %s" % (r["mode"], n_label(n), r["run"],
+                                                            status, r["note"]))
         if status not in ("ok", "failed"):
-            lines.append("| %s | %s | %s |%s" % (r["mode"], n_label(n), status, " |" * 13))
+            lines.append("| %s | %s | %s | %s |%s" % (r["mode"], n_label(n), r["run"], status,
+                                                      " |" * 13))
             continue
         launched = int(r["launched"] or 0)
         shown = n_label(n) if launched == n else "%s (%s ran)" % (n_label(n), "{:,}".format(launched))
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            r["mode"], shown, status, fnum(r["bytes_per_task"], "{:,.1f}"),
+        lines.append(("| %s " * 17 + "|") % (
+            r["mode"], shown, r["run"], status, fnum(r["bytes_per_task"], "{:,.1f}"),
             fnum(r["kernel_bytes_per_task"], "{:,.0f}"), fnum(r["launch_per_s"]),
             fnum(r["start_per_s"]), fnum(r["release_s"], "{:.3f}"), fnum(r["drain_s"], "{:.3f}"),
             fnum(r["exit_per_s"]), fnum(r["worst_tick_launch_ms"], "{:.1f}"),
@@ -305,7 +319,8 @@ def write_summary(out, rows, meta, seed):
         "270k-770k launches per second, a 1 s ticker up to 1 min 19 s late, and 70 minutes with "
         "heavy swapping for 1e8 goroutines.",
         "",
-        "![bytes per task and launch rate against N](massive.png)",
+        "![bytes per task and launch rate against N: medians of the runs, bars from the lowest "
+        "to the highest](massive.png)",
         "",
     ]
     with open(os.path.join(out, "summary.md"), "w") as f:

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bench_stats.h"
 #include "counters.h"
 
 uint64_t mb_now_ns(void)
@@ -31,12 +32,6 @@ uint64_t mb_spin(uint64_t iters, uint64_t seed)
     return x;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 double mb_calibrate(void)
 {
     enum { TRIALS = 15 };
@@ -50,10 +45,9 @@ double mb_calibrate(void)
         uint64_t ns = mb_now_ns() - t0;
         rate[t] = (double)iters * 1000.0 / (double)(ns ? ns : 1);
     }
-    qsort(rate, TRIALS, sizeof rate[0], cmp_double);
     if (sink == 42) /* never: keeps sink alive */
         fprintf(stderr, "#");
-    return rate[TRIALS / 2];
+    return bench_median(rate, TRIALS);
 }
 
 int mb_cpus(void)

@@ -18,14 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_stats.h"
 #include "counters.h"
 #include "mb_common.h"
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
 
 /* Grabs whose fetched value did not follow the one before while this
  * rank was the only one grabbing: a counter that loses updates or
@@ -51,14 +46,14 @@ static double grab_run(MPI_Win win, uint64_t grabs, uint64_t *total, int alone)
 
 /* Each grab timed on its own, for the worst one (the first grab while the
  * target is outside MPI would wait for its progress). */
-static void grab_each(MPI_Win win, uint64_t grabs, uint64_t *lat, uint64_t *total)
+static void grab_each(MPI_Win win, uint64_t grabs, double *lat, uint64_t *total)
 {
     uint64_t one = 1, start = 0;
     for (uint64_t i = 0; i < grabs; i++) {
         uint64_t t0 = mb_now_ns();
         MPI_Fetch_and_op(&one, &start, MPI_UINT64_T, 0, 0, MPI_SUM, win);
         MPI_Win_flush(0, win);
-        lat[i] = mb_now_ns() - t0;
+        lat[i] = (double)(mb_now_ns() - t0);
     }
     *total += grabs;
 }
@@ -74,15 +69,10 @@ static void print_case(const char *name, double *per_round, int inner, uint64_t 
 {
     double v[256];
     memcpy(v, per_round, (size_t)inner * sizeof v[0]);
-    for (int i = 1; i < inner; i++) /* insertion sort: inner is small */
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
+    bench_summary st = bench_summarize(v, (size_t)inner);
     printf("RESULT exp=grab peer=mpi case=%s ranks=%d grabs=%llu inner=%d median_ns=%.1f "
            "min_ns=%.1f max_ns=%.1f\n",
-           name, ranks, (unsigned long long)grabs, inner, v[inner / 2], v[0], v[inner - 1]);
+           name, ranks, (unsigned long long)grabs, inner, st.median, st.min, st.max);
 }
 
 int main(int argc, char **argv)
@@ -146,7 +136,7 @@ int main(int argc, char **argv)
     mb_usage_begin(&usage);
     double remote[256], local[256], busy[256], busy_worst[256], cont0[256], cont1[256];
     uint64_t total = 0;
-    uint64_t *lat = malloc(grabs * sizeof *lat);
+    double *lat = malloc(grabs * sizeof *lat);
     uint64_t warm = grabs / 10 + 1;
     for (int r = 0; r < inner; r++) {
         /* remote: rank 1 grabs, the others wait inside MPI. */
@@ -170,9 +160,9 @@ int main(int argc, char **argv)
             uint64_t n = grabs, t0 = mb_now_ns();
             grab_each(win, n, lat, &total);
             uint64_t ns = mb_now_ns() - t0;
-            qsort(lat, n, sizeof lat[0], cmp_u64);
-            busy[r] = (double)lat[n / 2];
-            busy_worst[r] = (double)lat[n - 1];
+            bench_summary st = bench_summarize(lat, n);
+            busy[r] = st.median;
+            busy_worst[r] = st.max;
             if ((double)ns > busy_ms * 1e6 / 2 && r == 0)
                 printf("NOTE remote-busy: rank 1's %llu grabs took %.1f ms, more than half of "
                        "rank 0's %.1f ms outside MPI\n",

@@ -1,13 +1,16 @@
 """The analysis of scripts/bench --mpi (mpi_run.py runs, this reports):
 medians over rounds, efficiencies, METG(50%), the tables of summary.md and
-the gnuplot figure. Rows are the programs' RESULT lines as dicts, with the
-round and the run's label added."""
+the figure (gnuplot through scripts/bench_plot.py). Rows are the programs'
+RESULT lines as dicts, with the round and the run's label added."""
 import io
 import math
 import os
-import shutil
-import statistics
-import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "scripts"))
+import bench_plot  # noqa: E402
+from bench_stats import median, summary  # noqa: E402
 
 OSC_FORCED = ["sm", "rdma", "pt2pt", "ucx"]  # the one-sided components grabs are timed with
 FARM_OSC = ["pt2pt", "ucx"]  # components that need the target's progress, for the farm
@@ -15,10 +18,6 @@ FARM_PEERS = ["up-guided", "up-dynamic", "up-static", "omp"]
 METG_PEERS = ["up-region", "up", "up-group", "omp-region", "omp"]
 METG_MAIN = ("up-region", "omp")  # the ultrapool way measured against the targets, and its peer
 
-
-def median(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
 
 def fmt(v, spec="%.3g"):
     return "-" if v is None else spec % v
@@ -111,48 +110,54 @@ def usage_table(rows):
     return u
 
 
-def plot(out, metg, farm_eff):
-    """mpi.png through gnuplot: the sweep's efficiency against granularity per
-    pattern, and the farm's efficiencies. The data sit in plot.gp itself
-    (gnuplot data blocks), so the folder gets one script and one image."""
-    gp = shutil.which("gnuplot")
-    if not gp:
-        return "gnuplot is not installed: no mpi.png (the sweep's medians are in metg.csv)"
-    script, blocks = [], []
+def plot(out, rows, cores, rounds):
+    """mpi.png through gnuplot (scripts/bench_plot.py, script kept as
+    plot.gp, its data in data blocks): the sweep's efficiency against
+    granularity per pattern, and the farm's efficiencies; each point the
+    median over the rounds with a bar from the slowest round's efficiency
+    to the fastest's."""
+    q = bench_plot.quote
+    metg = metg_tables(rows, cores)
+    slowest, fastest = metg_tables(rows, cores, agg=max), metg_tables(rows, cores, agg=min)
+    lines, blocks = [], []
     for pattern, peers in metg.items():
         for peer in [p for p in METG_PEERS if p in peers]:
-            pts = peers[peer]
-            name = "$%s_%s" % (pattern, peer.replace("-", "_"))
-            script.append("%s << EOD" % name)
-            script += ["%g %g" % (p[5], p[4]) for p in pts if p[4] is not None]
-            script.append("EOD")
+            lo = {x[0]: x[4] for x in slowest[pattern][peer]}
+            hi = {x[0]: x[4] for x in fastest[pattern][peer]}
+            name = "%s_%s" % (pattern, peer.replace("-", "_"))
+            lines += bench_plot.datablock(name, [(p[5], p[4], lo.get(p[0]), hi.get(p[0]))
+                                                 for p in peers[peer] if p[4] is not None])
             blocks.append((pattern, peer, name))
-    script.append("$farm << EOD")
-    script += ["%d %s %g" % (i, peer, e) for i, (peer, e) in enumerate(farm_eff)]
-    script.append("EOD")
-    script += ["set terminal pngcairo size 1400,450", "set output 'mpi.png'",
-               "set multiplot layout 1,3"]
+    t, _ = farm_tables(rows)
+    serial = median([r["elapsed_ns"] for r in t.get("serial", [])])
+    farm = []
+    for label in FARM_PEERS:
+        el = summary([r["elapsed_ns"] for r in t.get(label, [])])
+        if serial and el.n:
+            eff = lambda ns: serial / (cores * ns)
+            farm.append((len(farm), label, eff(el.median), eff(el.max), eff(el.min)))
+    lines += bench_plot.datablock("farm", farm)
+    lines += ["set multiplot layout 1,3 title %s" % q(bench_plot.spread_note(rounds)),
+              "set bars 0.6"]
     for pattern in ("trivial", "stencil"):
         mine = [b for b in blocks if b[0] == pattern]
         if not mine:
             continue
-        script += ["set title 'METG sweep, %s (medians)'" % pattern, "set logscale x",
-                   "set xlabel 'task granularity (us)'", "set ylabel 'efficiency'",
-                   "set yrange [0:1.2]", "set key bottom right"]
+        lines += ["set title 'METG sweep, %s'" % pattern, "set logscale x",
+                  "set xlabel 'task granularity (us)'", "set ylabel 'efficiency'",
+                  "set yrange [0:1.2]", "set key bottom right"]
         # One colour per peer in both panels.
-        script.append("plot " + ", ".join("%s using 1:2 with linespoints lc %d title '%s'"
-                                          % (n, METG_PEERS.index(peer) + 1, peer)
-                                          for _, peer, n in mine)
-                      + ", 0.5 with lines dashtype 2 title '50%'")
-    script += ["unset logscale x", "set title 'farm efficiency (medians)'", "set xlabel ''",
-               "set style fill solid", "set boxwidth 0.6",
-               "plot $farm using 1:3:xtic(2) with boxes notitle", "unset multiplot"]
-    with open(os.path.join(out, "plot.gp"), "w") as f:
-        f.write("\n".join(script) + "\n")
-    r = subprocess.run([gp, "plot.gp"], cwd=out, capture_output=True, text=True)
-    if r.returncode != 0:
-        return "gnuplot failed: %s" % r.stderr.strip()[:300]
-    return None
+        lines.append("plot " + ", ".join("$%s using 1:2:3:4 with yerrorlines pt 7 ps 0.6 lc %d "
+                                         "title %s" % (n, METG_PEERS.index(peer) + 1, q(peer))
+                                         for _, peer, n in mine)
+                     + ", 0.5 with lines dashtype 2 title '50%'")
+    lines += ["unset logscale x", "set title 'farm efficiency'", "set xlabel ''",
+              "set style fill solid 0.8", "set boxwidth 0.6",
+              "set xrange [-0.6:%g]" % (len(farm) - 0.4),
+              "plot $farm using 1:3:xtic(2) with boxes notitle, "
+              "$farm using 1:3:4:5 with yerrorbars lc rgb 'black' pt 7 ps 0.3 notitle",
+              "unset multiplot"]
+    return bench_plot.render(lines, os.path.join(out, "mpi.png"), 1400, 470, keep_script="plot.gp")
 
 
 def write_summary(out, meta, a, params, launch, width, ipu, ipus, rows, notes, machine, seed,

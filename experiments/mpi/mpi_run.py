@@ -8,7 +8,10 @@ experiments/mpi under mpirun and writes into the results folder
     metg.csv      the sweep's medians: efficiency against task granularity
     raw.log       the programs' output, with each command
     meta.json     the machine and build (scripts/bench_meta.py)
-    mpi.png       the sweep and the farm (when gnuplot is installed; plot.gp makes it)
+    mpi.png       the sweep and the farm, medians with the rounds' spread, the
+                  run's machine, date and commit in a corner (gnuplot through
+                  scripts/bench_plot.py; plot.gp redraws it; --replot DIR draws
+                  it again from mpi.csv)
 
 Experiments, each run once per round, all runs of a round in a random order:
   grab   one chunk grab (MPI_Fetch_and_op + MPI_Win_flush on rank 0's
@@ -29,6 +32,7 @@ Options: --quick (default) or --full, --rounds R [quick 5, full 9], --ranks P
 """
 import argparse
 import csv
+import json
 import os
 import random
 import resource
@@ -70,6 +74,8 @@ def parse_args(argv):
     p.add_argument("--timeout", type=positive(float), default=300)
     p.add_argument("--out", default=None)
     p.add_argument("--build", default=os.path.join(ROOT, "build", "bench"))
+    p.add_argument("--replot", metavar="DIR",
+                   help="draw DIR/mpi.png (and plot.gp) again from DIR/mpi.csv, and run nothing")
     p.add_argument("--check-args", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.rounds is not None and a.rounds > 64:
@@ -77,6 +83,14 @@ def parse_args(argv):
     if a.ranks > 64:
         p.error("--ranks: at most 64")
     return a
+
+def value(v):
+    """A RESULT field's value: a number where it parses as one."""
+    try:
+        return float(v) if any(c in v for c in ".e") or not v.lstrip("-").isdigit() else int(v)
+    except ValueError:
+        return v
+
 
 def parse_results(text):
     """RESULT lines as dicts (numbers where they parse) and NOTE lines."""
@@ -86,11 +100,7 @@ def parse_results(text):
             d = {}
             for item in line.split()[1:]:
                 k, _, v = item.partition("=")
-                try:
-                    d[k] = float(v) if any(c in v for c in ".e") or not v.lstrip("-").isdigit() \
-                        else int(v)
-                except ValueError:
-                    d[k] = v
+                d[k] = value(v)
             rows.append(d)
         elif line.startswith("NOTE "):
             notes.append(line[5:])
@@ -191,10 +201,30 @@ def calibrate(progs, launch, log):
         raise RuntimeError("calibration failed; see raw.log")
     return max(vals), vals
 
+def replot(out):
+    """mpi.png again from out/mpi.csv, whose rows are the runs' RESULT
+    lines (an empty cell: a field that line did not have), with the
+    cores and rounds of out/meta.json; nothing else changes."""
+    path = os.path.join(out, "mpi.csv")
+    if not os.path.isfile(path):
+        sys.stderr.write("mpi_run: no %s\n" % path)
+        return 1
+    with open(path, newline="") as f:
+        rows = [{k: value(v) for k, v in r.items() if v != ""} for r in csv.DictReader(f)]
+    with open(os.path.join(out, "meta.json")) as f:
+        meta = json.load(f)
+    cores = min(meta["run"]["ranks"], meta.get("cores_usable") or meta["run"]["ranks"])
+    err = plot(out, rows, cores, meta["run"]["rounds"])
+    print("mpi_run: %s" % (err or os.path.join(out, "mpi.png")))
+    return 1 if err else 0
+
+
 def main(argv):
     a = parse_args(argv)
     if a.check_args:
         return 0
+    if a.replot:
+        return replot(a.replot)
     params = dict(FULL if a.full else QUICK)
     a.rounds = a.rounds or params["rounds"]
     exe = os.path.join(a.build, "experiments", "mpi")
@@ -286,7 +316,7 @@ def main(argv):
             for peer, pts in peers.items():
                 for p in pts:
                     w.writerow([pattern, peer, p[0], p[1], p[2], p[3], p[4], p[5]])
-    note = plot(out, metg, farm_eff)
+    note = plot(out, rows, launch.cores, a.rounds)
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write(text)
         f.write("## Plot\n\n%s\n" % (note or "![sweep and farm](mpi.png)"))

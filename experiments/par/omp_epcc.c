@@ -41,7 +41,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench_util.h"
+#include "bench_stats.h"
 #include "counters.h"
 
 enum { MAX_OUTER = 1000, MAX_CHUNKS = 16 };
@@ -515,11 +515,11 @@ int main(int argc, char **argv)
             ovh[r] = (tst[r] - ref[r]) / reps;
         }
         double mref = bench_median(ref, (size_t)outer), mtst = bench_median(tst, (size_t)outer);
-        bench_median(ovh, (size_t)outer); /* sorted: lowest and highest at the ends */
+        bench_summary spread = bench_summarize(ovh, (size_t)outer);
         printf("omp_epcc runtime=%s group=%s row=%s threads=%d innerreps=%u delay_ns=%.1f "
                "ref_ns=%.0f test_ns=%.0f overhead_ns=%.1f min_ns=%.1f max_ns=%.1f\n",
                rt, w->group, w->name, threads, reps, delay_ns, mref, mtst, (mtst - mref) / reps,
-               ovh[0], ovh[outer - 1]);
+               spread.min, spread.max);
         fflush(stdout);
     }
     omp_destroy_lock(&lock);

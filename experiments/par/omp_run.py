@@ -21,7 +21,9 @@ timestamp>-omp/ (or --out):
     counters.csv  PAPI presets of each omp_epcc run, "missing" where absent
     raw.log       the programs' commands and output
     meta.json     the machine, build and commit (scripts/bench_meta.py)
-    omp.png       medians with min-max bars per group (gnuplot; plot.gp)
+    omp.png       medians with min-max bars per group, the run's machine, date
+                  and commit in a corner (gnuplot through scripts/bench_plot.py;
+                  plot.gp redraws it; --replot DIR draws it again from omp.csv)
 
 The quick run (default) takes a few minutes on 2 cores; --full runs more
 rounds, more repetitions and the kernels at their full sizes.
@@ -31,8 +33,6 @@ import csv
 import glob
 import os
 import re
-import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,7 +42,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import bench_meta  # noqa: E402
+import bench_plot  # noqa: E402
 import crossbench  # noqa: E402
+from bench_stats import median, summary  # noqa: E402
 
 RUNTIMES = ["libgomp", "libomp", "ultrapool"]
 GROUPS = [("sync", "syncbench: overhead per construct (ns)"),
@@ -97,6 +99,8 @@ def parse_args(argv):
     p.add_argument("--out", help="results folder [experiments/results/<machine>/<UTC>-omp]")
     p.add_argument("--build", default=os.path.join(ROOT, "build", "bench"),
                    help="build tree with the experiments [build/bench]")
+    p.add_argument("--replot", metavar="DIR",
+                   help="draw DIR/omp.png again from DIR/omp.csv, and run nothing")
     p.add_argument("--check-args", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     for k, v in (FULL if a.full else QUICK).items():
@@ -225,7 +229,7 @@ def one_leg(r, paths, a, env, rt, rnd, values, counters):
         runs = [fields(l) for l in out.splitlines() if l.startswith("run ")]
         if not runs or any(x.get("verified") != "1" for x in runs):
             sys.exit("omp_run: %s not verified on %s:\n%s" % (k, rt, out))
-        ns = statistics.median(int(x["ns"]) for x in runs)
+        ns = median(int(x["ns"]) for x in runs)
         if k == "fib":
             values.setdefault(("kernels", "fib(%d)" % a.fib, "ns/task"), {}).setdefault(
                 rt, []).append(ns / int(runs[0]["tasks"]))
@@ -238,51 +242,69 @@ def num(x):
     return "%.0f" % x if abs(x) >= 100 else "%.1f" % x if abs(x) >= 10 else "%.2f" % x
 
 
-def plot(out, values, rts):
-    """omp.png through gnuplot: one panel per group, each runtime's median
-    with a bar from the lowest to the highest round, log scale."""
-    gp = shutil.which("gnuplot")
-    if not gp:
-        return "gnuplot is not installed: no omp.png (the numbers are in summary.csv)"
+def plot(out, values, rts, rounds):
+    """omp.png through gnuplot (scripts/bench_plot.py, script kept as
+    plot.gp): one panel per group, each runtime's median with a bar from
+    the lowest to the highest round, log scale."""
+    q = bench_plot.quote
     groups = [g for g, _ in GROUPS if any(k[0] == g for k in values)]
-    script = []
+    lines = []
     floor = {}  # per group: below the lowest positive value (log scale)
     for g in groups:
         keys = [k for k in values if k[0] == g]
         pos = [x for k in keys for v in values[k].values() for x in v if x > 0]
         floor[g] = min(pos) / 2 if pos else 1e-3
         for j, rt in enumerate(rts):
-            script.append("$%s_%s << EOD" % (g, rt))
+            rows = []
             for i, k in enumerate(keys):
-                v = values[k].get(rt)
-                if v and statistics.median(v) > 0:
+                s = summary(values[k].get(rt) or [])
+                if s.n and s.median > 0:
                     # A bar reaching zero or below ends at the floor.
-                    script.append("%g %g %g %g %s" % (i + (j - (len(rts) - 1) / 2) * 0.2, statistics.median(v),
-                                                      max(min(v), floor[g]), max(v), k[1]))
-            script.append("EOD")
-    script += ["set terminal pngcairo size 1400,%d" % (380 * len(groups)),
-               "set output 'omp.png'", "set multiplot layout %d,1" % len(groups),
-               "set termoption noenhanced", "set logscale y", "set key outside right",
-               "set xtics rotate by -45 font ',8'", "set grid ytics"]
+                    rows.append((i + (j - (len(rts) - 1) / 2) * 0.2, s.median,
+                                 max(s.min, floor[g]), s.max, k[1]))
+            lines += bench_plot.datablock("%s_%s" % (g, rt), rows)
+    lines += ["set multiplot layout %d,1 title %s"
+              % (len(groups), q(bench_plot.spread_note(rounds))),
+              "set logscale y", "set key outside right",
+              "set xtics rotate by -45 font ',8'", "set grid ytics"]
     titles = dict(GROUPS)
     for g in groups:
-        script.append("set title '%s; median, bars min-max of the rounds'" %
-                      titles[g].replace("'", ""))
+        lines.append("set title %s" % q(titles[g]))
         keys = [k for k in values if k[0] == g]
-        script.append("set xrange [-0.6:%g]" % (len(keys) - 0.4))
-        script.append("set xtics (%s)" % ", ".join('"%s" %d' % (k[1], i)
-                                                   for i, k in enumerate(keys)))
-        script.append("set yrange [%g:*]" % floor[g])
-        script.append("plot " + ", ".join(
-            "$%s_%s using 1:2:3:4 with yerrorbars pt 7 lc %d title '%s'"
-            % (g, rt, RUNTIMES.index(rt) + 1, rt) for rt in rts))
-    script.append("unset multiplot")
-    with open(os.path.join(out, "plot.gp"), "w") as f:
-        f.write("\n".join(script) + "\n")
-    p = subprocess.run([gp, "plot.gp"], cwd=out, capture_output=True, text=True)
-    if p.returncode != 0:
-        return "gnuplot failed: %s" % p.stderr.strip()[:300]
-    return None
+        lines.append("set xrange [-0.6:%g]" % (len(keys) - 0.4))
+        lines.append("set xtics (%s)" % ", ".join("%s %d" % (q(k[1]), i)
+                                                  for i, k in enumerate(keys)))
+        lines.append("set yrange [%g:*]" % floor[g])
+        lines.append("plot " + ", ".join(
+            "$%s_%s using 1:2:3:4 with yerrorbars pt 7 lc %d title %s"
+            % (g, rt, RUNTIMES.index(rt) + 1, q(rt)) for rt in rts))
+    lines.append("unset multiplot")
+    return bench_plot.render(lines, os.path.join(out, "omp.png"), 1400, 40 + 380 * len(groups),
+                             keep_script="plot.gp")
+
+
+def read_values(out):
+    """values and runtimes again from a folder's omp.csv, in the order the
+    run wrote them (as plot and write_results had them)."""
+    values = {}
+    with open(os.path.join(out, "omp.csv"), newline="") as f:
+        for r in csv.DictReader(f):
+            values.setdefault((r["group"], r["row"], r["unit"]), {}).setdefault(
+                r["runtime"], []).append(float(r["value"]))
+    found = {rt for per in values.values() for rt in per}
+    return values, [rt for rt in RUNTIMES if rt in found]
+
+
+def replot(out):
+    """omp.png (and plot.gp) again from out/omp.csv; nothing else changes."""
+    if not os.path.isfile(os.path.join(out, "omp.csv")):
+        sys.stderr.write("omp_run: no %s\n" % os.path.join(out, "omp.csv"))
+        return 1
+    values, rts = read_values(out)
+    rounds = max((len(v) for per in values.values() for v in per.values()), default=0)
+    err = plot(out, values, rts, rounds)
+    print("omp_run: %s" % (err or os.path.join(out, "omp.png")))
+    return 1 if err else 0
 
 
 def write_results(out, a, meta, machine, rts, loads, values, counters):
@@ -294,9 +316,10 @@ def write_results(out, a, meta, machine, rts, loads, values, counters):
             for rt in rts:
                 v = per.get(rt, [])
                 if v:
-                    w.writerow([g, row, unit, rt, "%.6g" % statistics.median(v),
-                                "%.6g" % min(v), "%.6g" % max(v), len(v)])
-    note = plot(out, values, rts)
+                    s = summary(v)
+                    w.writerow([g, row, unit, rt, "%.6g" % s.median, "%.6g" % s.min,
+                                "%.6g" % s.max, s.n])
+    note = plot(out, values, rts, a.rounds)
     md = ["# OpenMP runtimes on the same binaries", "",
           "Machine: %s, %d CPUs usable. Command: `%s`. Commit %s, %s." %
           (machine, len(os.sched_getaffinity(0)), meta["command"], meta.get("git", "?"),
@@ -332,8 +355,9 @@ def write_results(out, a, meta, machine, rts, loads, values, counters):
                 if not v:
                     cells.append("missing")
                     continue
-                med[rt] = statistics.median(v)
-                cells.append("%s [%s-%s]" % (num(med[rt]), num(min(v)), num(max(v))))
+                s = summary(v)
+                med[rt] = s.median
+                cells.append("%s [%s-%s]" % (num(s.median), num(s.min), num(s.max)))
             ratios = ["%.2f" % (med["ultrapool"] / med[o])
                       if "ultrapool" in med and med.get(o, 0) > 0 else "-" for o in others]
             md.append("| %s | %s | %s | %s |" % (k[1], k[2], " | ".join(cells),
@@ -353,7 +377,7 @@ def write_results(out, a, meta, machine, rts, loads, values, counters):
             for rt in rts:
                 v = [c[4] for c in counters if c[1] == rt and c[3] == n]
                 nums = [int(x) for x in v if x != "missing"]
-                cells.append("%.4g" % statistics.median(nums) if nums and len(nums) == len(v)
+                cells.append("%.4g" % median(nums) if nums and len(nums) == len(v)
                              else "missing")
             md.append("| %s | %s |" % (n, " | ".join(cells)))
         if missing:
@@ -368,6 +392,8 @@ def main(argv):
     a = parse_args(argv)
     if a.check_args:
         return 0
+    if a.replot:
+        return replot(a.replot)
     paths = programs(a.build)
     with tempfile.TemporaryDirectory() as tmp:
         envs = environments(paths["ours"], tmp, a.runtime_list)

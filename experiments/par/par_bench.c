@@ -153,8 +153,6 @@ FILE *pb_open(const pb_opts *o, const char *name)
     return f;
 }
 
-double pb_median(double *v, size_t n) { return n ? bench_median(v, n) : NAN; }
-
 uint64_t pb_rand(uint64_t *state) { return bench_rand(state); }
 
 void pb_shuffle(int *v, int n, uint64_t *state)

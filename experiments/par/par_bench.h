@@ -42,7 +42,6 @@ double pb_field(const pb_output *out, const char *prefix, const char *key);
 void pb_output_free(pb_output *out);
 
 FILE *pb_open(const pb_opts *o, const char *name); /* in the results directory */
-double pb_median(double *v, size_t n);             /* sorts v; NAN when n is 0 */
 uint64_t pb_rand(uint64_t *state);
 void pb_shuffle(int *v, int n, uint64_t *state);
 void pb_progress(const char *fmt, ...); /* to stderr */

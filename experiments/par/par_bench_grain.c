@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_stats.h"
 #include "par_bench.h"
 
 #define MAX_CUTS 6
@@ -116,7 +117,7 @@ static int write_results(const pb_opts *o, gcell *cells, int ncells, unsigned th
     fclose(csv);
     /* After the CSV, which keeps the rounds' order: this sorts ns[]. */
     for (int i = 0; i < ncells; i++)
-        cells[i].median = pb_median(cells[i].ns, (size_t)cells[i].n);
+        cells[i].median = bench_median(cells[i].ns, (size_t)cells[i].n);
 
     fprintf(md,
             "%u threads, median of %d rounds; ms (speedup over sequential). Tasks: per run "

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_stats.h"
 #include "par_bench.h"
 #include "taskbench.h"
 
@@ -130,7 +131,7 @@ int pb_epcc(const pb_opts *o)
             fprintf(md, "| %s | %u |", epcc_tests[t], o->threads[h]);
             for (int i = 0; i < ncells; i++)
                 if (cells[i].test == t && cells[i].threads == o->threads[h])
-                    fprintf(md, " %.1f%s |", pb_median(cells[i].v, (size_t)cells[i].n),
+                    fprintf(md, " %.1f%s |", bench_median(cells[i].v, (size_t)cells[i].n),
                             cells[i].failed || cells[i].small_team ? " *" : "");
             fprintf(md, "\n");
         }
@@ -262,7 +263,7 @@ int pb_metg(const pb_opts *o)
         if (b && b->n) {
             double tmp[64];
             memcpy(tmp, b->wall, sizeof tmp);
-            seq_ns = pb_median(tmp, (size_t)b->n);
+            seq_ns = bench_median(tmp, (size_t)b->n);
         }
         c->gran = seq_ns / ((double)c->width * (double)c->steps);
         for (int r = 0; r < c->n; r++)
@@ -313,7 +314,7 @@ int pb_metg(const pb_opts *o)
                 mcell *c = &cells[i];
                 if (c->pattern != p || c->loop != loop || strcmp(c->runtime, o->runtimes[r]))
                     continue;
-                double eff = pb_median(c->v, (size_t)c->n);
+                double eff = bench_median(c->v, (size_t)c->n);
                 fprintf(med, "%s,%s,%u,%.4f,%.4f\n", c->runtime, series_name(p, loop), c->threads,
                         c->gran / 1000, eff);
                 if (eff < 0.5 || isnan(eff))

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_stats.h"
 #include "par_bench.h"
 
 typedef struct kdef {
@@ -59,6 +60,7 @@ typedef struct cell {
     int n, failed, small_team;
     double tasks;
     double median;
+    bench_summary spread;
 } cell;
 
 static double cell_ms(const cell *c) { return c->median / 1e6; }
@@ -133,8 +135,10 @@ int pb_table(const pb_opts *o)
                     cells[i].runtime, cells[i].threads, r, cells[i].ns[r]);
     fclose(csv);
     /* After the CSV, which keeps the rounds' order: this sorts ns[]. */
-    for (int i = 0; i < ncells; i++)
-        cells[i].median = pb_median(cells[i].ns, (size_t)cells[i].n);
+    for (int i = 0; i < ncells; i++) {
+        cells[i].spread = bench_summarize(cells[i].ns, (size_t)cells[i].n);
+        cells[i].median = cells[i].spread.median;
+    }
 
     fprintf(md,
             "Median of %d rounds; ms (speedup over sequential). Last column: the better "
@@ -171,10 +175,8 @@ int pb_table(const pb_opts *o)
                 "|---|---|---:|---:|---:|---:|---:|\n");
     for (int i = 0; i < ncells; i++) {
         const cell *c = &cells[i];
-        /* ns[] is sorted by the median. */
         fprintf(sp, "| %s | %s | %u | %.1f | %.1f | %.1f | %d |\n", kernels[c->kernel].name,
-                c->runtime, c->threads, c->n ? c->ns[0] / 1e6 : NAN, cell_ms(c),
-                c->n ? c->ns[c->n - 1] / 1e6 : NAN, c->n);
+                c->runtime, c->threads, c->spread.min / 1e6, cell_ms(c), c->spread.max / 1e6, c->n);
     }
     fclose(sp);
 

@@ -24,6 +24,7 @@
 #include <malloc.h>
 #endif
 
+#include "bench_stats.h"
 #include "par_common.h"
 #include "par_run.h"
 
@@ -32,18 +33,6 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static uint64_t median_u64(uint64_t *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_u64);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static int usage(const char *msg)
@@ -56,14 +45,14 @@ static int usage(const char *msg)
 static double calibrate(void)
 {
     const uint64_t iters = 2000000;
-    uint64_t t[9];
+    double t[9];
     par_delay(iters);
     for (int i = 0; i < 9; i++) {
         uint64_t t0 = now_ns();
         par_delay(iters);
-        t[i] = now_ns() - t0;
+        t[i] = (double)(now_ns() - t0);
     }
-    return (double)median_u64(t, 9) / (double)iters;
+    return bench_median(t, 9) / (double)iters;
 }
 
 /* EPCC: the reference and the test alternate, outer times each; the
@@ -72,7 +61,7 @@ static int run_epcc(int test, unsigned threads, unsigned innerreps, uint64_t del
 {
     if (outer < 1 || outer > 1000)
         return usage("--reps must be in 1..1000 for --epcc");
-    uint64_t ref[1000], tst[1000];
+    double ref[1000], tst[1000];
     if (par_epcc((par_epcc_test)test, innerreps, delay) ||
         par_epcc(PAR_EPCC_REFERENCE, innerreps, delay)) {
         printf("epcc runtime=%s test=%s threads=%u supported=0\n", par_runtime,
@@ -85,12 +74,12 @@ static int run_epcc(int test, unsigned threads, unsigned innerreps, uint64_t del
         uint64_t t1 = now_ns();
         par_epcc((par_epcc_test)test, innerreps, delay);
         uint64_t t2 = now_ns();
-        ref[r] = t1 - t0;
-        tst[r] = t2 - t1;
+        ref[r] = (double)(t1 - t0);
+        tst[r] = (double)(t2 - t1);
     }
     unsigned team = par_team_size();
-    double mref = (double)median_u64(ref, (size_t)outer);
-    double mtst = (double)median_u64(tst, (size_t)outer);
+    double mref = bench_median(ref, (size_t)outer);
+    double mtst = bench_median(tst, (size_t)outer);
     printf("epcc runtime=%s test=%s threads=%u team=%u innerreps=%u delay_iters=%" PRIu64
            " ref_ns=%.0f test_ns=%.0f overhead_ns=%.2f supported=1\n",
            par_runtime, par_epcc_name((par_epcc_test)test), threads, team, innerreps, delay, mref,
