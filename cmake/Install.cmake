@@ -25,9 +25,14 @@ else()
 endif()
 install(DIRECTORY runtime/include/ultrapool pragmas/include/ultrapool
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} ${up_header_filter})
+# The MPI mode's target goes to an export file of its own,
+# ultrapoolMpiTargets.cmake, which the config file includes when it is
+# there: a distribution can then ship the MPI library (which needs MPI's
+# development files) in a package of its own, and find_package(ultrapool)
+# works without it, the component mpi reported missing.
 if(UP_HAVE_MPI)
   set_target_properties(ultrapool_mpi PROPERTIES EXPORT_NAME mpi)
-  install(TARGETS ultrapool_mpi EXPORT ultrapoolTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(TARGETS ultrapool_mpi EXPORT ultrapoolMpiTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
 install(TARGETS ultrapool ultrapool_static ultrapool_par_shared ultrapool_par
   EXPORT ultrapoolTargets
@@ -47,6 +52,10 @@ if(TARGET ultrapool_gomp)
 endif()
 install(EXPORT ultrapoolTargets NAMESPACE ultrapool::
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ultrapool)
+if(UP_HAVE_MPI)
+  install(EXPORT ultrapoolMpiTargets NAMESPACE ultrapool::
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ultrapool)
+endif()
 
 # What the config file needs to know about this build: which flavour the
 # unsuffixed names mean, and where the static libraries' link-only
