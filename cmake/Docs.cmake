@@ -30,7 +30,8 @@ else()
   message(STATUS "ultrapool: no Doxygen: no docs target (Debian: doxygen)")
 endif()
 
-# The man pages, written by hand in roff: ultrapool-topo(1), ultrapool(7).
+# The man pages, written by hand in roff: ultrapool-topo(1), ultrapool(7)
+# (ultrapool-omp(1) is installed with its launcher, cmake/Install.cmake).
 install(FILES man/ultrapool-topo.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES man/ultrapool.7 DESTINATION ${CMAKE_INSTALL_MANDIR}/man7)
 

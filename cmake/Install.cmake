@@ -49,6 +49,7 @@ if(TARGET ultrapool_gomp)
   install(TARGETS ultrapool_gomp EXPORT ultrapoolTargets
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ultrapool/omp NAMELINK_SKIP)
   install(TARGETS ultrapool-omp RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(FILES man/ultrapool-omp.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 endif()
 install(EXPORT ultrapoolTargets NAMESPACE ultrapool::
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ultrapool)

@@ -306,11 +306,14 @@ else
     bad "the plain pkg-config build of the README's program"
 fi
 
-# The man pages: ultrapool-topo(1) and ultrapool(7) are installed in the
-# man1 and man7 folders, and render without a warning (groff -ww, else
-# man -l with man's warnings on), where either tool is there.
+# The man pages: ultrapool-topo(1) and ultrapool(7) (and ultrapool-omp(1)
+# with its launcher) are installed in the man1 and man7 folders, and
+# render without a warning (groff -ww, else man -l with man's warnings
+# on), where either tool is there.
 echo "== the man pages"
-for page in man1/ultrapool-topo.1 man7/ultrapool.7; do
+pages="man1/ultrapool-topo.1 man7/ultrapool.7"
+[ -z "$(find "$prefix" -path "*/bin/ultrapool-omp" | head -1)" ] || pages="$pages man1/ultrapool-omp.1"
+for page in $pages; do
     f=$(find "$prefix" -path "*/$page" | head -1)
     if [ -z "$f" ]; then
         bad "no $page under $prefix"

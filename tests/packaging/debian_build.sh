@@ -113,7 +113,7 @@ has libultrapool-mpi-dev usr/include/ultrapool/mpi.h "$lib/libultrapool_mpi.a" \
 has libultrapool-openmp1 "$lib/ultrapool/omp/libgomp.so.1"
 has libultrapool-omp-backends "$lib/libultrapool_omp_gomp.so" "$lib/libultrapool_omp_llvm.so"
 has ultrapool-tools usr/bin/ultrapool-topo usr/bin/ultrapool-omp \
-    usr/share/man/man1/ultrapool-topo.1.gz usr/share/man/man7/ultrapool.7.gz
+    usr/share/man/man1/ultrapool-topo.1.gz usr/share/man/man1/ultrapool-omp.1.gz usr/share/man/man7/ultrapool.7.gz
 dups=$(for p in $pkgs; do
     dpkg-deb -c "$(deb "$p")" | awk '$1 !~ /^d/ {print $6}'
 done | sort | uniq -d)
