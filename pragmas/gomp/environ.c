@@ -153,7 +153,7 @@ static const char *const allocator_names[] = {"omp_default_mem_alloc", "omp_larg
 /* A boolean variable into *out, reported when malformed. */
 static void read_bool(const char *name, int *out, const char *dflt)
 {
-    const char *v = getenv(name);
+    const char *v = up__env(name);
     int on;
     if (!v)
         return;
@@ -166,7 +166,7 @@ static void read_bool(const char *name, int *out, const char *dflt)
 /* A whole number in lo..hi into *out, reported when malformed. */
 static void read_int(const char *name, int *out, uint64_t lo, const char *dflt)
 {
-    const char *v = getenv(name);
+    const char *v = up__env(name);
     uint64_t x;
     if (!v)
         return;
@@ -192,7 +192,7 @@ static void read_all(void)
     atomic_store(&nteams_var, g->num_teams);
     atomic_store(&teams_limit_var, g->teams_thread_limit);
 
-    const char *v = getenv("OMP_DISPLAY_ENV");
+    const char *v = up__env("OMP_DISPLAY_ENV");
     char buf[32];
     if (v) {
         int on;
@@ -203,9 +203,9 @@ static void read_all(void)
         else
             gomp_env_warn("OMP_DISPLAY_ENV", v, "must be true, false or verbose", "false");
     }
-    if ((v = getenv("OMP_AFFINITY_FORMAT")) != NULL)
+    if ((v = up__env("OMP_AFFINITY_FORMAT")) != NULL)
         gomp_affinity_format_set(v, strlen(v));
-    if ((v = getenv("OMP_ALLOCATOR")) != NULL) {
+    if ((v = up__env("OMP_ALLOCATOR")) != NULL) {
         int k = -1;
         if (up__trimmed(v, buf, sizeof buf))
             for (int i = 0; i < 8; i++)
@@ -219,22 +219,22 @@ static void read_all(void)
     }
 
     /* Read by the pool too, which reports a malformed value: quiet here. */
-    if ((v = getenv("OMP_PROC_BIND")) != NULL && proc_bind(v, g) != 0)
+    if ((v = up__env("OMP_PROC_BIND")) != NULL && proc_bind(v, g) != 0)
         g->nbind = 0;
-    if ((v = getenv("OMP_WAIT_POLICY")) != NULL && up__trimmed(v, buf, sizeof buf)) {
+    if ((v = up__env("OMP_WAIT_POLICY")) != NULL && up__trimmed(v, buf, sizeof buf)) {
         if (!strcasecmp(buf, "active"))
             g->wait_policy = 1;
         else if (!strcasecmp(buf, "passive"))
             g->wait_policy = 0;
     }
     g->spincount = g->wait_policy > 0 ? 30000000000ull : g->wait_policy == 0 ? 0 : 300000;
-    if ((v = getenv("GOMP_SPINCOUNT")) != NULL && spincount(v, &g->spincount) != 0)
+    if ((v = up__env("GOMP_SPINCOUNT")) != NULL && spincount(v, &g->spincount) != 0)
         gomp_env_warn("GOMP_SPINCOUNT", v, "not a count such as 10000, 20k, 3M or infinite",
                       "300000");
     unsigned long size;
-    if ((v = getenv("OMP_STACKSIZE")) != NULL && stacksize(v, &size) == 0)
+    if ((v = up__env("OMP_STACKSIZE")) != NULL && stacksize(v, &size) == 0)
         g->stacksize = size;
-    else if ((v = getenv("GOMP_STACKSIZE")) != NULL) {
+    else if ((v = up__env("GOMP_STACKSIZE")) != NULL) {
         if (stacksize(v, &size) != 0)
             gomp_env_warn("GOMP_STACKSIZE", v, "not a size such as 512 (KiB), 512K, 8M or 1G",
                           "the system's");

@@ -112,6 +112,9 @@ int main(int argc, char **argv)
         args++;
     }
     const char *app = args[0];
+    /* Not through the environment registry (up__env): this program links
+     * no ultrapool library, and it does not interpret the variable, only
+     * puts its folder in front for the dynamic linker. */
     const char *old = getenv("LD_LIBRARY_PATH");
     size_t len = strlen(dir) + (old && *old ? strlen(old) + 1 : 0) + 1;
     char *path = malloc(len);

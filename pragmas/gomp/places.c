@@ -280,13 +280,13 @@ int gomp_places_init(int binding)
     places = calloc(MAX_PLACES, sizeof *places);
     if (!places)
         gomp_fatal("out of memory for the place list");
-    const char *v = getenv("OMP_PLACES"), *name = "OMP_PLACES";
+    const char *v = up__env("OMP_PLACES"), *name = "OMP_PLACES";
     int rc = 0;
     if (v) {
         const char *p = v;
         skip(&p);
         rc = *p == '{' ? explicit_list(p) : abstract(p);
-    } else if ((v = getenv("GOMP_CPU_AFFINITY")) != NULL) {
+    } else if ((v = up__env("GOMP_CPU_AFFINITY")) != NULL) {
         name = "GOMP_CPU_AFFINITY";
         rc = cpu_affinity(v);
     } else if (binding)

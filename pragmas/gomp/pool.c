@@ -24,16 +24,16 @@ static up_pool *make_pool(void)
     up_config_init(&cfg);
     /* GOMP_STACKSIZE, libgomp's older name, where OMP_STACKSIZE (which the
      * pool reads) and UP_STACK_SIZE are unset. */
-    if (!getenv("UP_STACK_SIZE") && !getenv("OMP_STACKSIZE") && gomp_env_get()->stacksize)
+    if (!up__env("UP_STACK_SIZE") && !up__env("OMP_STACKSIZE") && gomp_env_get()->stacksize)
         cfg.stack_size = gomp_env_get()->stacksize;
     /* OpenMP threads live until exit, as libgomp's do. Docked members
      * (pragmas/src/crew.c) keep theirs while docked; the others, which a
      * later region's queue takes, would lose their threadprivate (TLS)
      * values by retiring. So this pool's workers do not retire, unless
      * the user set the timeouts. */
-    if (!getenv("UP_IDLE_TIMEOUT"))
+    if (!up__env("UP_IDLE_TIMEOUT"))
         cfg.idle_timeout_ns = NEVER_NS;
-    if (!getenv("UP_EXTRA_IDLE_TIMEOUT"))
+    if (!up__env("UP_EXTRA_IDLE_TIMEOUT"))
         cfg.extra_idle_timeout_ns = NEVER_NS;
     gomp_check_alone("at the first parallel region");
     up_pool *p;

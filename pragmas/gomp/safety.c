@@ -86,7 +86,7 @@ void gomp_check_alone(const char *when)
 
 static void check_backend(void)
 {
-    const char *b = getenv("UP_BACKEND");
+    const char *b = up__env("UP_BACKEND");
     if (b && (!strcasecmp(b, "gomp") || !strcasecmp(b, "llvm")))
         gomp_fatal("UP_BACKEND=%s asks for another OpenMP runtime, but this process runs on "
                    "ultrapool's own libgomp.so.1 (OpenMP here is ultrapool): unset UP_BACKEND "

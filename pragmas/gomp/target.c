@@ -48,7 +48,7 @@ extern void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void
 #define DEVICE_HOST_FALLBACK (-2) /* GOMP_DEVICE_HOST_FALLBACK: if(false) */
 static void offload_mandatory(int device, const char *what)
 {
-    const char *v = getenv("OMP_TARGET_OFFLOAD");
+    const char *v = up__env("OMP_TARGET_OFFLOAD");
     if (!v || strcasecmp(v, "mandatory"))
         return;
     if (device == DEVICE_ICV)

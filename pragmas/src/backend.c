@@ -281,7 +281,7 @@ static const up_omp_ops *load(up_backend b, char *why, size_t size)
     }
     static char dirs[MAX_DIRS][DIR_MAX]; /* (resolve_lock) */
     int ndirs = 0;
-    const char *env = getenv("UP_BACKEND_PATH");
+    const char *env = up__env("UP_BACKEND_PATH");
     if (env && (ndirs = path_directories(env, dirs, MAX_DIRS - 1, why, size)) < 0)
         return NULL;
     if (home_directory(dirs[ndirs], sizeof dirs[0]))
@@ -362,7 +362,7 @@ static void resolve_locked(void)
 {
     if (atomic_load_explicit(&par_backend_state, memory_order_relaxed) != PAR_BACKEND_UNRESOLVED)
         return;
-    const char *v = getenv("UP_BACKEND");
+    const char *v = up__env("UP_BACKEND");
     up_backend b = UP_BACKEND_ULTRAPOOL;
     char why[960];
     if (v && *v) {

@@ -340,11 +340,9 @@ unsigned par_env_threads(const par_env *e, unsigned level)
 static par_env process_env;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
-static const char *process_getenv(const char *name) { return getenv(name); }
-
 static void load_process_env(void)
 {
-    par_env_parse(&process_env, process_getenv);
+    par_env_parse(&process_env, up__env); /* the registry's read path */
     for (const char *line = process_env.warnings; *line;) {
         const char *nl = strchr(line, '\n');
         fprintf(stderr, "ultrapool: %.*s\n", (int)(nl - line), line);

@@ -51,3 +51,5 @@ void up__set_pinned_hook(int (*fn)(void)) { up_layer_set_pinned_hook(fn); }
 int up__parse_bool(const char *s, int *out) { return up_layer_parse_bool(s, out); }
 
 void up__set_print_hook(void (*fn)(FILE *f)) { up_layer_set_print_hook(fn); }
+
+const char *up__env(const char *name) { return up_layer_env(name); }

@@ -55,7 +55,8 @@ typedef struct par_env {
  * runtime schedule of chunk 1, cancellation off. */
 #define PAR_ENV_SUPPORTED_LEVELS 255u /* OpenMP's supported active levels, as libgomp's */
 
-/* Reads every variable through get (getenv, or a test's table) into e. */
+/* Reads every variable through get (up__env, the runtime's one read path,
+ * or a test's table) into e. */
 typedef const char *(*par_getenv_fn)(const char *name);
 void par_env_parse(par_env *e, par_getenv_fn get);
 

@@ -135,4 +135,11 @@ void up__set_pinned_hook(int (*fn)(void));
 int up__parse_bool(const char *s, int *out);
 void up__set_print_hook(void (*fn)(FILE *f));
 
+/* The one path by which every library reads the environment: getenv for a
+ * variable listed in the runtime's environment registry
+ * (runtime/src/env_registry.c), which asserts in UP_DEBUG builds that the
+ * name is listed there. So the table that the unknown-name warning and
+ * docs/env.md's check rely on cannot miss a variable that a layer reads. */
+const char *up__env(const char *name);
+
 #endif

@@ -42,5 +42,7 @@ UP_API void up_layer_set_pinned_hook(int (*fn)(void));
 /* up_layer.h: up__parse_bool and up__set_print_hook. */
 UP_API int up_layer_parse_bool(const char *s, int *out);
 UP_API void up_layer_set_print_hook(void (*fn)(FILE *f));
+/* up_layer.h: up__env. */
+UP_API const char *up_layer_env(const char *name);
 
 #endif

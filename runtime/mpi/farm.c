@@ -477,7 +477,7 @@ static int heartbeat_timeout(const up_mpi_opts *o, uint64_t *out)
 {
     uint64_t ns = o->heartbeat_timeout_ns;
     const char *from = "heartbeat_timeout_ns";
-    const char *v = getenv("UP_MPI_HEARTBEAT_TIMEOUT");
+    const char *v = up__env("UP_MPI_HEARTBEAT_TIMEOUT");
     if (ns == 0 && v) {
         from = "UP_MPI_HEARTBEAT_TIMEOUT";
         if (up__parse_duration(v, &ns) != 0) {

@@ -3,8 +3,10 @@
  * a value outside its range is an error that names it, never a clamp.
  *
  * One table (options[]) describes every field-backed variable, so parsing,
- * validation, the unknown-name check and UP_PRINT_CONFIG cannot disagree
- * about names, units or ranges. */
+ * validation and UP_PRINT_CONFIG cannot disagree about names, units or
+ * ranges. Which UP_* names exist at all, for the unknown-name warning, is
+ * the environment registry's to say (env_registry.c): it lists every
+ * layer's variables and the names reserved for the tools. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 #include <ultrapool/version.h>
 
 #include "config.h"
+#include "env_registry.h"
 #include "pool_internal.h"
 
 #if defined(__APPLE__)
@@ -87,29 +90,9 @@ static const option options[] = {
 static const char *const flag_vars[] = {"UP_PRINT_CONFIG"};
 #define NFLAGS (sizeof flag_vars / sizeof flag_vars[0])
 
-/* Variables of the parallel layer (pragmas/src/env.c), which reads them
- * itself: known names here, so that they draw no warning and a typo of
- * one is pointed to it. */
-static const char *const layer_vars[] = {"UP_NUM_THREADS", "UP_THREAD_LIMIT",
-                                         "UP_MAX_ACTIVE_LEVELS", "UP_SCHEDULE", "UP_CANCELLATION"};
-#define NLAYER (sizeof layer_vars / sizeof layer_vars[0])
-
-/* Names that start with UP_ and belong to ultrapool without being read by
- * the library: the tools' and tests' own variables, and names a later
- * version reads. None of them draws the unknown-name warning. */
-static const char *const reserved_vars[] = {
-    "UP_BACKEND",               /* the parallel layer's backend (pragmas/src/backend.c) */
-    "UP_BACKEND_PATH",          /* where that backend's modules are looked for first */
-    "UP_FUZZ",                  /* set by ctest for the configuration fuzzer */
-    "UP_MACHINE",               /* the machine name scripts/bench-par records */
-    "UP_MPI_HEARTBEAT_TIMEOUT", /* read by the MPI mode's farms (runtime/mpi/farm.c) */
-};
-static const char *const reserved_prefixes[] = {
-    "UP_TEST_",  /* sizes, seeds and knobs of the test programs */
-    "UP_BENCH_", /* knobs of the benchmark programs and scripts */
-};
-#define NRESERVED (sizeof reserved_vars / sizeof reserved_vars[0])
-#define NPREFIXES (sizeof reserved_prefixes / sizeof reserved_prefixes[0])
+/* The names of the other layers' variables, and those reserved for the
+ * tools and tests, are in the environment registry (env_registry.c),
+ * which the unknown-name check below consults. */
 
 #define BOOL_WORDS "1 0 true false yes no on off y n"
 
@@ -182,14 +165,14 @@ static int parse_word(const char *s, const char *const *words, uint64_t *out)
 
 int up__env_flag(const char *name)
 {
-    const char *v = getenv(name);
+    const char *v = up__env(name);
     int on = 0;
     return v && up__parse_bool(v, &on) == 0 && on;
 }
 
 int up__print_config_wanted(void)
 {
-    if (getenv("UP_PRINT_CONFIG"))
+    if (up__env("UP_PRINT_CONFIG"))
         return up__env_flag("UP_PRINT_CONFIG");
     uint64_t on = 0;
     char from[256], err[256];
@@ -421,39 +404,23 @@ static unsigned name_distance(const char *a, const char *b)
     return prev[lb];
 }
 
-static int is_known_name(const char *name)
-{
-    for (size_t i = 0; i < NOPTIONS; i++)
-        if (!strcmp(name, options[i].env))
-            return 1;
-    for (size_t i = 0; i < NFLAGS; i++)
-        if (!strcmp(name, flag_vars[i]))
-            return 1;
-    for (size_t i = 0; i < NLAYER; i++)
-        if (!strcmp(name, layer_vars[i]))
-            return 1;
-    for (size_t i = 0; i < NRESERVED; i++)
-        if (!strcmp(name, reserved_vars[i]))
-            return 1;
-    for (size_t i = 0; i < NPREFIXES; i++)
-        if (!strncmp(name, reserved_prefixes[i], strlen(reserved_prefixes[i])))
-            return 1;
-    return 0;
-}
+/* A registered name (env_registry.c): a variable of any layer, or a name
+ * or prefix reserved for the tools. */
+static int is_known_name(const char *name) { return up__env_lookup(name) != NULL; }
 
-/* The library variable nearest to name (the first one on a tie). */
+/* The registered variable nearest to name, among those the registry
+ * offers as suggestions (the first one on a tie). */
 static const char *nearest_name(const char *name)
 {
-    const char *best = options[0].env;
-    unsigned best_d = name_distance(name, best);
-    for (size_t i = 1; i < NOPTIONS + NFLAGS + NLAYER; i++) {
-        const char *cand = i < NOPTIONS            ? options[i].env
-                           : i < NOPTIONS + NFLAGS ? flag_vars[i - NOPTIONS]
-                                                   : layer_vars[i - NOPTIONS - NFLAGS];
-        unsigned d = name_distance(name, cand);
-        if (d < best_d) {
+    const char *best = NULL;
+    unsigned best_d = 0;
+    for (size_t i = 0; i < up__env_nvars; i++) {
+        if (!(up__env_vars[i].flags & UP__ENV_SUGGEST))
+            continue;
+        unsigned d = name_distance(name, up__env_vars[i].name);
+        if (!best || d < best_d) {
             best_d = d;
-            best = cand;
+            best = up__env_vars[i].name;
         }
     }
     return best;
@@ -501,13 +468,13 @@ int up_config_init(up_config *cfg)
     char first[UP__ERROR_MAX] = "";
     for (size_t i = 0; i < NOPTIONS; i++) {
         /* A set UP_ variable wins; the OpenMP one is read only without it. */
-        const char *val = getenv(options[i].env);
+        const char *val = up__env(options[i].env);
         if (val ? apply_env_option(cfg, &options[i], val) != UP_OK
                 : apply_omp_option(cfg, &options[i]) != UP_OK)
             env_failed(&rc, first, sizeof first);
     }
     for (size_t i = 0; i < NFLAGS; i++) {
-        const char *val = getenv(flag_vars[i]);
+        const char *val = up__env(flag_vars[i]);
         int on;
         uint64_t v;
         char from[256], err[256];
@@ -565,7 +532,7 @@ int up_config_validate(const up_config *cfg)
  * the program's value wins. */
 static void note_environment(const option *o, uint64_t effective, FILE *f)
 {
-    const char *val = getenv(o->env);
+    const char *val = up__env(o->env);
     uint64_t v;
     if (!val || (parse_value(o, val, &v) == 0 && v == effective))
         return;
@@ -582,7 +549,7 @@ static void note_omp(const option *o, uint64_t effective, FILE *f)
     int rc = up__omp_value(o->env, &v, from, sizeof from, err, sizeof err);
     if (rc == 0)
         return;
-    if (getenv(o->env))
+    if (up__env(o->env))
         fprintf(f, "# note: %s is not read: %s is set, and UP_ variables win\n", from, o->env);
     else if (rc < 0)
         fprintf(f, "# note: not in effect: %s\n", err);
@@ -601,7 +568,7 @@ static void print_flag(const char *name, FILE *f)
     uint64_t v = 0;
     char from[256], err[256];
     int rc = up__omp_value(name, &v, from, sizeof from, err, sizeof err);
-    if (getenv(name) || rc == 0) {
+    if (up__env(name) || rc == 0) {
         fprintf(f, "%s=%d\n", name, up__env_flag(name));
         if (rc != 0)
             fprintf(f, "# note: %s is not read: %s is set, and UP_ variables win\n", from, name);

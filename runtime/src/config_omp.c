@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "env_registry.h"
 #include "text.h"
 
 #define KIB UINT64_C(1024)
@@ -242,7 +243,7 @@ int up__omp_value(const char *up_name, uint64_t *out, char *from, size_t fsize, 
 {
     from[0] = '\0';
     if (!strcmp(up_name, "UP_BIND")) {
-        const char *pb = getenv("OMP_PROC_BIND"), *pl = getenv("OMP_PLACES");
+        const char *pb = up__env("OMP_PROC_BIND"), *pl = up__env("OMP_PLACES");
         if (!pb && !pl)
             return 0;
         up_bind b;
@@ -256,14 +257,14 @@ int up__omp_value(const char *up_name, uint64_t *out, char *from, size_t fsize, 
         return 1;
     }
     if (!strcmp(up_name, "UP_STACK_SIZE")) {
-        const char *v = getenv("OMP_STACKSIZE");
+        const char *v = up__env("OMP_STACKSIZE");
         if (!v)
             return 0;
         add_from(from, fsize, "OMP_STACKSIZE", v);
         return up__omp_stacksize(v, out, err, esize) == 0 ? 1 : -1;
     }
     if (!strcmp(up_name, "UP_SPIN")) {
-        const char *v = getenv("OMP_WAIT_POLICY");
+        const char *v = up__env("OMP_WAIT_POLICY");
         unsigned spin;
         if (!v)
             return 0;
@@ -274,7 +275,7 @@ int up__omp_value(const char *up_name, uint64_t *out, char *from, size_t fsize, 
         return 1;
     }
     if (!strcmp(up_name, "UP_PRINT_CONFIG")) {
-        const char *v = getenv("OMP_DISPLAY_ENV");
+        const char *v = up__env("OMP_DISPLAY_ENV");
         int on;
         if (!v)
             return 0;

@@ -47,3 +47,5 @@ void up_layer_set_pinned_hook(int (*fn)(void)) { up__set_pinned_hook(fn); }
 int up_layer_parse_bool(const char *s, int *out) { return up__parse_bool(s, out); }
 
 void up_layer_set_print_hook(void (*fn)(FILE *f)) { up__set_print_hook(fn); }
+
+const char *up_layer_env(const char *name) { return up__env(name); }

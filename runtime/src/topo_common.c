@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env_registry.h"
+
 int up__plan_alloc(up__plan *plan, unsigned nshards, int ncpu_slots)
 {
     plan->nshards = nshards;
@@ -126,7 +128,7 @@ void up__plan_near_order(up__plan *plan)
 
 int up__likwid_pin_cpus(int **out)
 {
-    const char *s = getenv("LIKWID_PIN");
+    const char *s = up__env("LIKWID_PIN");
     *out = NULL;
     if (!s || !*s)
         return 0;

@@ -25,6 +25,7 @@
 
 #include <hwloc.h>
 
+#include "env_registry.h"
 #include "pool_internal.h"
 
 typedef struct pu_rec {
@@ -332,7 +333,7 @@ static int load(hwloc_topology_t *out, up__topo_from from, const char *arg, int 
     unsigned long flags = 0;
     /* Restricting to the process binding makes sense for this machine only,
      * and not under likwid-pin, which pins the main thread to one CPU. */
-    if (native && !getenv("LIKWID_PIN"))
+    if (native && !up__env("LIKWID_PIN"))
         flags |= HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM | HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING;
         /* Distances and memory attributes are not used: skipping them makes
          * loading cheaper. (DONT_CHANGE_BINDING is not set: the x86 backend
@@ -405,7 +406,7 @@ out:
 int up__plan_build_from(up__plan *plan, const up_config *cfg, up__topo_from from, const char *arg)
 {
     memset(plan, 0, sizeof *plan);
-    const char *xml_env = getenv("HWLOC_XMLFILE"), *syn_env = getenv("HWLOC_SYNTHETIC");
+    const char *xml_env = up__env("HWLOC_XMLFILE"), *syn_env = up__env("HWLOC_SYNTHETIC");
     int native = from == UP__TOPO_SYSTEM && !(xml_env && *xml_env) && !(syn_env && *syn_env);
     hwloc_topology_t t;
     int rc = load(&t, from, arg, native);
