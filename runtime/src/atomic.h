@@ -27,12 +27,19 @@
 #define up__fetch_sub_acq_rel(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_acq_rel)
 #define up__fetch_sub_seqcst(p, v)  atomic_fetch_sub_explicit((p), (v), memory_order_seq_cst)
 #define up__fetch_or_seqcst(p, v)   atomic_fetch_or_explicit((p), (v), memory_order_seq_cst)
+#define up__exchange_relaxed(p, v)  atomic_exchange_explicit((p), (v), memory_order_relaxed)
+#define up__exchange_acquire(p, v)  atomic_exchange_explicit((p), (v), memory_order_acquire)
+#define up__exchange_release(p, v)  atomic_exchange_explicit((p), (v), memory_order_release)
 #define up__exchange_acq_rel(p, v)  atomic_exchange_explicit((p), (v), memory_order_acq_rel)
+#define up__exchange_seqcst(p, v)   atomic_exchange_explicit((p), (v), memory_order_seq_cst)
 #define up__fetch_or_acq_rel(p, v)  atomic_fetch_or_explicit((p), (v), memory_order_acq_rel)
 #define up__fetch_and_acq_rel(p, v) atomic_fetch_and_explicit((p), (v), memory_order_acq_rel)
 #define up__fetch_and_seqcst(p, v)  atomic_fetch_and_explicit((p), (v), memory_order_seq_cst)
 
-/* Compare-and-swap; on failure *expected receives the current value. */
+/* Compare-and-swap; on failure *expected receives the current value. A
+ * name with one order gives the order of success; failure, a load, takes
+ * the load's part of it (acquire for acq_rel, relaxed for release). A
+ * name with two orders gives both, success first. */
 #define up__cas_weak_relaxed(p, e, d)                                                              \
     atomic_compare_exchange_weak_explicit((p), (e), (d), memory_order_relaxed, memory_order_relaxed)
 #define up__cas_weak_acq_rel(p, e, d)                                                              \
@@ -45,6 +52,14 @@
 #define up__cas_strong_acq_rel(p, e, d)                                                            \
     atomic_compare_exchange_strong_explicit((p), (e), (d), memory_order_acq_rel,                   \
                                             memory_order_acquire)
+#define up__cas_strong_acquire_relaxed(p, e, d)                                                    \
+    atomic_compare_exchange_strong_explicit((p), (e), (d), memory_order_acquire,                   \
+                                            memory_order_relaxed)
+#define up__cas_strong_release_acquire(p, e, d)                                                    \
+    atomic_compare_exchange_strong_explicit((p), (e), (d), memory_order_release,                   \
+                                            memory_order_acquire)
+#define up__cas_weak_release_acquire(p, e, d)                                                      \
+    atomic_compare_exchange_weak_explicit((p), (e), (d), memory_order_release, memory_order_acquire)
 
 /* Store buffering (Dekker's step): a thread stores one word and must then
  * see the other thread's store to a second word, or be seen by it. Two
