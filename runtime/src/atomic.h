@@ -1,8 +1,18 @@
-/* The only place the runtime touches C11 atomics. Every name carries its
- * memory order so the order is visible at each call site; there is no
- * volatile and no __sync. Standalone fences are avoided where an ordered
- * operation can carry the ordering, because ThreadSanitizer understands
- * the latter and not the former. */
+/* The only place the libraries touch C11 atomics: the sources under
+ * runtime/ (the pool, the MPI mode, the layer interface, the tools) and
+ * pragmas/ (the parallel layer, its OpenMP ABI and backends) call the
+ * macros below, never an operation of <stdatomic.h> or an __atomic or
+ * __sync builtin; test_raw_atomics (tests/unit/check_raw_atomics.sh) fails
+ * on one that does. They take the atomic types from <stdatomic.h>, and
+ * atomic_init stays a plain call: it initialises an object no other
+ * thread can see yet, which is no atomic access and has no order to name.
+ * Tests, benchmarks and experiments stand outside the libraries and use
+ * <stdatomic.h> directly.
+ *
+ * Every name carries its memory order so the order is visible at each call
+ * site; there is no volatile. Standalone fences are avoided where an
+ * ordered operation can carry the ordering, because ThreadSanitizer
+ * understands the latter and not the former. */
 #ifndef UP_ATOMIC_H
 #define UP_ATOMIC_H
 
