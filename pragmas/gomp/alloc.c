@@ -163,7 +163,7 @@ static int pool_take(allocator *c, size_t add, size_t prev)
 {
     if (!c || c->pool == NO_POOL)
         return 1;
-    size_t used = atomic_load_explicit(&c->used, memory_order_relaxed), next;
+    size_t used = up__load_relaxed(&c->used), next;
     do {
         if (add > prev) {
             if (add - prev > c->pool || __builtin_add_overflow(used, add - prev, &next) ||
@@ -172,8 +172,7 @@ static int pool_take(allocator *c, size_t add, size_t prev)
         } else {
             next = used - (prev - add);
         }
-    } while (!atomic_compare_exchange_weak_explicit(&c->used, &used, next, memory_order_relaxed,
-                                                    memory_order_relaxed));
+    } while (!up__cas_weak_relaxed(&c->used, &used, next));
     return 1;
 }
 
@@ -181,7 +180,7 @@ static int pool_take(allocator *c, size_t add, size_t prev)
 static void pool_undo(allocator *c, size_t add, size_t prev)
 {
     if (c && c->pool != NO_POOL)
-        atomic_fetch_add_explicit(&c->used, prev - add, memory_order_relaxed);
+        up__fetch_add_relaxed(&c->used, prev - add);
 }
 
 /* The block for size bytes aligned to align (a power of two, at least a

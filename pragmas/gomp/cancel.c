@@ -37,12 +37,12 @@ GOMP_API bool GOMP_cancellation_point(int which)
         return false;
     par_thread *th = par_tls;
     par_team *t = th ? th->c.team : NULL;
-    unsigned word = t ? atomic_load_explicit(&t->cancel, memory_order_acquire) : 0;
+    unsigned word = t ? up__load_acquire(&t->cancel) : 0;
     if (which & (GOMP_CANCEL_LOOP | GOMP_CANCEL_SECTIONS))
         return gomp_ws_cancelled();
     if (which & GOMP_CANCEL_TASKGROUP) {
         par_group *g = cancel_group(th);
-        if (g && atomic_load_explicit(&g->cancelled, memory_order_acquire))
+        if (g && up__load_acquire(&g->cancelled))
             return true;
         /* cancel parallel cancels the explicit tasks too */
     }
@@ -66,13 +66,13 @@ GOMP_API bool GOMP_cancel(int which, bool do_cancel)
     if (which & GOMP_CANCEL_TASKGROUP) {
         par_group *g = cancel_group(th);
         if (g)
-            atomic_store_explicit(&g->cancelled, 1, memory_order_release);
+            up__store_release(&g->cancelled, 1);
         return true;
     }
     if (t) {
         /* Publish with a seq_cst RMW, then wake (wait.c): members waiting
          * in a cancellable barrier leave it. */
-        atomic_fetch_or_explicit(&t->cancel, PAR_CANCEL_PARALLEL, memory_order_seq_cst);
+        up__fetch_or_seqcst(&t->cancel, PAR_CANCEL_PARALLEL);
         par_wake_team(t, th->c.slot);
     }
     return true;
@@ -102,15 +102,15 @@ bool gomp_barrier_cancel(par_thread *th)
     par_team *t = th ? th->c.team : NULL;
     if (!t)
         return false;
-    if (atomic_load_explicit(&t->cancel, memory_order_acquire) & PAR_CANCEL_PARALLEL)
+    if (up__load_acquire(&t->cancel) & PAR_CANCEL_PARALLEL)
         return true;
     par_frame *f = th->c.frame;
     if (f)
         par_join_all(th, f); /* this member's tasks, as par_barrier */
-    unsigned size = atomic_load_explicit(&t->size, memory_order_relaxed);
+    unsigned size = up__load_relaxed(&t->size);
     if (size < 2)
-        return (atomic_load_explicit(&t->cancel, memory_order_acquire) & PAR_CANCEL_PARALLEL) != 0;
-    uint64_t w = atomic_load_explicit(&t->cbar, memory_order_acquire);
+        return (up__load_acquire(&t->cancel) & PAR_CANCEL_PARALLEL) != 0;
+    uint64_t w = up__load_acquire(&t->cbar);
     for (;;) {
         uint64_t next = (uint32_t)w + 1 == size ? ((w >> 32) + 1) << 32 : w + 1;
         if (up__cas_weak_seqcst(&t->cbar, &w, next))
@@ -119,17 +119,16 @@ bool gomp_barrier_cancel(par_thread *th)
     uint32_t gen = (uint32_t)(w >> 32);
     if ((uint32_t)w + 1 == size) {
         par_wake_team(t, th->c.slot); /* publish (the CAS), then wake (wait.c) */
-        return (atomic_load_explicit(&t->cancel, memory_order_acquire) & PAR_CANCEL_PARALLEL) != 0;
+        return (up__load_acquire(&t->cancel) & PAR_CANCEL_PARALLEL) != 0;
     }
     cbar_wait cw = {t, gen};
     unsigned spins = 0;
     par_task task;
     for (;;) {
-        uint64_t now = atomic_load_explicit(&t->cbar, memory_order_acquire);
+        uint64_t now = up__load_acquire(&t->cbar);
         if ((uint32_t)(now >> 32) != gen)
-            return (atomic_load_explicit(&t->cancel, memory_order_acquire) & PAR_CANCEL_PARALLEL) !=
-                   0;
-        if (atomic_load_explicit(&t->cancel, memory_order_acquire) & PAR_CANCEL_PARALLEL) {
+            return (up__load_acquire(&t->cancel) & PAR_CANCEL_PARALLEL) != 0;
+        if (up__load_acquire(&t->cancel) & PAR_CANCEL_PARALLEL) {
             /* Take the arrival back, unless the barrier completed meanwhile. */
             while ((uint32_t)(now >> 32) == gen) {
                 if (up__cas_weak_seqcst(&t->cbar, &now, now - 1))

@@ -189,8 +189,8 @@ static void read_all(void)
     read_int("OMP_NUM_TEAMS", &g->num_teams, 1, "0");
     read_int("OMP_TEAMS_THREAD_LIMIT", &g->teams_thread_limit, 1, "0");
     read_bool("OMP_DISPLAY_AFFINITY", &g->display_affinity, "false");
-    atomic_store(&nteams_var, g->num_teams);
-    atomic_store(&teams_limit_var, g->teams_thread_limit);
+    up__store_seqcst(&nteams_var, g->num_teams);
+    up__store_seqcst(&teams_limit_var, g->teams_thread_limit);
 
     const char *v = up__env("OMP_DISPLAY_ENV");
     char buf[32];
@@ -258,16 +258,16 @@ void gomp_env_set_teams(int num_teams, int thread_limit)
 {
     gomp_env_get();
     if (num_teams >= 0)
-        atomic_store(&nteams_var, num_teams);
+        up__store_seqcst(&nteams_var, num_teams);
     if (thread_limit >= 0)
-        atomic_store(&teams_limit_var, thread_limit);
+        up__store_seqcst(&teams_limit_var, thread_limit);
 }
 
 void gomp_env_teams(int *num_teams, int *thread_limit)
 {
     gomp_env_get();
-    *num_teams = atomic_load(&nteams_var);
-    *thread_limit = atomic_load(&teams_limit_var);
+    *num_teams = up__load_seqcst(&nteams_var);
+    *thread_limit = up__load_seqcst(&teams_limit_var);
 }
 
 void gomp_affinity_format_get(char *buf, size_t size)

@@ -178,7 +178,7 @@ static gomp_icv_snap *snap_new(const gomp_icv *v)
 
 void gomp_icv_release(gomp_icv_snap *s)
 {
-    if (s && atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
+    if (s && up__fetch_sub_acq_rel(&s->refs, 1) == 1)
         free(s);
 }
 
@@ -203,7 +203,7 @@ gomp_icv_snap *gomp_icv_capture_slow(void)
         s = snap_new(gomp_icv_get());
         gomp_icv_mark = (uintptr_t)s;
     }
-    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+    up__fetch_add_relaxed(&s->refs, 1);
     return s;
 }
 

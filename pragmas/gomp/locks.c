@@ -57,25 +57,24 @@ static void futex_wake(lock_word *w, int n)
 static int word_try(lock_word *w)
 {
     int free_ = 0;
-    return atomic_compare_exchange_strong_explicit(w, &free_, 1, memory_order_acquire,
-                                                   memory_order_relaxed);
+    return up__cas_strong_acquire_relaxed(w, &free_, 1);
 }
 
 static void word_lock(lock_word *w)
 {
     for (unsigned i = 0; i < LOCK_SPINS; i++) {
-        if (atomic_load_explicit(w, memory_order_relaxed) == 0 && word_try(w))
+        if (up__load_relaxed(w) == 0 && word_try(w))
             return;
         up__cpu_relax();
     }
     /* Say there is a waiter, and sleep while it is held. */
-    while (atomic_exchange_explicit(w, 2, memory_order_acquire) != 0)
+    while (up__exchange_acquire(w, 2) != 0)
         futex_wait(w, 2);
 }
 
 static void word_unlock(lock_word *w)
 {
-    if (atomic_exchange_explicit(w, 0, memory_order_release) == 2)
+    if (up__exchange_release(w, 0) == 2)
         futex_wake(w, 1);
 }
 
@@ -101,9 +100,9 @@ static void nest_set(nest_lock *l)
     const void *me = gomp_task_id();
     /* Only the owner can see itself here: another task reads some other
      * value (or NULL), never me. */
-    if (atomic_load_explicit(owner_of(l), memory_order_relaxed) != me) {
+    if (up__load_relaxed(owner_of(l)) != me) {
         word_lock(&l->lock);
-        atomic_store_explicit(owner_of(l), me, memory_order_relaxed);
+        up__store_relaxed(owner_of(l), me);
         l->count = 0;
     }
     l->count++;
@@ -112,7 +111,7 @@ static void nest_set(nest_lock *l)
 static void nest_unset(nest_lock *l)
 {
     if (--l->count == 0) {
-        atomic_store_explicit(owner_of(l), NULL, memory_order_relaxed);
+        up__store_relaxed(owner_of(l), NULL);
         word_unlock(&l->lock);
     }
 }
@@ -120,11 +119,11 @@ static void nest_unset(nest_lock *l)
 static int nest_test(nest_lock *l)
 {
     const void *me = gomp_task_id();
-    if (atomic_load_explicit(owner_of(l), memory_order_relaxed) == me)
+    if (up__load_relaxed(owner_of(l)) == me)
         return ++l->count;
     if (!word_try(&l->lock))
         return 0;
-    atomic_store_explicit(owner_of(l), me, memory_order_relaxed);
+    up__store_relaxed(owner_of(l), me);
     l->count = 1;
     return 1;
 }
@@ -150,8 +149,7 @@ static void nest25_destroy(nest_lock_25 *l) { (void)l; }
 static int nest25_take(nest_lock_25 *l, int tid, int *seen)
 {
     *seen = 0;
-    return atomic_compare_exchange_strong_explicit(&l->owner, seen, tid, memory_order_acquire,
-                                                   memory_order_relaxed);
+    return up__cas_strong_acquire_relaxed(&l->owner, seen, tid);
 }
 
 static void nest25_set(nest_lock_25 *l)
@@ -176,7 +174,7 @@ static void nest25_set(nest_lock_25 *l)
 static void nest25_unset(nest_lock_25 *l)
 {
     if (--l->count == 0) {
-        atomic_store_explicit(&l->owner, 0, memory_order_release);
+        up__store_release(&l->owner, 0);
         futex_wake(&l->owner, 1);
     }
 }

@@ -127,18 +127,17 @@ void gomp_ws_reductions(par_thread *th, par_ws_iter *it, uintptr_t *reductions, 
         return;
     }
     void *p = NULL;
-    if (atomic_compare_exchange_strong_explicit(&ws->aux, &p, CLAIMING, memory_order_acq_rel,
-                                                memory_order_acquire)) {
+    if (up__cas_strong_acq_rel(&ws->aux, &p, CLAIMING)) {
         gomp_ws_task_reductions(reductions, NULL, who);
         /* Publish with a seq_cst RMW, then wake (wait.c). */
         void *claim = CLAIMING;
-        (void)atomic_compare_exchange_strong(&ws->aux, &claim, (void *)reductions);
+        (void)up__cas_strong_seqcst(&ws->aux, &claim, (void *)reductions);
         par_wake_team(th->c.team, th->c.slot);
         return;
     }
     aux_wait w = {ws};
     par_ws_wait(th, aux_set, &w);
-    gomp_ws_task_reductions(reductions, atomic_load_explicit(&ws->aux, memory_order_acquire), who);
+    gomp_ws_task_reductions(reductions, up__load_acquire(&ws->aux), who);
 }
 
 void *gomp_ws_mem(par_ws_iter *it, void **mem, const char *who)
@@ -388,14 +387,14 @@ void gomp_ws_cancel(void)
 {
     par_thread *th = par_tls;
     if (th && th->c.team && th->c.ws_it.ws)
-        atomic_store_explicit(&th->c.team->cancel_ws, th->c.ws_count, memory_order_release);
+        up__store_release(&th->c.team->cancel_ws, th->c.ws_count);
 }
 
 bool gomp_ws_cancelled(void)
 {
     par_thread *th = par_tls;
     return th && th->c.team && th->c.ws_it.ws &&
-           atomic_load_explicit(&th->c.team->cancel_ws, memory_order_acquire) == th->c.ws_count;
+           up__load_acquire(&th->c.team->cancel_ws) == th->c.ws_count;
 }
 
 /* ordered: the chunk a member holds has the turn from its first ordered

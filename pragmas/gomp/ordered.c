@@ -98,7 +98,7 @@ static doacross *current(par_thread **pth)
     *pth = th;
     if (!th || !th->c.ws_it.ws)
         return NULL;
-    return atomic_load_explicit(&th->c.ws_it.ws->data, memory_order_acquire);
+    return up__load_acquire(&th->c.ws_it.ws->data);
 }
 
 static void post(const uint64_t *v)
@@ -111,7 +111,7 @@ static void post(const uint64_t *v)
     for (unsigned k = 1; k < d->ncounts; k++)
         flat += v[k] * d->mult[k];
     _Atomic uint64_t *w = &d->posted[v[0]];
-    uint64_t cur = atomic_load_explicit(w, memory_order_relaxed);
+    uint64_t cur = up__load_relaxed(w);
     if (flat > cur) {
         up__fetch_add_seqcst(w, flat - cur);
         par_wake_team(th->c.team, th->c.slot);
@@ -142,7 +142,7 @@ static void wait_for(doacross *d, par_thread *th, uint64_t first, const uint64_t
         flat += rest[k - 1] * d->mult[k];
     }
     da_wait x = {&d->posted[first], flat};
-    if (atomic_load_explicit(x.w, memory_order_acquire) < flat)
+    if (up__load_acquire(x.w) < flat)
         par_ws_wait(th, da_posted, &x);
 }
 

@@ -204,15 +204,14 @@ GOMP_API void GOMP_atomic_end(void) { pthread_mutex_unlock(&atomic_lock); }
 static pthread_mutex_t *named_lock(void **pptr)
 {
     _Atomic(pthread_mutex_t *) *slot = (_Atomic(pthread_mutex_t *) *)pptr;
-    pthread_mutex_t *m = atomic_load_explicit(slot, memory_order_acquire);
+    pthread_mutex_t *m = up__load_acquire(slot);
     if (m)
         return m;
     pthread_mutex_t *fresh = malloc(sizeof *fresh);
     if (!fresh)
         gomp_fatal("out of memory for a named critical section's lock");
     pthread_mutex_init(fresh, NULL);
-    if (atomic_compare_exchange_strong_explicit(slot, &m, fresh, memory_order_acq_rel,
-                                                memory_order_acquire))
+    if (up__cas_strong_acq_rel(slot, &m, fresh))
         return fresh;
     pthread_mutex_destroy(fresh); /* another thread's won */
     free(fresh);

@@ -48,14 +48,14 @@ up_pool *gomp_pool(void)
     up_pool *mine = up_current_pool();
     if (mine)
         return mine;
-    up_pool *p = atomic_load_explicit(&process_pool, memory_order_acquire);
+    up_pool *p = up__load_acquire(&process_pool);
     if (p)
         return p;
     pthread_mutex_lock(&pool_lock);
-    p = atomic_load_explicit(&process_pool, memory_order_relaxed);
+    p = up__load_relaxed(&process_pool);
     if (!p) {
         p = make_pool();
-        atomic_store_explicit(&process_pool, p, memory_order_release);
+        up__store_release(&process_pool, p);
     }
     pthread_mutex_unlock(&pool_lock);
     return p;
@@ -67,7 +67,7 @@ int gomp_pool_pause(void)
     if ((th && (th->level > 0 || th->c.team)) || up_current_pool())
         return -1;
     pthread_mutex_lock(&pool_lock);
-    up_pool *p = atomic_exchange_explicit(&process_pool, NULL, memory_order_acq_rel);
+    up_pool *p = up__exchange_acq_rel(&process_pool, NULL);
     pthread_mutex_unlock(&pool_lock);
     if (p) {
         /* Docked region members are inside pool tasks: released, they go

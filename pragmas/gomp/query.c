@@ -80,7 +80,7 @@ GOMP_API int omp_get_team_size(int level)
     if (level == 0)
         return 1;
     par_team *t = ancestor(level, &member);
-    return t ? (int)atomic_load_explicit(&t->size, memory_order_relaxed) : -1;
+    return t ? (int)up__load_relaxed(&t->size) : -1;
 }
 
 GOMP_API int omp_get_num_procs(void)

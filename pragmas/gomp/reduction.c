@@ -152,7 +152,7 @@ static void red_member(void *arg)
     f->group = &r->group;
     unsigned size = team_size(th);
     if (!th->c.team || th->c.member == 0)
-        atomic_store_explicit(&r->size, size, memory_order_relaxed);
+        up__store_relaxed(&r->size, size);
     r->fn(r->data);
     if (size < 2)
         f->group = saved;
@@ -176,7 +176,7 @@ GOMP_API unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data, unsig
     r.group.data = rdata;
     GOMP_parallel(red_member, &r, num_threads, flags);
     /* GCC's code combines the copies of this many members. */
-    return atomic_load_explicit(&r.size, memory_order_relaxed);
+    return up__load_relaxed(&r.size);
 }
 
 /* Worksharing constructs with reduction(task, ...) (for the loop and

@@ -83,7 +83,7 @@ GOMP_API void *GOMP_single_copy_start(void)
     if (par_ws_next(th, it, &b, &e))
         return NULL;
     par_barrier(th);
-    void *data = atomic_load_explicit(&it->ws->aux, memory_order_acquire);
+    void *data = up__load_acquire(&it->ws->aux);
     par_ws_end(th, it);
     return data;
 }
@@ -93,7 +93,7 @@ GOMP_API void GOMP_single_copy_end(void *data)
     par_thread *th = gomp_ws_thread();
     par_ws_iter *it = &th->c.ws_it;
     if (it->ws) {
-        atomic_store_explicit(&it->ws->aux, data, memory_order_release);
+        up__store_release(&it->ws->aux, data);
         par_barrier(th);
     }
     par_ws_end(th, it);

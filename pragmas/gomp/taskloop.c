@@ -27,9 +27,8 @@ static void taskloop(const char *who, void (*fn)(void *), void *data, void (*cpy
 {
     par_thread *th = gomp_thread_state(who);
     int group = !(flags & GOMP_TASK_FLAG_NOGROUP);
-    if (n == 0 ||
-        (th->c.team && gomp_cancel_var() &&
-         (atomic_load_explicit(&th->c.team->cancel, memory_order_relaxed) & PAR_CANCEL_PARALLEL))) {
+    if (n == 0 || (th->c.team && gomp_cancel_var() &&
+                   (up__load_relaxed(&th->c.team->cancel) & PAR_CANCEL_PARALLEL))) {
         /* Tell GCC's code that no reduction was registered. */
         if (group && (flags & GOMP_TASK_FLAG_REDUCTION))
             reduction_data(data)[2] = 0;

@@ -180,15 +180,14 @@ int gomp_cancelled_here(par_thread *th)
     if (!gomp_cancel_var())
         return 0;
     par_team *t = th->c.team;
-    if (t && (atomic_load_explicit(&t->cancel, memory_order_relaxed) & PAR_CANCEL_PARALLEL))
+    if (t && (up__load_relaxed(&t->cancel) & PAR_CANCEL_PARALLEL))
         return 1;
     const par_group *g = th->c.frame ? th->c.frame->group : NULL;
     if (!g)
         return 0;
-    if (atomic_load_explicit(&g->cancelled, memory_order_relaxed))
+    if (up__load_relaxed(&g->cancelled))
         return 1;
-    return g->workshare && g->outer &&
-           atomic_load_explicit(&g->outer->cancelled, memory_order_relaxed);
+    return g->workshare && g->outer && up__load_relaxed(&g->outer->cancelled);
 }
 
 par_thread *gomp_thread_state(const char *who)

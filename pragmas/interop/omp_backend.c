@@ -25,6 +25,9 @@
 
 #include "up_omp_ops.h"
 
+/* The runtime's atomics (one header for every atomic, see atomic.h). */
+#include "../../runtime/src/atomic.h"
+
 #if defined(__GNUC__)
 #define EXPORT __attribute__((visibility("default")))
 #else
@@ -60,10 +63,7 @@ typedef struct context {
 } context;
 static _Thread_local context cur;
 
-static int group_cancelled(const group *g)
-{
-    return g && atomic_load_explicit(&g->cancelled, memory_order_relaxed);
-}
+static int group_cancelled(const group *g) { return g && up__load_relaxed(&g->cancelled); }
 
 /* ---- regions ---------------------------------------------------------- */
 
@@ -88,7 +88,7 @@ static int parallel(unsigned nthreads, int exact, up_region_fn fn, void *ctx)
         context saved = cur;
         cur = (context){&t, NULL, 1, 0, 0};
         if (exact && (unsigned)omp_get_num_threads() != want)
-            atomic_store_explicit(&t.short_handed, 1, memory_order_relaxed);
+            up__store_relaxed(&t.short_handed, 1);
         else
             fn(ctx);
         cur = saved;
@@ -96,8 +96,8 @@ static int parallel(unsigned nthreads, int exact, up_region_fn fn, void *ctx)
     cur = outer;
     if (exact && dynamic)
         omp_set_dynamic(dynamic);
-    free(atomic_load_explicit(&t.slots, memory_order_relaxed));
-    return atomic_load_explicit(&t.short_handed, memory_order_relaxed) ? UP_EAGAIN : UP_OK;
+    free(up__load_relaxed(&t.slots));
+    return up__load_relaxed(&t.short_handed) ? UP_EAGAIN : UP_OK;
 }
 
 static unsigned thread_num(void) { return (unsigned)omp_get_thread_num(); }
@@ -180,14 +180,13 @@ static void share(uint64_t n, const up_for_opts *o, up_omp_units_fn body, void *
  * decides whose allocation is kept), so regions without one pay nothing. */
 static unsigned char *team_slots(team *t, unsigned size)
 {
-    unsigned char *s = atomic_load_explicit(&t->slots, memory_order_acquire);
+    unsigned char *s = up__load_acquire(&t->slots);
     if (s)
         return s;
     unsigned char *mine = aligned_alloc(ALIGN, (size_t)NSETS * size * SLOT);
     if (!mine)
         abort(); /* a team's few kB: nothing sensible is left to do */
-    if (atomic_compare_exchange_strong_explicit(&t->slots, &s, mine, memory_order_acq_rel,
-                                                memory_order_acquire))
+    if (up__cas_strong_acq_rel(&t->slots, &s, mine))
         return mine;
     free(mine);
     return s;
@@ -357,13 +356,13 @@ static int taskgroup(up_region_fn fn, void *ctx)
 #pragma omp taskgroup
     fn(ctx);
     cur.g = outer;
-    return atomic_load_explicit(&g.cancelled, memory_order_relaxed) ? UP_ECANCELED : UP_OK;
+    return up__load_relaxed(&g.cancelled) ? UP_ECANCELED : UP_OK;
 }
 
 static void cancel_taskgroup(void)
 {
     if (cur.g)
-        atomic_store_explicit(&cur.g->cancelled, 1, memory_order_relaxed);
+        up__store_relaxed(&cur.g->cancelled, 1);
 }
 
 static int cancelled(void) { return group_cancelled(cur.g); }

@@ -349,10 +349,10 @@ static int select_locked(up_backend b, char *why, size_t size)
     }
     current = b;
     if (b == UP_BACKEND_ULTRAPOOL) {
-        atomic_store_explicit(&par_backend_state, PAR_BACKEND_OWN, memory_order_release);
+        up__store_release(&par_backend_state, PAR_BACKEND_OWN);
     } else {
-        atomic_store_explicit(&par_foreign_ops, loaded[b], memory_order_relaxed);
-        atomic_store_explicit(&par_backend_state, PAR_BACKEND_FOREIGN, memory_order_release);
+        up__store_relaxed(&par_foreign_ops, loaded[b]);
+        up__store_release(&par_backend_state, PAR_BACKEND_FOREIGN);
     }
     return UP_OK;
 }
@@ -360,7 +360,7 @@ static int select_locked(up_backend b, char *why, size_t size)
 /* UP_BACKEND, read once, the first time a call needs the backend. */
 static void resolve_locked(void)
 {
-    if (atomic_load_explicit(&par_backend_state, memory_order_relaxed) != PAR_BACKEND_UNRESOLVED)
+    if (up__load_relaxed(&par_backend_state) != PAR_BACKEND_UNRESOLVED)
         return;
     const char *v = up__env("UP_BACKEND");
     up_backend b = UP_BACKEND_ULTRAPOOL;
@@ -382,8 +382,8 @@ static void resolve_locked(void)
     current = b;
 failed:
     fprintf(stderr, "ultrapool: %s\n", failure);
-    atomic_store_explicit(&par_foreign_ops, &failed_ops, memory_order_relaxed);
-    atomic_store_explicit(&par_backend_state, PAR_BACKEND_FOREIGN, memory_order_release);
+    up__store_relaxed(&par_foreign_ops, &failed_ops);
+    up__store_release(&par_backend_state, PAR_BACKEND_FOREIGN);
 }
 
 const up_omp_ops *par_omp_slow(void)
@@ -391,9 +391,9 @@ const up_omp_ops *par_omp_slow(void)
     pthread_mutex_lock(&resolve_lock);
     resolve_locked();
     pthread_mutex_unlock(&resolve_lock);
-    return atomic_load_explicit(&par_backend_state, memory_order_acquire) == PAR_BACKEND_OWN
+    return up__load_acquire(&par_backend_state) == PAR_BACKEND_OWN
                ? NULL
-               : atomic_load_explicit(&par_foreign_ops, memory_order_relaxed);
+               : up__load_relaxed(&par_foreign_ops);
 }
 
 int up_set_backend(up_backend b)

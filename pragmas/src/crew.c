@@ -100,13 +100,13 @@ unsigned par_crew_post(par_thread *master, par_team *t, unsigned n)
              * by th after the post's CAS. */
             unsigned slot = 1 + posted;
             par_slot_take(&t->members[slot], t, th);
-            atomic_store_explicit(&t->members[slot].pref, i + 2, memory_order_relaxed);
+            up__store_relaxed(&t->members[slot].pref, i + 2);
             th->dock_slot = slot;
-            atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+            up__fetch_add_relaxed(&t->refs, 1);
             if (post(th, (uintptr_t)t))
                 posted++;
             else
-                atomic_fetch_sub_explicit(&t->refs, 1, memory_order_relaxed);
+                up__fetch_sub_relaxed(&t->refs, 1);
         }
     }
     pthread_mutex_unlock(&c->lock);
@@ -144,7 +144,7 @@ static par_crew *crew_of(par_thread *master)
 
 void par_crew_update(par_thread *master, par_team *t)
 {
-    unsigned size = atomic_load_explicit(&t->size, memory_order_relaxed);
+    unsigned size = up__load_relaxed(&t->size);
     par_crew *c = crew_of(master);
     par_thread **th = NULL; /* the crew's entries, or NULL: no docking */
     if (c) {
@@ -193,7 +193,7 @@ void par_dock_mark(par_thread *th, par_team *t, par_member *slot)
     slot->docks = th->dock_ok && t->dock && th->c.member != 0;
     if (slot->docks) {
         th->dock_pool = t->pool;
-        atomic_store_explicit(&th->dock, PAR_DOCK_WAIT, memory_order_relaxed);
+        up__store_relaxed(&th->dock, PAR_DOCK_WAIT);
     }
 }
 
@@ -220,9 +220,9 @@ static uintptr_t dock_wait(par_thread *th)
 
 void par_dock_serve(par_thread *th)
 {
-    while (atomic_load_explicit(&th->dock, memory_order_relaxed) != PAR_DOCK_NONE) {
+    while (up__load_relaxed(&th->dock) != PAR_DOCK_NONE) {
         uintptr_t d = dock_wait(th);
-        atomic_store_explicit(&th->dock, PAR_DOCK_NONE, memory_order_relaxed);
+        up__store_relaxed(&th->dock, PAR_DOCK_NONE);
         if (d == PAR_DOCK_FREE)
             return;
         par_team *t = (par_team *)d;

@@ -201,23 +201,21 @@ static int add_edge(par_deptable *t, par_node *pred, par_node *succ)
         return 0;
     /* succ's count still holds the bias, so pred's completion may release
      * the edge at once without waking succ early. */
-    uint32_t k = atomic_load_explicit(&pred->nsucc, memory_order_acquire);
+    uint32_t k = up__load_acquire(&pred->nsucc);
     if (k & NSUCC_CLOSED)
         return 0;
     if (k < SUCC_INLINE) {
         pred->succ[k] = succ;
         /* This thread is the only other writer: failing means closed. */
-        return atomic_compare_exchange_strong_explicit(&pred->nsucc, &k, k + 1,
-                                                       memory_order_release, memory_order_acquire);
+        return up__cas_strong_release_acquire(&pred->nsucc, &k, k + 1);
     }
-    par_edge *old = atomic_load_explicit(&pred->more, memory_order_acquire);
+    par_edge *old = up__load_acquire(&pred->more);
     if (old == SUCC_CLOSED)
         return 0;
     par_edge *e = edge_new(t, succ, old);
     if (!e)
         return -1;
-    while (!atomic_compare_exchange_weak_explicit(&pred->more, &old, e, memory_order_release,
-                                                  memory_order_acquire)) {
+    while (!up__cas_weak_release_acquire(&pred->more, &old, e)) {
         if (old == SUCC_CLOSED) /* completed meanwhile: no edge */
             return 0;
         e->next = old;
@@ -282,14 +280,14 @@ int par_deps_create(par_thread *th, par_task *task, const up_dep *deps, size_t n
     }
     /* Drop the bias, keeping one count per edge: ready now unless some
      * predecessor is left. */
-    return atomic_fetch_sub_explicit(&n->npred, NPRED_BIAS - (uint32_t)edges,
-                                     memory_order_acq_rel) == NPRED_BIAS - (uint32_t)edges;
+    return up__fetch_sub_acq_rel(&n->npred, NPRED_BIAS - (uint32_t)edges) ==
+           NPRED_BIAS - (uint32_t)edges;
 fail:
     /* The task is not created. Its node may already be a predecessor of
      * later tasks: mark it complete so they never wait for it, and keep the
      * bias so its own predecessors never run it. */
-    atomic_store_explicit(&n->nsucc, NSUCC_CLOSED, memory_order_release);
-    atomic_store_explicit(&n->more, SUCC_CLOSED, memory_order_release);
+    up__store_release(&n->nsucc, NSUCC_CLOSED);
+    up__store_release(&n->more, SUCC_CLOSED);
     up__set_error("task dependencies: out of memory for the table or its edges");
     return UP_ENOMEM;
 }
@@ -316,7 +314,7 @@ void par_deps_thread_exit(par_thread *th)
 
 static void release(par_thread *th, par_node *s)
 {
-    if (atomic_fetch_sub_explicit(&s->npred, 1, memory_order_acq_rel) != 1)
+    if (up__fetch_sub_acq_rel(&s->npred, 1) != 1)
         return;
     par_hold *h = s->hold;
     if (!h) {
@@ -334,12 +332,12 @@ void par_deps_complete(par_thread *th, par_node *n)
 {
     /* acq_rel: a creator that finds the node closed adds no edge, and the
      * successor it then runs must see this task's writes. */
-    uint32_t k = atomic_exchange_explicit(&n->nsucc, NSUCC_CLOSED, memory_order_acq_rel);
+    uint32_t k = up__exchange_acq_rel(&n->nsucc, NSUCC_CLOSED);
     for (uint32_t i = 0; i < k; i++)
         release(th, n->succ[i]);
     if (k < SUCC_INLINE) /* the creator never went past the array */
         return;
-    par_edge *e = atomic_exchange_explicit(&n->more, SUCC_CLOSED, memory_order_acq_rel);
+    par_edge *e = up__exchange_acq_rel(&n->more, SUCC_CLOSED);
     for (; e; e = e->next)
         release(th, e->node);
 }

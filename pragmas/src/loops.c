@@ -79,18 +79,17 @@ static int dynamic_chunk(par_ws *ws, uint64_t n, uint64_t c, unsigned size, uint
                          uint64_t *e)
 {
     if (c <= (UINT64_MAX - n) / ((uint64_t)size + 1)) {
-        uint64_t i = atomic_fetch_add_explicit(&ws->next, c, memory_order_relaxed);
+        uint64_t i = up__fetch_add_relaxed(&ws->next, c);
         if (i >= n)
             return 0;
         *b = i;
         *e = n - i > c ? i + c : n;
         return 1;
     }
-    uint64_t i = atomic_load_explicit(&ws->next, memory_order_relaxed);
+    uint64_t i = up__load_relaxed(&ws->next);
     while (i < n) {
         uint64_t take = n - i < c ? n - i : c;
-        if (atomic_compare_exchange_weak_explicit(&ws->next, &i, i + take, memory_order_relaxed,
-                                                  memory_order_relaxed)) {
+        if (up__cas_weak_relaxed(&ws->next, &i, i + take)) {
             *b = i;
             *e = i + take;
             return 1;
@@ -104,11 +103,10 @@ static int dynamic_chunk(par_ws *ws, uint64_t n, uint64_t c, unsigned size, uint
 static int guided_chunk(par_ws *ws, uint64_t n, uint64_t min, unsigned size, uint64_t *b,
                         uint64_t *e)
 {
-    uint64_t i = atomic_load_explicit(&ws->next, memory_order_relaxed);
+    uint64_t i = up__load_relaxed(&ws->next);
     while (i < n) {
         uint64_t take = up_omp_guided_take(n, i, min, size);
-        if (atomic_compare_exchange_weak_explicit(&ws->next, &i, i + take, memory_order_relaxed,
-                                                  memory_order_relaxed)) {
+        if (up__cas_weak_relaxed(&ws->next, &i, i + take)) {
             *b = i;
             *e = i + take;
             return 1;
@@ -151,26 +149,24 @@ static par_ws *enter_ws(par_thread *th)
     uint64_t c = th->c.ws_count++;
     par_ws *ws = &th->c.team->ws[c % PAR_WS_SLOTS];
     ws_wait w = {ws, c};
-    if (atomic_load_explicit(&ws->gen, memory_order_acquire) != c)
+    if (up__load_acquire(&ws->gen) != c)
         par_ws_wait(th, ws_free, &w);
     return ws;
 }
 
 static void leave_ws(par_thread *th, par_ws *ws, unsigned size)
 {
-    if (atomic_fetch_add_explicit(&ws->done, 1, memory_order_acq_rel) == size - 1) {
-        atomic_store_explicit(&ws->next, 0, memory_order_relaxed);
-        atomic_store_explicit(&ws->done, 0, memory_order_relaxed);
-        atomic_store_explicit(&ws->ord, 0, memory_order_relaxed);
+    if (up__fetch_add_acq_rel(&ws->done, 1) == size - 1) {
+        up__store_relaxed(&ws->next, 0);
+        up__store_relaxed(&ws->done, 0);
+        up__store_relaxed(&ws->ord, 0);
         /* The block outlives its construct (the ABI's code may read it
          * after the construct's end, as libgomp allows until the next
          * one ends): it is freed when the slot's next construct ends, or
          * with the team (par_ws_free). */
-        free(atomic_exchange_explicit(&ws->stale,
-                                      atomic_load_explicit(&ws->data, memory_order_relaxed),
-                                      memory_order_relaxed));
-        atomic_store_explicit(&ws->data, NULL, memory_order_relaxed);
-        atomic_store_explicit(&ws->aux, NULL, memory_order_relaxed);
+        free(up__exchange_relaxed(&ws->stale, up__load_relaxed(&ws->data)));
+        up__store_relaxed(&ws->data, NULL);
+        up__store_relaxed(&ws->aux, NULL);
         up__fetch_add_seqcst(&ws->gen, PAR_WS_SLOTS);
         par_wake_team(th->c.team, th->c.slot);
     }
@@ -179,8 +175,8 @@ static void leave_ws(par_thread *th, par_ws *ws, unsigned size)
 void par_ws_free(par_team *t)
 {
     for (unsigned i = 0; i < PAR_WS_SLOTS; i++) {
-        free(atomic_load_explicit(&t->ws[i].stale, memory_order_relaxed));
-        free(atomic_load_explicit(&t->ws[i].data, memory_order_relaxed));
+        free(up__load_relaxed(&t->ws[i].stale));
+        free(up__load_relaxed(&t->ws[i].data));
     }
 }
 
@@ -188,7 +184,7 @@ void par_ws_start(par_thread *th, par_ws_iter *it, uint64_t n, int sched, uint64
                   int ordered)
 {
     par_team *t = th ? th->c.team : NULL;
-    unsigned size = t ? atomic_load_explicit(&t->size, memory_order_relaxed) : 1;
+    unsigned size = t ? up__load_relaxed(&t->size) : 1;
     it->ws = size > 1 ? enter_ws(th) : NULL;
     it->n = n;
     it->chunk = chunk;
@@ -228,7 +224,7 @@ void par_ws_ordered_wait(par_thread *th, par_ws_iter *it)
     if (!it->ws || !it->holds)
         return;
     ord_wait w = {it->ws, it->b};
-    if (atomic_load_explicit(&it->ws->ord, memory_order_acquire) != it->b)
+    if (up__load_acquire(&it->ws->ord) != it->b)
         par_ws_wait(th, ord_turn, &w);
 }
 
@@ -294,7 +290,7 @@ void *par_ws_data(par_ws_iter *it, size_t size, void (*init)(void *block, void *
             init(it->solo_data, arg);
         return it->solo_data;
     }
-    void *p = atomic_load_explicit(&it->ws->data, memory_order_acquire);
+    void *p = up__load_acquire(&it->ws->data);
     if (p)
         return p;
     void *fresh = calloc(1, size ? size : 1);
@@ -302,8 +298,7 @@ void *par_ws_data(par_ws_iter *it, size_t size, void (*init)(void *block, void *
         return NULL;
     if (init)
         init(fresh, arg);
-    if (atomic_compare_exchange_strong_explicit(&it->ws->data, &p, fresh, memory_order_acq_rel,
-                                                memory_order_acquire))
+    if (up__cas_strong_acq_rel(&it->ws->data, &p, fresh))
         return fresh;
     free(fresh);
     return p;
@@ -399,8 +394,7 @@ static void share(uint64_t n, const up_for_opts *o, span_fn fn, void *ctx)
     while (par_ws_next(th, &it, &b, &e))
         fn(b, e, ctx);
     par_ws_end(th, &it);
-    if (!o->nowait && th && th->c.team &&
-        atomic_load_explicit(&th->c.team->size, memory_order_relaxed) > 1)
+    if (!o->nowait && th && th->c.team && up__load_relaxed(&th->c.team->size) > 1)
         par_barrier(th);
 }
 
@@ -546,7 +540,7 @@ static void tloop_serial(const tloop *a, const par_frame *f)
     uint64_t q = n / k, r = n % k, off = 0;
     for (uint64_t i = 0; i < k; i++) {
         uint64_t end = off + q + (i < r);
-        if (g && atomic_load_explicit(&g->cancelled, memory_order_relaxed))
+        if (g && up__load_relaxed(&g->cancelled))
             return;
         a->body(at(a->lo, off), at(a->lo, end), a->ctx);
         off = end;

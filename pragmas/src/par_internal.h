@@ -54,11 +54,10 @@ extern _Atomic(const up_omp_ops *) par_foreign_ops;
 const up_omp_ops *par_omp_slow(void);
 static inline const up_omp_ops *par_omp(void)
 {
-    int s = atomic_load_explicit(&par_backend_state, memory_order_acquire);
+    int s = up__load_acquire(&par_backend_state);
     if (s == PAR_BACKEND_OWN)
         return NULL;
-    return s == PAR_BACKEND_FOREIGN ? atomic_load_explicit(&par_foreign_ops, memory_order_relaxed)
-                                    : par_omp_slow();
+    return s == PAR_BACKEND_FOREIGN ? up__load_relaxed(&par_foreign_ops) : par_omp_slow();
 }
 /* UP_OK, or UP_EINVAL with "who: " and the loading error for a backend
  * that UP_BACKEND named but could not be loaded: every int-returning call

@@ -108,8 +108,7 @@ static int reduce(void *value, size_t size, up_red_op op, up_red_type type, up_c
         return rc;
     }
     par_thread *th = par_tls;
-    unsigned n =
-        th && th->c.team ? atomic_load_explicit(&th->c.team->size, memory_order_relaxed) : 1;
+    unsigned n = th && th->c.team ? up__load_relaxed(&th->c.team->size) : 1;
     if (n < 2)
         return UP_OK;
     par_team *t = th->c.team;

@@ -57,7 +57,7 @@ par_thread *par_self(void)
         return NULL;
     memset(th, 0, size);
     static _Atomic uint32_t seq;
-    th->rng = up__rng_seed(atomic_fetch_add(&seq, 1), 0x7061u); /* the one PRNG (rng.h) */
+    th->rng = up__rng_seed(up__fetch_add_seqcst(&seq, 1), 0x7061u); /* the one PRNG (rng.h) */
     th->pk = up__self_parker(); /* NULL: its waits spin and sleep instead */
     pthread_once(&key_once, make_key);
     pthread_setspecific(thread_key, th);
@@ -146,16 +146,13 @@ up_task_fn par_alone_fn, par_alone_icv_fn;
 /* Taskwait's condition: the children, not the holds. */
 static inline int children_done(par_frame *f)
 {
-    return (uint32_t)(f->local_done +
-                      atomic_load_explicit(&f->remote_done, memory_order_acquire)) ==
-           (uint32_t)f->spawned;
+    return (uint32_t)(f->local_done + up__load_acquire(&f->remote_done)) == (uint32_t)f->spawned;
 }
 
 /* Every child done and no child frame held: the frame is idle. */
 static inline int frame_idle(par_frame *f)
 {
-    return f->local_done + atomic_load_explicit(&f->remote_done, memory_order_acquire) ==
-           f->spawned;
+    return f->local_done + up__load_acquire(&f->remote_done) == f->spawned;
 }
 
 static PAR_ALWAYS_INLINE void frame_init(par_frame *f, par_thread *th, par_frame *parent, int final)
@@ -179,10 +176,9 @@ static PAR_ALWAYS_INLINE void frame_init(par_frame *f, par_thread *th, par_frame
 static PAR_ALWAYS_INLINE int frame_body(par_thread *th, par_frame *f, up_task_fn fn, void *arg,
                                         int always)
 {
-    int run = always ||
-              ((!f->group || !atomic_load_explicit(&f->group->cancelled, memory_order_relaxed)) &&
-               !(th->c.team && (atomic_load_explicit(&th->c.team->cancel, memory_order_relaxed) &
-                                PAR_CANCEL_PARALLEL)));
+    int run =
+        always || ((!f->group || !up__load_relaxed(&f->group->cancelled)) &&
+                   !(th->c.team && (up__load_relaxed(&th->c.team->cancel) & PAR_CANCEL_PARALLEL)));
     if (run)
         fn(arg);
     return run;
@@ -297,11 +293,11 @@ static inline void count_remote(par_thread *th, par_frame *parent)
 /* Orphans f, whose body returned with children left (above). */
 static PAR_NOINLINE void frame_orphan(par_thread *th, par_frame *f)
 {
-    atomic_store_explicit(&f->owner, NULL, memory_order_relaxed);
+    up__store_relaxed(&f->owner, NULL);
     uint64_t owed = f->spawned - f->local_done;
     if (f->parent)
-        atomic_fetch_add_explicit(&f->parent->remote_done, PAR_HOLD, memory_order_acq_rel);
-    if (atomic_fetch_add_explicit(&f->remote_done, PAR_ORPHAN - owed, memory_order_acq_rel) ==
+        up__fetch_add_acq_rel(&f->parent->remote_done, PAR_HOLD);
+    if (up__fetch_add_acq_rel(&f->remote_done, PAR_ORPHAN - owed) ==
         owed) /* every child completed meanwhile */
         frame_release(th, f);
 }
@@ -390,7 +386,7 @@ static PAR_ALWAYS_INLINE void complete_task(par_thread *th, par_task *t)
     if (t->node)
         par_deps_complete(th, t->node);
     if (parent) {
-        if (atomic_load_explicit(&parent->owner, memory_order_relaxed) == th)
+        if (up__load_relaxed(&parent->owner) == th)
             parent->local_done++;
         else
             count_remote(th, parent);
@@ -474,13 +470,13 @@ static void complete_event(par_thread *th, par_event *ev, par_frame *parent, par
 {
     ev->parent = parent;
     ev->node = node;
-    if (atomic_fetch_or_explicit(&ev->state, EV_RAN, memory_order_acq_rel) & EV_FULFILLED)
+    if (up__fetch_or_acq_rel(&ev->state, EV_RAN) & EV_FULFILLED)
         finish_event(th, ev);
 }
 
 int par_event_fulfill(par_event *ev)
 {
-    unsigned old = atomic_fetch_or_explicit(&ev->state, EV_FULFILLED, memory_order_acq_rel);
+    unsigned old = up__fetch_or_acq_rel(&ev->state, EV_FULFILLED);
     if (old & EV_FULFILLED)
         return -1;
     if (old & EV_RAN) {
@@ -534,11 +530,11 @@ struct par_urgent {
 
 static int pop_urgent(par_team *team, par_task *out, const par_frame *within)
 {
-    if (atomic_load_explicit(&team->urgent_n, memory_order_relaxed) == 0)
+    if (up__load_relaxed(&team->urgent_n) == 0)
         return 0;
     int got = 0;
     pthread_mutex_lock(&team->urgent_lock);
-    unsigned n = atomic_load_explicit(&team->urgent_n, memory_order_relaxed);
+    unsigned n = up__load_relaxed(&team->urgent_n);
     unsigned in = n < 64 ? n : 64;
     int best = -1, best_prio = 0;
     for (unsigned i = 0; i < in; i++)
@@ -575,7 +571,7 @@ static int pop_urgent(par_team *team, par_task *out, const par_frame *within)
         got = 1;
     }
     if (got)
-        atomic_store_explicit(&team->urgent_n, n - 1, memory_order_relaxed);
+        up__store_relaxed(&team->urgent_n, n - 1);
     pthread_mutex_unlock(&team->urgent_lock);
     return got;
 }
@@ -611,7 +607,7 @@ int par_find_task(par_thread *th, par_task *out, int64_t mark)
 int par_find_task_within(par_thread *th, par_task *out, int64_t mark, const par_frame *within)
 {
     par_team *team = th->c.team;
-    if (team && atomic_load_explicit(&team->urgent_n, memory_order_relaxed) && up__help_enter()) {
+    if (team && up__load_relaxed(&team->urgent_n) && up__help_enter()) {
         if (pop_urgent(team, out, within))
             return PAR_FOUND_HELP;
         up__help_leave();
@@ -621,7 +617,7 @@ int par_find_task_within(par_thread *th, par_task *out, int64_t mark, const par_
         return PAR_FOUND_OWN;
     if (!team)
         return 0;
-    unsigned size = atomic_load_explicit(&team->size, memory_order_relaxed);
+    unsigned size = up__load_relaxed(&team->size);
     if (size < 2 || !up__help_enter())
         return 0;
     unsigned start = up__rng_below(&th->rng, size);
@@ -629,7 +625,7 @@ int par_find_task_within(par_thread *th, par_task *out, int64_t mark, const par_
         unsigned m = (start + k) % size;
         if (&team->members[m] == th->c.slot)
             continue;
-        up__deque *v = atomic_load_explicit(&team->members[m].dq, memory_order_acquire);
+        up__deque *v = up__load_acquire(&team->members[m].dq);
         if (!v)
             continue;
         int rc;
@@ -715,7 +711,7 @@ static inline void counts_reset(par_frame *f)
     if (!frame_idle(f))
         return;
     f->spawned = f->local_done = 0;
-    atomic_store_explicit(&f->remote_done, 0, memory_order_relaxed);
+    up__store_relaxed(&f->remote_done, 0);
 }
 
 /* The waits, out of line: a join that finds the frame done (the common
@@ -768,7 +764,7 @@ static int push_urgent(par_team *team, const par_task *t, int prio)
 {
     int ok = 0;
     pthread_mutex_lock(&team->urgent_lock);
-    unsigned n = atomic_load_explicit(&team->urgent_n, memory_order_relaxed);
+    unsigned n = up__load_relaxed(&team->urgent_n);
     if (n < sizeof team->urgent / sizeof team->urgent[0]) {
         team->urgent[n].prio = prio;
         team->urgent[n].t = *t;
@@ -811,7 +807,7 @@ static int push_urgent(par_team *team, const par_task *t, int prio)
 
 static void creation_point(par_thread *th, par_frame *f)
 {
-    uint64_t done = f->local_done + atomic_load_explicit(&f->remote_done, memory_order_relaxed);
+    uint64_t done = f->local_done + up__load_relaxed(&f->remote_done);
     if ((uint32_t)(f->spawned - done) <= PAR_DEPS_AHEAD) /* holds do not count */
         return;
     par_task t;
@@ -1143,7 +1139,7 @@ int par_taskgroup_end(par_thread *th, par_taskgroup *tg)
 {
     par_join_all(th, &tg->f); /* every task created in it, and their descendants */
     th->c.frame = tg->outer;
-    return atomic_load(&tg->g.cancelled) != 0;
+    return up__load_seqcst(&tg->g.cancelled) != 0;
 }
 
 void up_cancel_taskgroup(void)
@@ -1158,7 +1154,7 @@ void up_cancel_taskgroup(void)
     /* UP_CANCELLATION / OMP_CANCELLATION false: cancel is ignored, as in
      * OpenMP (env.c). */
     if (th && th->c.frame && th->c.frame->group && par_env_get()->cancellation)
-        atomic_store(&th->c.frame->group->cancelled, 1);
+        up__store_seqcst(&th->c.frame->group->cancelled, 1);
 }
 
 /* The taskgroup half of up_cancelled(), which the runtime defines (one
@@ -1168,13 +1164,12 @@ static int group_cancelled(void)
 {
     /* Not par_omp(): a pool task asking must not load a backend. Before
      * the backend is resolved, no call of this layer has run. */
-    int s = atomic_load_explicit(&par_backend_state, memory_order_acquire);
+    int s = up__load_acquire(&par_backend_state);
     if (s != PAR_BACKEND_OWN)
-        return s == PAR_BACKEND_FOREIGN &&
-               atomic_load_explicit(&par_foreign_ops, memory_order_relaxed)->cancelled();
+        return s == PAR_BACKEND_FOREIGN && up__load_relaxed(&par_foreign_ops)->cancelled();
     par_thread *th = par_tls;
     return th && th->c.frame && th->c.frame->group &&
-           atomic_load_explicit(&th->c.frame->group->cancelled, memory_order_relaxed);
+           up__load_relaxed(&th->c.frame->group->cancelled);
 }
 
 /* The pool's question before a task parks (up_layer.h): this thread is a

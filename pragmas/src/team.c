@@ -37,7 +37,7 @@ static unsigned default_threads(void)
 
 static void drop_ref(par_team *t)
 {
-    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) {
+    if (up__fetch_sub_acq_rel(&t->refs, 1) == 1) {
         pthread_mutex_destroy(&t->urgent_lock);
         par_ws_free(t);
         free(t->members);
@@ -45,7 +45,7 @@ static void drop_ref(par_team *t)
     }
 }
 
-void par_team_hold(par_team *t) { atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed); }
+void par_team_hold(par_team *t) { up__fetch_add_relaxed(&t->refs, 1); }
 
 void par_team_release(par_team *t) { drop_ref(t); }
 
@@ -96,13 +96,13 @@ static void member_enter(par_thread *th, par_team *t, unsigned slot, par_frame *
     th->c.member = idx;
     th->c.slot = &t->members[slot];
     root->slot = th->c.slot;
-    th->c.size = atomic_load_explicit(&t->size, memory_order_relaxed);
+    th->c.size = up__load_relaxed(&t->size);
     th->c.frame = root;
     th->c.dq = par_level_deque(th, t->depth - 1); /* made before joining */
     th->c.ws_count = th->c.single_count = th->c.reduce_count = 0;
     memset(&th->c.ws_it, 0, sizeof th->c.ws_it);
     root->mark = th->c.dq ? up__deque_bottom(th->c.dq) : 0;
-    atomic_store_explicit(&t->members[slot].dq, th->c.dq, memory_order_release);
+    up__store_release(&t->members[slot].dq, th->c.dq);
 }
 
 /* The closing barrier of th's part of the region, then back to what the
@@ -117,16 +117,16 @@ static void member_leave(par_thread *th, par_team *t, par_frame *root, const par
     /* A member that left the barrier may still be in a steal attempt on
      * another member's deque. Nobody reuses its deque (in its next region)
      * before every member has said it stopped looking. */
-    unsigned size = atomic_load_explicit(&t->size, memory_order_relaxed);
+    unsigned size = up__load_relaxed(&t->size);
     par_dock_mark(th, t, th->c.slot); /* published by the arrival */
     if (up__fetch_add_seqcst(&t->left, 1) == size - 1) {
         par_wake_team(t, th->c.slot); /* publish, then wake (wait.c) */
     } else {
         unsigned spins = 0;
-        while (atomic_load_explicit(&t->left, memory_order_acquire) < size)
+        while (up__load_acquire(&t->left) < size)
             par_idle(th, th->c.slot, &spins, all_left, t, 0, UINT64_MAX);
     }
-    atomic_store_explicit(&th->c.slot->dq, NULL, memory_order_release);
+    up__store_release(&th->c.slot->dq, NULL);
     th->c = *saved;
     th->level = saved_level[0];
     th->depth = saved_level[1];
@@ -147,21 +147,21 @@ static void run_member(par_thread *th, par_team *t, unsigned slot)
 static void member_run_slot(par_thread *th, par_team *t, unsigned slot)
 {
     unsigned spins = 0;
-    while (!atomic_load_explicit(&t->running, memory_order_acquire))
+    while (!up__load_acquire(&t->running))
         par_idle(th, &t->members[slot], &spins, started, t, 0, UINT64_MAX);
-    if (!atomic_load_explicit(&t->abandoned, memory_order_relaxed))
+    if (!up__load_relaxed(&t->abandoned))
         run_member(th, t, slot);
 }
 
 void par_member_run(par_thread *th, par_team *t, unsigned pref)
 {
-    uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
+    uint32_t st = up__load_acquire(&t->state);
     while (!(st & CLOSED)) {
         /* A seq_cst CAS, then the look at whether the master parked
          * waiting for it (wait.c). */
         if (up__cas_weak_seqcst(&t->state, &st, st + 1)) {
             par_slot_take(&t->members[st], t, th);
-            atomic_store_explicit(&t->members[st].pref, pref, memory_order_release);
+            up__store_release(&t->members[st].pref, pref);
             par_wake_slot(&t->members[0]);
             member_run_slot(th, t, st);
             break;
@@ -192,7 +192,7 @@ static void member_task(void *arg)
     int outer_ok = th->dock_ok;
     th->dock_ok = t->dock && up__worker_at_loop(t->pool);
     par_member_run(th, t, PAR_PREF_NONE);
-    if (atomic_load_explicit(&th->dock, memory_order_relaxed) != PAR_DOCK_NONE)
+    if (up__load_relaxed(&th->dock) != PAR_DOCK_NONE)
         par_dock_serve(th);
     th->dock_ok = outer_ok;
 }
@@ -238,22 +238,21 @@ static int parallel_omp(const up_omp_ops *omp, up_pool *pool, unsigned nthreads,
  * sizes, nothing is published through it. */
 static unsigned group_take(_Atomic unsigned *cg, unsigned limit, unsigned want)
 {
-    unsigned used = atomic_load_explicit(cg, memory_order_relaxed), take;
+    unsigned used = up__load_relaxed(cg), take;
     do {
         take = used < limit ? limit - used : 0;
         if (take > want)
             take = want;
         if (take == 0)
             return 0;
-    } while (!atomic_compare_exchange_weak_explicit(cg, &used, used + take, memory_order_relaxed,
-                                                    memory_order_relaxed));
+    } while (!up__cas_weak_relaxed(cg, &used, used + take));
     return take;
 }
 
 static void group_give(_Atomic unsigned *cg, unsigned n)
 {
     if (cg && n)
-        atomic_fetch_sub_explicit(cg, n, memory_order_relaxed);
+        up__fetch_sub_relaxed(cg, n);
 }
 
 /* *nthreads within the thread limit: the top-level team gets at most the
@@ -351,7 +350,7 @@ static void number_members(par_team *t, unsigned size)
     for (unsigned s = 1; s < size; s++) {
         /* A joiner says its wish right after its CAS: wait for it. */
         unsigned spins = 0, p;
-        while ((p = atomic_load_explicit(&m[s].pref, memory_order_acquire)) == 0)
+        while ((p = up__load_acquire(&m[s].pref)) == 0)
             par_relax(&spins);
         m[s].index = 0;
         if (p != PAR_PREF_NONE && p - 2 < size && !taken[p - 2]) {
@@ -490,14 +489,14 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, up_re
     unsigned posted = t->dock ? par_crew_post(th, t, nthreads) : 0;
     /* They hold slots 1 .. posted already: joiners from the queue take
      * the next ones (no member task exists yet to race this store). */
-    atomic_store_explicit(&t->state, 1 + posted, memory_order_relaxed);
+    up__store_relaxed(&t->state, 1 + posted);
     unsigned submitted = 0;
     for (unsigned i = 1 + posted; i < nthreads; i++) {
-        atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+        up__fetch_add_relaxed(&t->refs, 1);
         int rc = level == 1 ? up__submit_copy_nogrow(pool, member_task, &t, sizeof t)
                             : up_submit_copy(pool, member_task, &t, sizeof t);
         if (rc != UP_OK) {
-            atomic_fetch_sub_explicit(&t->refs, 1, memory_order_relaxed);
+            up__fetch_sub_relaxed(&t->refs, 1);
             if (rc == UP_ESTOPPED && submitted == 0 && posted == 0) {
                 drop_ref(t);
                 group_give(cg, extra);
@@ -524,7 +523,7 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, up_re
     unsigned spins = 0;
     gather g = {t, 1 + posted + submitted};
     for (;;) {
-        unsigned joined = atomic_load_explicit(&t->state, memory_order_acquire) & ~CLOSED;
+        unsigned joined = up__load_acquire(&t->state) & ~CLOSED;
         uint64_t now = up__now_ns();
         if (joined >= 1 + posted + submitted || now >= deadline)
             break;
@@ -541,8 +540,8 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, up_re
         par_idle(th, &members[0], &spins, gathered, &g, 0,
                  asked && mode != PAR_TEAM_FULL ? deadline : start + GATHER_GRACE_NS);
     }
-    uint32_t st = atomic_fetch_or_explicit(&t->state, CLOSED, memory_order_acq_rel);
-    atomic_store_explicit(&t->size, st & ~CLOSED, memory_order_relaxed);
+    uint32_t st = up__fetch_or_acq_rel(&t->state, CLOSED);
+    up__store_relaxed(&t->size, st & ~CLOSED);
     /* The group counts the members that came: a nested region gives back
      * the threads that did not join; a top-level one counts its size.
      * Both before running is published, which nested regions follow. */
@@ -551,11 +550,11 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, up_re
         group_give(cg, extra - (size - 1));
         extra = size - 1;
     } else if (!cg)
-        atomic_store_explicit(&t->cg_used, size, memory_order_relaxed);
+        up__store_relaxed(&t->cg_used, size);
     t->active = (outer ? outer->active : 0) + (size > 1);
     if (exact && (st & ~CLOSED) < nthreads) {
         /* All or nothing: release the members that came, run nothing. */
-        atomic_store_explicit(&t->abandoned, 1, memory_order_relaxed);
+        up__store_relaxed(&t->abandoned, 1);
         up__fetch_or_seqcst(&t->running, 1);
         par_wake_team(t, &members[0]);
         drop_ref(t);
@@ -650,7 +649,7 @@ unsigned up_num_threads(void)
     if (omp)
         return omp->num_threads();
     par_thread *th = par_tls;
-    return th && th->c.team ? atomic_load_explicit(&th->c.team->size, memory_order_relaxed) : 1;
+    return th && th->c.team ? up__load_relaxed(&th->c.team->size) : 1;
 }
 
 unsigned up_level(void)
@@ -689,12 +688,12 @@ void par_barrier(par_thread *th)
     par_frame *f = th->c.frame;
     if (f)
         par_join_all(th, f);
-    unsigned size = t ? atomic_load_explicit(&t->size, memory_order_relaxed) : 1;
+    unsigned size = t ? up__load_relaxed(&t->size) : 1;
     if (size < 2)
         return;
-    unsigned gen = atomic_load_explicit(&t->bar_gen, memory_order_acquire);
-    if (atomic_fetch_add_explicit(&t->bar_count, 1, memory_order_acq_rel) == size - 1) {
-        atomic_store_explicit(&t->bar_count, 0, memory_order_relaxed);
+    unsigned gen = up__load_acquire(&t->bar_gen);
+    if (up__fetch_add_acq_rel(&t->bar_count, 1) == size - 1) {
+        up__store_relaxed(&t->bar_count, 0);
         /* Publish with a seq_cst RMW, then wake the parked (wait.c). */
         up__fetch_add_seqcst(&t->bar_gen, 1);
         par_wake_team(t, th->c.slot);
@@ -703,7 +702,7 @@ void par_barrier(par_thread *th)
     unsigned spins = 0;
     par_task task;
     bar_wait w = {t, gen};
-    while (atomic_load_explicit(&t->bar_gen, memory_order_acquire) == gen) {
+    while (up__load_acquire(&t->bar_gen) == gen) {
         int found = par_find_task(th, &task, f ? f->mark : 0);
         if (found) {
             par_run_found(th, &task, found);
@@ -732,11 +731,11 @@ int up_single(void)
     if (omp)
         return omp->single();
     par_thread *th = par_tls;
-    if (!th || !th->c.team || atomic_load_explicit(&th->c.team->size, memory_order_relaxed) < 2)
+    if (!th || !th->c.team || up__load_relaxed(&th->c.team->size) < 2)
         return 1;
     /* The c-th single of every member: the first CAS from c - 1 to c wins. */
     uint64_t c = ++th->c.single_count, expected = c - 1;
-    return atomic_compare_exchange_strong(&th->c.team->single_next, &expected, c);
+    return up__cas_strong_seqcst(&th->c.team->single_next, &expected, c);
 }
 
 int up_master(void) { return up_thread_num() == 0; }

@@ -120,7 +120,7 @@ static size_t held_text(char *out, const uint64_t held[5], uint64_t n)
 static void view_held(uint64_t held[5])
 {
     for (int i = 0; i < 5; i++)
-        held[i] = atomic_load(&view.held[i]);
+        held[i] = up__load_seqcst(&view.held[i]);
 }
 
 static void on_term(int sig)
@@ -128,13 +128,13 @@ static void on_term(int sig)
     int saved_errno = errno;
     char buf[160 + HELD_TEXT_MAX]; /* 150 bytes before the chunks at most */
     size_t k = 0;
-    if (atomic_load(&view.active)) {
+    if (up__load_seqcst(&view.active)) {
         k += put_str(buf + k, "ultrapool mpi: rank ");
-        k += put_u64(buf + k, (uint64_t)atomic_load(&view.rank));
+        k += put_u64(buf + k, (uint64_t)up__load_seqcst(&view.rank));
         k += put_str(buf + k, " terminated by the launcher during a farm");
-        int w = atomic_load(&view.watched);
+        int w = up__load_seqcst(&view.watched);
         if (w >= 0) {
-            uint64_t quiet_ms = (up__now_ns() - atomic_load(&view.heard_ns)) / 1000000u;
+            uint64_t quiet_ms = (up__now_ns() - up__load_seqcst(&view.heard_ns)) / 1000000u;
             k += put_str(buf + k, "; rank ");
             k += put_u64(buf + k, (uint64_t)w);
             k += put_str(buf + k, " last heard ");
@@ -142,7 +142,7 @@ static void on_term(int sig)
             k += put_str(buf + k, " ms ago, ");
             uint64_t held[5];
             view_held(held);
-            k += held_text(buf + k, held, atomic_load(&view.n));
+            k += held_text(buf + k, held, up__load_seqcst(&view.n));
         }
         k += put_str(buf + k, "\n");
         ssize_t ignored = write(2, buf, k);
@@ -175,7 +175,7 @@ static void handler_remove(void)
 {
     pthread_mutex_lock(&handler_lock);
     if (--handler_users == 0) {
-        atomic_store(&view.active, 0);
+        up__store_seqcst(&view.active, 0);
         sigaction(SIGTERM, &previous_term, NULL);
     }
     pthread_mutex_unlock(&handler_lock);
@@ -185,7 +185,7 @@ static void handler_remove(void)
  * the job is ending. */
 static atomic_int reported;
 
-int up__ledger_claim_report(void) { return atomic_exchange(&reported, 1) == 0; }
+int up__ledger_claim_report(void) { return up__exchange_seqcst(&reported, 1) == 0; }
 
 /* Ends the job after a report. The SIGTERM report is switched off first:
  * the launcher's SIGTERM that follows would otherwise add a line saying
@@ -193,7 +193,7 @@ int up__ledger_claim_report(void) { return atomic_exchange(&reported, 1) == 0; }
  * this rank ends on its own, which its launcher treats as a failed job. */
 void up__ledger_abort(up__ledger *l, int code)
 {
-    atomic_store(&view.active, 0);
+    up__store_seqcst(&view.active, 0);
     MPI_Abort(l->comm, code);
     _exit(code);
 }
@@ -215,27 +215,25 @@ void up__ledger_abort(up__ledger *l, int code)
 static void call_begin(up__ledger *l)
 {
     uint64_t now = up__now_ns();
-    atomic_store_explicit(&l->call_since_ns, now ? now : 1, memory_order_relaxed);
+    up__store_relaxed(&l->call_since_ns, now ? now : 1);
 }
 
-static void call_end(up__ledger *l)
-{
-    atomic_store_explicit(&l->call_since_ns, 0, memory_order_relaxed);
-}
+static void call_end(up__ledger *l) { up__store_relaxed(&l->call_since_ns, 0); }
 
 static void report_stuck(up__ledger *l, uint64_t stuck_ns)
 {
     if (!up__ledger_claim_report())
         return;
     char watch[96 + HELD_TEXT_MAX] = "", held[HELD_TEXT_MAX];
-    int w = atomic_load(&view.watched);
-    if (w >= 0 && atomic_load(&view.rank) == l->rank) {
+    int w = up__load_seqcst(&view.watched);
+    if (w >= 0 && up__load_seqcst(&view.rank) == l->rank) {
         uint64_t chunks[5];
         view_held(chunks);
         held_text(held, chunks, l->n);
-        snprintf(
-            watch, sizeof watch, "; it can no longer watch rank %d, last heard %llu ms ago, %s", w,
-            (unsigned long long)((up__now_ns() - atomic_load(&view.heard_ns)) / 1000000u), held);
+        snprintf(watch, sizeof watch,
+                 "; it can no longer watch rank %d, last heard %llu ms ago, %s", w,
+                 (unsigned long long)((up__now_ns() - up__load_seqcst(&view.heard_ns)) / 1000000u),
+                 held);
     }
     fprintf(stderr,
             "ultrapool mpi: rank %d: a call on the farm's window has not returned for %.1f s "
@@ -276,12 +274,12 @@ static void report_gone(up__ledger *l, bool calling_thread)
     if (calling_thread)
         publish_aborting(l);
     char last[64 + HELD_TEXT_MAX] = "", held[HELD_TEXT_MAX];
-    if (atomic_load(&view.rank) == l->rank) {
+    if (up__load_seqcst(&view.rank) == l->rank) {
         uint64_t chunks[5];
         view_held(chunks);
         held_text(held, chunks, l->n);
         snprintf(last, sizeof last, ", last heard %llu ms ago, %s%s",
-                 (unsigned long long)((up__now_ns() - atomic_load(&view.heard_ns)) / 1000000u),
+                 (unsigned long long)((up__now_ns() - up__load_seqcst(&view.heard_ns)) / 1000000u),
                  calling_thread ? "" : "last seen ", held);
     }
     fprintf(stderr,
@@ -330,7 +328,7 @@ static void *watchdog(void *arg)
     while (!l->dog_quit) {
         struct timespec ts = up__realtime_after(l->period_ns);
         pthread_cond_timedwait(&l->dog_wake, &l->dog_lock, &ts);
-        uint64_t since = atomic_load_explicit(&l->call_since_ns, memory_order_relaxed);
+        uint64_t since = up__load_relaxed(&l->call_since_ns);
         uint64_t now = up__now_ns();
         if (now - last > l->period_ns + l->silence_ns / 2)
             awake_since = now;
@@ -358,7 +356,7 @@ static void *watchdog(void *arg)
  * this rare hang then goes unreported. */
 static void watchdog_start(up__ledger *l)
 {
-    atomic_store_explicit(&l->call_since_ns, 0, memory_order_relaxed);
+    up__store_relaxed(&l->call_since_ns, 0);
     l->dog_quit = 0;
     l->dog_running = 0;
     if (l->size < 2)
@@ -477,13 +475,13 @@ int up__ledger_open(up__ledger *l, MPI_Comm comm, uint64_t n, uint64_t silence_n
     uint64_t now = up__now_ns();
     l->watched_since_ns = now;
     l->next_tick_ns = now;
-    atomic_store(&view.rank, l->rank);
-    atomic_store(&view.watched, l->watched);
-    atomic_store(&view.heard_ns, now);
+    up__store_seqcst(&view.rank, l->rank);
+    up__store_seqcst(&view.watched, l->watched);
+    up__store_seqcst(&view.heard_ns, now);
     for (int i = 0; i < 5; i++)
-        atomic_store(&view.held[i], 0);
-    atomic_store(&view.n, n);
-    atomic_store(&view.active, 1);
+        up__store_seqcst(&view.held[i], 0);
+    up__store_seqcst(&view.n, n);
+    up__store_seqcst(&view.active, 1);
     handler_install();
     watchdog_start(l);
     return UP_OK;
@@ -544,7 +542,7 @@ static int send_beat(up__ledger *l)
 
 int up__ledger_publish(up__ledger *l, uint64_t state, const up__ledger_held *held)
 {
-    l->noted[0] = atomic_load(&reported) ? UP__LEDGER_ABORTING : state;
+    l->noted[0] = up__load_seqcst(&reported) ? UP__LEDGER_ABORTING : state;
     up__ledger_note_held(l, held);
     call_begin(l);
     int rc = send_beat(l);
@@ -586,7 +584,7 @@ int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop)
 {
     l->next_tick_ns = now_ns + l->period_ns;
     ++l->beat;
-    if (atomic_load(&reported))
+    if (up__load_seqcst(&reported))
         l->noted[0] = UP__LEDGER_ABORTING;
     call_begin(l);
     int rc = send_beat(l);
@@ -611,13 +609,13 @@ int up__ledger_tick(up__ledger *l, uint64_t now_ns, int *stop)
     /* The chunks at every read: a rank publishes each (a static rank its
      * block) before its lanes may start it. */
     for (int i = 0; i < 5; i++)
-        atomic_store(&view.held[i], w[HELD - BEAT + i]);
+        up__store_seqcst(&view.held[i], w[HELD - BEAT + i]);
     /* A rank that is ending the job after its own report may fall silent
      * for longer than the timeout inside MPI_Abort: not a second death. */
     if (w[0] != l->watched_beat || w[STATE - BEAT] == UP__LEDGER_ABORTING) {
         l->watched_beat = w[0];
         l->watched_since_ns = now;
-        atomic_store(&view.heard_ns, now);
+        up__store_seqcst(&view.heard_ns, now);
     }
     if (w[STATE - BEAT] != UP__LEDGER_ABORTING && watched_gone(l)) {
         report_gone(l, true);

@@ -1,8 +1,18 @@
-/* The only place the runtime touches C11 atomics. Every name carries its
- * memory order so the order is visible at each call site; there is no
- * volatile and no __sync. Standalone fences are avoided where an ordered
- * operation can carry the ordering, because ThreadSanitizer understands
- * the latter and not the former. */
+/* The only place the libraries touch C11 atomics: the sources under
+ * runtime/ (the pool, the MPI mode, the layer interface, the tools) and
+ * pragmas/ (the parallel layer, its OpenMP ABI and backends) call the
+ * macros below, never an operation of <stdatomic.h> or an __atomic or
+ * __sync builtin; test_raw_atomics (tests/unit/check_raw_atomics.sh) fails
+ * on one that does. They take the atomic types from <stdatomic.h>, and
+ * atomic_init stays a plain call: it initialises an object no other
+ * thread can see yet, which is no atomic access and has no order to name.
+ * Tests, benchmarks and experiments stand outside the libraries and use
+ * <stdatomic.h> directly.
+ *
+ * Every name carries its memory order so the order is visible at each call
+ * site; there is no volatile. Standalone fences are avoided where an
+ * ordered operation can carry the ordering, because ThreadSanitizer
+ * understands the latter and not the former. */
 #ifndef UP_ATOMIC_H
 #define UP_ATOMIC_H
 
@@ -27,12 +37,19 @@
 #define up__fetch_sub_acq_rel(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_acq_rel)
 #define up__fetch_sub_seqcst(p, v)  atomic_fetch_sub_explicit((p), (v), memory_order_seq_cst)
 #define up__fetch_or_seqcst(p, v)   atomic_fetch_or_explicit((p), (v), memory_order_seq_cst)
+#define up__exchange_relaxed(p, v)  atomic_exchange_explicit((p), (v), memory_order_relaxed)
+#define up__exchange_acquire(p, v)  atomic_exchange_explicit((p), (v), memory_order_acquire)
+#define up__exchange_release(p, v)  atomic_exchange_explicit((p), (v), memory_order_release)
 #define up__exchange_acq_rel(p, v)  atomic_exchange_explicit((p), (v), memory_order_acq_rel)
+#define up__exchange_seqcst(p, v)   atomic_exchange_explicit((p), (v), memory_order_seq_cst)
 #define up__fetch_or_acq_rel(p, v)  atomic_fetch_or_explicit((p), (v), memory_order_acq_rel)
 #define up__fetch_and_acq_rel(p, v) atomic_fetch_and_explicit((p), (v), memory_order_acq_rel)
 #define up__fetch_and_seqcst(p, v)  atomic_fetch_and_explicit((p), (v), memory_order_seq_cst)
 
-/* Compare-and-swap; on failure *expected receives the current value. */
+/* Compare-and-swap; on failure *expected receives the current value. A
+ * name with one order gives the order of success; failure, a load, takes
+ * the load's part of it (acquire for acq_rel, relaxed for release). A
+ * name with two orders gives both, success first. */
 #define up__cas_weak_relaxed(p, e, d)                                                              \
     atomic_compare_exchange_weak_explicit((p), (e), (d), memory_order_relaxed, memory_order_relaxed)
 #define up__cas_weak_acq_rel(p, e, d)                                                              \
@@ -45,6 +62,14 @@
 #define up__cas_strong_acq_rel(p, e, d)                                                            \
     atomic_compare_exchange_strong_explicit((p), (e), (d), memory_order_acq_rel,                   \
                                             memory_order_acquire)
+#define up__cas_strong_acquire_relaxed(p, e, d)                                                    \
+    atomic_compare_exchange_strong_explicit((p), (e), (d), memory_order_acquire,                   \
+                                            memory_order_relaxed)
+#define up__cas_strong_release_acquire(p, e, d)                                                    \
+    atomic_compare_exchange_strong_explicit((p), (e), (d), memory_order_release,                   \
+                                            memory_order_acquire)
+#define up__cas_weak_release_acquire(p, e, d)                                                      \
+    atomic_compare_exchange_weak_explicit((p), (e), (d), memory_order_release, memory_order_acquire)
 
 /* Store buffering (Dekker's step): a thread stores one word and must then
  * see the other thread's store to a second word, or be seen by it. Two
