@@ -145,9 +145,7 @@ static void cancel_body(void *arg)
     CHECK_EQ(up_task(watcher_task, NULL, NULL), UP_OK);
     for (int i = 0; i < 200; i++)
         CHECK_EQ(up_task(cancel_task, NULL, NULL), UP_OK);
-    for (int i = 0; i < 100000 && !atomic_load(&watcher_started); i++)
-        pause_us(50);
-    CHECK_EQ(atomic_load(&watcher_started), 1);
+    WAIT_UNTIL(atomic_load(&watcher_started), 10000);
     up_cancel_taskgroup();
     atomic_store(&cancel_issued, 1); /* after the cancel: the watcher must see it */
     CHECK_EQ(up_cancelled(), 1);

@@ -185,7 +185,7 @@ static void submitter_runs(void)
      * that none waits in the small queue for this thread to run it. */
     for (unsigned i = 0; i < ncpus; i++) {
         CHECK_EQ(up_submit_wait(p, hold_worker, NULL), UP_OK);
-        WAIT_UNTIL(atomic_load(&holding) == i + 1, 5000);
+        WAIT_UNTIL(atomic_load(&holding) == i + 1, 10000);
         CHECK_EQ(atomic_load(&holding), i + 1);
     }
     /* Every worker holds one; what follows queues behind them. */

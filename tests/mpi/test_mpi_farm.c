@@ -611,9 +611,7 @@ static void test_wait_parks(void)
     CHECK_EQ(up_submit(one, self_receiver, &m), UP_OK);
     usleep(20000); /* the receiver is waiting before the sender is queued */
     CHECK_EQ(up_submit(one, self_sender, &m), UP_OK);
-    for (int i = 0; i < 10000 && atomic_load(&m.done) < 2; i++)
-        usleep(1000);
-    CHECK_EQ(atomic_load(&m.done), 2);
+    WAIT_UNTIL(atomic_load(&m.done) == 2, 10000);
     CHECK_EQ(m.got, 4242);
     up_stats st;
     up_pool_stats(one, &st);

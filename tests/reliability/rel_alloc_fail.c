@@ -148,7 +148,7 @@ static int op_region(void)
 static void settle(void)
 {
     up_stats st;
-    WAIT_UNTIL((up_pool_stats(shared, &st), st.executed == st.submitted), 5000);
+    WAIT_UNTIL((up_pool_stats(shared, &st), st.executed == st.submitted), 10000);
     test_sleep_ms(2);
 }
 

@@ -295,7 +295,7 @@ static void blocked_readers(const char *what, up_fn fn, uint64_t spawn_delay_ns,
     }
     /* Nothing is written before every reader has started: each start needs
      * a worker of its own. */
-    WAIT_UNTIL(atomic_load(&readers_started) == n, 8000);
+    WAIT_UNTIL(atomic_load(&readers_started) == n, 10000);
     double grow_s = (double)(test_now_ns() - t0) / 1e9;
     up_stats st;
     up_pool_stats(p, &st);
@@ -309,7 +309,7 @@ static void blocked_readers(const char *what, up_fn fn, uint64_t spawn_delay_ns,
     CHECK_EQ(atomic_load(&readers_done), n);
 
     /* The workers beyond one per CPU retire soon; the others stay. */
-    WAIT_UNTIL((up_pool_stats(p, &st), st.workers <= ncpus), 5000);
+    WAIT_UNTIL((up_pool_stats(p, &st), st.workers <= ncpus), 10000);
     up_pool_stats(p, &st);
     printf("%s: back to %u workers (peak %u, %llu retired) %.2f s after the start\n", what,
            st.workers, st.workers_peak, (unsigned long long)st.retired,
@@ -360,7 +360,7 @@ static void spin_waiters(unsigned ncpus)
     /* One submit wakes or starts one worker per CPU; wait until every
      * spinner holds one, so the setter queues behind them. */
     up_stats st;
-    WAIT_UNTIL((up_pool_stats(p, &st), st.workers >= ncpus && st.searching == 0), 5000);
+    WAIT_UNTIL((up_pool_stats(p, &st), st.workers >= ncpus && st.searching == 0), 10000);
     CHECK_EQ(up_submit_wait(p, setter, NULL), UP_OK);
     WAIT_UNTIL(atomic_load(&spinners_done) == ncpus, 25000);
     double secs = (double)(test_now_ns() - t0) / 1e9;
@@ -403,7 +403,7 @@ static uint64_t resumed_after(up_pool *p, up_fn fn)
     up_pool_stats(p, &st);
     uint64_t before = st.tasks_resumed, done = st.executed + 1;
     CHECK_EQ(up_submit_wait(p, fn, NULL), UP_OK);
-    WAIT_UNTIL((up_pool_stats(p, &st), st.executed >= done + st.tasks_resumed - before), 5000);
+    WAIT_UNTIL((up_pool_stats(p, &st), st.executed >= done + st.tasks_resumed - before), 10000);
     up_pool_stats(p, &st);
     return st.tasks_resumed - before;
 }
@@ -461,10 +461,10 @@ static void cv_waiters(unsigned ncpus)
 {
     up_pool *p = one_shard_pool();
     CHECK_EQ(up_submit_wait(p, long_runner, NULL), UP_OK);
-    WAIT_UNTIL(atomic_load(&cv_started) == 1, 5000);
+    WAIT_UNTIL(atomic_load(&cv_started) == 1, 10000);
     for (unsigned i = 0; i < ncpus + 1; i++) {
         CHECK_EQ(up_submit_wait(p, cv_waiter, NULL), UP_OK);
-        WAIT_UNTIL(atomic_load(&cv_started) == i + 2, 5000);
+        WAIT_UNTIL(atomic_load(&cv_started) == i + 2, 10000);
     }
     uint64_t t0 = test_now_ns();
     CHECK_EQ(up_submit_wait(p, cv_releaser, NULL), UP_OK);

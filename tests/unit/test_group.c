@@ -210,7 +210,7 @@ static void cancel_wakes_blocked_go(up_pool *pool)
     test_sleep_ms(20);
     CHECK_EQ(atomic_load(&a.returned), 0); /* blocked: the slot is taken */
     up_group_cancel(g);
-    WAIT_UNTIL(atomic_load(&a.returned), 5000);
+    WAIT_UNTIL(atomic_load(&a.returned), 10000);
     CHECK_EQ(atomic_load(&a.returned), 1);
     CHECK_EQ(atomic_load(&a.rc), UP_ECANCELED);
     pthread_join(th, NULL);
@@ -355,7 +355,7 @@ static void deadlocks_detected(up_pool *pool)
     CHECK_EQ(ok1, 1);
     CHECK_EQ(ok2, 1);
     CHECK_EQ(up_submit_wait(pool, plain_task_sees_no_group, (void *)&ok3), UP_OK);
-    WAIT_UNTIL(atomic_load(&ok3), 5000);
+    WAIT_UNTIL(atomic_load(&ok3), 10000);
     CHECK_EQ(atomic_load(&ok3), 1);
     CHECK(up_group_current() == NULL);
 }

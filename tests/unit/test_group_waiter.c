@@ -63,10 +63,7 @@ int main(void)
     up_pool_reserve(p, nworkers);
     for (unsigned i = 0; i < nworkers; i++)
         CHECK_EQ(up_submit(p, reader, NULL), UP_OK);
-    while (atomic_load(&readers_in) < nworkers) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
+    WAIT_UNTIL(atomic_load(&readers_in) == nworkers, 10000);
     pthread_t dog;
     CHECK_EQ(pthread_create(&dog, NULL, watchdog, NULL), 0);
     up_group *g;

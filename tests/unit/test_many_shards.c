@@ -97,8 +97,7 @@ static void far_tasks(unsigned ntasks)
     uint64_t t0 = test_now_ns();
     for (unsigned i = 0; i < ntasks; i++)
         CHECK_EQ(up_submit_wait(p, task, (void *)(uintptr_t)i), UP_OK);
-    for (unsigned ms = 0; ms < HANG_SEC * 1000 && atomic_load(&done) < ntasks; ms++)
-        test_sleep_ms(1);
+    WAIT_PROGRESS(atomic_load(&done), ntasks, HANG_SEC * 1000);
     double ran = seconds_since(t0);
     CHECK_EQ(atomic_load(&done), ntasks);
     up_stats st;

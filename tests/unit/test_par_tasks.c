@@ -213,8 +213,8 @@ static void cancelling_body(void *p)
     /* Wait for the other member to take the watcher (the oldest queued
      * task, public since its push; the member steals it from the barrier
      * at the end of the single); a team of one never does. */
-    for (int w = 0; w < 300000 && cancel_team > 1 && !atomic_load(&watcher_on_thief); w++)
-        usleep(100);
+    if (cancel_team > 1)
+        WAIT_UNTIL(atomic_load(&watcher_on_thief), 30000);
     up_cancel_taskgroup();
     atomic_store(&cancel_gate_open, 1);
     for (long i = CANCEL_BEFORE; i < 2 * CANCEL_BEFORE; i++)

@@ -193,12 +193,12 @@ static void wake_one(void)
     CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
     up_stats st;
     up_pool_stats(p, &st);
-    WAIT_UNTIL((up_pool_stats(p, &st), st.parked == 4), 5000);
+    WAIT_UNTIL((up_pool_stats(p, &st), st.parked == 4), 10000);
     CHECK_EQ(st.parked, 4);
     uint64_t wakes = st.wakes;
     atomic_store(&gate, 0);
     CHECK_EQ(up_submit(p, hold, NULL), UP_OK);
-    WAIT_UNTIL((up_pool_stats(p, &st), st.parked == 3 && st.searching == 0), 5000);
+    WAIT_UNTIL((up_pool_stats(p, &st), st.parked == 3 && st.searching == 0), 10000);
     test_sleep_ms(20);
     up_pool_stats(p, &st);
     CHECK_EQ(st.wakes - wakes, 1);

@@ -86,13 +86,7 @@ static void busy_not_counted(void)
     test_gate_wait_running(&g2);
     /* The other four settle into searching or parked. */
     up_stats st;
-    for (unsigned ms = 0; ms < 10000; ms++) {
-        up_pool_stats(p, &st);
-        if (st.parked + st.searching == 4)
-            break;
-        test_sleep_ms(1);
-    }
-    CHECK_EQ(st.parked + st.searching, 4);
+    WAIT_UNTIL((up_pool_stats(p, &st), st.parked + st.searching == 4), 10000);
     unsigned got = up_pool_reserve(p, UINT_MAX);
     printf("two of six busy: reserve(UINT_MAX) = %u\n", got);
     CHECK_EQ(got, 4);

@@ -259,20 +259,12 @@ static void start_hook_waits_for_a_task(void)
     up_pool *p;
     CHECK_EQ(up_pool_create(&p, &c), UP_OK);
     up_stats st;
-    for (unsigned ms = 0; ms < 10000; ms++) {
-        up_pool_stats(p, &st);
-        if (st.parked == 1 && atomic_load(&hook_starts) == 2)
-            break;
-        test_sleep_ms(1);
-    }
-    CHECK_EQ(st.parked, 1u);
+    WAIT_UNTIL((up_pool_stats(p, &st), st.parked == 1 && atomic_load(&hook_starts) == 2), 10000);
     uint64_t t0 = test_now_ns();
     CHECK_EQ(up_submit(p, init_task, NULL), UP_OK);
-    for (unsigned ms = 0; ms < 5000 && !atomic_load(&init_ran); ms++)
-        test_sleep_ms(1);
-    printf("a start hook waiting for a task: the task %s after %.1f ms\n",
-           atomic_load(&init_ran) ? "ran" : "had not run", (double)(test_now_ns() - t0) / 1e6);
-    CHECK(atomic_load(&init_ran));
+    WAIT_UNTIL(atomic_load(&init_ran), 10000);
+    printf("a start hook waiting for a task: the task ran after %.1f ms\n",
+           (double)(test_now_ns() - t0) / 1e6);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
 
