@@ -50,6 +50,7 @@
 
 #include "check.h"
 #include "cpus.h"
+#include "pool_helpers.h"
 #include "runnable.h"
 
 static unsigned ncpus;
@@ -68,9 +69,7 @@ static up_pool *make_pool(int omp_share)
     cfg.shards = 1;
     cfg.shard_min_workers = ncpus; /* a worker per CPU from the start */
     cfg.omp_share = omp_share;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_pool_create(&cfg);
 }
 
 #ifdef _OPENMP
@@ -171,14 +170,10 @@ static void team_probe(void *arg)
 static void submitter_runs(void)
 {
     up_config cfg;
-    CHECK_EQ(up_config_init(&cfg), UP_OK);
-    cfg.shards = 1;
-    cfg.shard_min_workers = ncpus;
-    cfg.shard_max_workers = ncpus; /* busy workers stay the only ones */
+    test_fixed_config(&cfg, ncpus); /* busy workers stay the only ones */
     cfg.queue_capacity = 2;
     cfg.submit_help = 1; /* a full queue: run queued tasks here, then queue */
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    up_pool *p = test_pool_create(&cfg);
     submitter_thread = pthread_self();
     int mine = omp_get_max_threads();
     /* One at a time, each taken by a worker before the next is queued, so

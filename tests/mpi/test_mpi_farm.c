@@ -13,6 +13,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "gate.h"
 #include "pool_helpers.h"
 
 static int rank, size;
@@ -407,7 +408,7 @@ static void test_full_queue(void)
          * lane submitted into it would wait behind a blocked task while
          * its rank held chunks, and the farm would never end. */
         CHECK_EQ(up_submit(full, test_gate_task, &gate), UP_OK);
-        test_gate_wait_running(&gate);
+        test_gate_wait_running(&gate, 1);
         while (up_submit(full, test_gate_task, &gate) == UP_OK)
             ;
     }

@@ -80,9 +80,7 @@ static up_pool *one_shard_pool(void)
     up_config cfg;
     up_config_init(&cfg);
     cfg.shards = 1;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_pool_create(&cfg);
 }
 
 /* ---- 1. CPU-bound work ------------------------------------------------ */

@@ -11,6 +11,7 @@
 #include <ultrapool/group.h>
 
 #include "check.h"
+#include "gate.h"
 #include "pool_helpers.h"
 
 /* ---- limits ---------------------------------------------------------- */
@@ -203,7 +204,7 @@ static void cancel_wakes_blocked_go(up_pool *pool)
     CHECK_EQ(up_group_create(&g, pool, 1), UP_OK);
     test_gate_reset(&gate);
     CHECK_EQ(up_group_go(g, gate_in_group, &gate), UP_OK);
-    test_gate_wait_running(&gate); /* on a worker: the blocked go below helps */
+    test_gate_wait_running(&gate, 1); /* on a worker: the blocked go below helps */
     go_arg a = {.g = g};
     pthread_t th;
     CHECK_EQ(pthread_create(&th, NULL, blocked_go, &a), 0);

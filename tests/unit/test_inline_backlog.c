@@ -18,6 +18,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 
 #define SHORT_SPIN 200
 
@@ -84,9 +85,7 @@ static up_pool *one_worker_pool(int help, unsigned workers, unsigned capacity)
     cfg.shard_max_workers = workers;
     cfg.queue_capacity = capacity;
     cfg.submit_help = help;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_pool_create(&cfg);
 }
 
 static void reset(uint64_t n)

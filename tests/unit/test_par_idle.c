@@ -17,6 +17,7 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 
 enum { WAIT_MS = 300, NAP_MS = 10 };
 /* The waiter may use this share of the wall time: its spin budget is a
@@ -149,13 +150,7 @@ int main(void)
         printf("the per-thread CPU clock does not advance: skipped\n");
         return TEST_SKIP;
     }
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 1;
-    cfg.shard_max_workers = 1;
-    cfg.max_workers = 1;
-    CHECK_EQ(up_pool_create(&pool, &cfg), UP_OK);
+    pool = test_fixed_pool(1);
     run_trial(1, AT_BARRIER, "worker at a barrier");
     run_trial(0, AT_BARRIER, "calling thread at a barrier");
     run_trial(0, AT_TASKWAIT, "calling thread in a taskwait");

@@ -12,6 +12,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 
 static _Atomic unsigned char *runs;
 static _Atomic unsigned char *cancelled_seen;
@@ -54,9 +55,7 @@ static up_pool *make_pool(unsigned workers)
     cfg.shard_min_workers = 1;
     cfg.shard_max_workers = workers;
     cfg.queue_capacity = 64; /* small: waiting tasks must not need slots */
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_pool_create(&cfg);
 }
 
 static void check_all_once(uint64_t n, int cancelled)

@@ -17,6 +17,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 
 static uint64_t now_ns(void)
 {
@@ -36,9 +37,7 @@ static up_pool *make_pool(unsigned workers, up_config *cfgp)
     cfg.shard_min_workers = cfgp ? cfgp->shard_min_workers : 1;
     cfg.shard_max_workers = workers;
     cfg.max_workers = workers;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_pool_create(&cfg);
 }
 
 #define SECOND UINT64_C(1000000000)

@@ -28,6 +28,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 
 #define MS UINT64_C(1000000)
 
@@ -53,9 +54,7 @@ static up_pool *queue_all_pool(unsigned n)
     while (cap < n)
         cap *= 2;
     cfg.queue_capacity = cap;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_pool_create(&cfg);
 }
 
 typedef struct outcome {

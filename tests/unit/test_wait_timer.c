@@ -20,9 +20,7 @@ static up_pool *make_pool(void)
     cfg.shards = 1;
     cfg.shard_min_workers = 1;
     cfg.shard_max_workers = 2;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_pool_create(&cfg);
 }
 
 typedef struct due {

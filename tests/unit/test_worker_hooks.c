@@ -17,6 +17,7 @@
 #include <ultrapool/group.h>
 
 #include "check.h"
+#include "gate.h"
 #include "pool_helpers.h"
 
 #define MAGIC      0x5eed5eedu
@@ -207,7 +208,7 @@ static void foreign_tasks_see_no_state(void)
     up_pool *mainp = test_one_worker_pool(64, hook_start_plain, &state_token);
     test_gate_reset(&gate);
     CHECK_EQ(up_submit(other, test_gate_task, &gate), UP_OK);
-    test_gate_wait_running(&gate); /* on other's worker, not queued */
+    test_gate_wait_running(&gate, 1); /* on other's worker, not queued */
     _Atomic int fed = 0;
     CHECK_EQ(up_submit(mainp, feeder, (void *)&fed), UP_OK);
     WAIT_UNTIL(atomic_load(&fed), 10000);
