@@ -11,6 +11,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "due.h"
 #include "pool_helpers.h"
 
 static up_pool *make_pool(void)
@@ -23,26 +24,11 @@ static up_pool *make_pool(void)
     return test_pool_create(&cfg);
 }
 
-typedef struct due {
-    uint64_t deadline; /* monotonic ns */
-    _Atomic uint64_t ran_at;
-    _Atomic unsigned runs;
-    _Atomic int cancelled;
-} due;
-
-static void on_due(void *arg)
-{
-    due *d = arg;
-    atomic_store(&d->ran_at, test_now_ns());
-    atomic_store(&d->cancelled, up_cancelled());
-    atomic_fetch_add(&d->runs, 1);
-}
-
 /* Random delays from 0 to 40 ms, some equal, in random order. */
 static void test_after(uint64_t seed)
 {
     uint64_t n = test_size("UP_TEST_WAIT_TIMERS", 20000);
-    due *d = calloc(n, sizeof *d);
+    timer_due *d = calloc(n, sizeof *d);
     CHECK(d);
     up_pool *p = make_pool();
     uint64_t s = seed;
@@ -52,16 +38,13 @@ static void test_after(uint64_t seed)
             delay = 0;
         if (i % 11 == 0)
             delay = test_rand(&s) % 3000000u; /* below a tick or two */
-        d[i].deadline = test_now_ns() + delay;
-        CHECK_EQ(up_submit_after(p, delay, on_due, &d[i]), UP_OK);
+        CHECK_EQ(timer_due_after(p, &d[i], delay), UP_OK);
     }
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK); /* waits for the wheel too */
     uint64_t worst = 0;
     for (uint64_t i = 0; i < n; i++) {
-        CHECK_EQ(atomic_load(&d[i].runs), 1);
-        CHECK(atomic_load(&d[i].ran_at) >= d[i].deadline);
+        uint64_t late = timer_due_check(&d[i]);
         CHECK_EQ(atomic_load(&d[i].cancelled), 0);
-        uint64_t late = atomic_load(&d[i].ran_at) - d[i].deadline;
         if (late > worst)
             worst = late;
     }
@@ -71,7 +54,7 @@ static void test_after(uint64_t seed)
     CHECK_EQ(st.executed, n);
     printf("after: %llu tasks, none early, latest %.2f ms late\n", (unsigned long long)n,
            (double)worst / 1e6);
-    CHECK_EQ(up_submit_after(p, 1000, on_due, &d[0]), UP_ESTOPPED);
+    CHECK_EQ(up_submit_after(p, 1000, timer_due_task, &d[0]), UP_ESTOPPED);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     free(d);
 }
@@ -175,19 +158,18 @@ static void test_periodic(void)
 static void test_stop_destroy(void)
 {
     up_pool *p = make_pool();
-    due never[3] = {0}, later = {0};
+    timer_due never[3] = {0}, later = {0};
     for (int i = 0; i < 3; i++)
-        CHECK_EQ(up_submit_after(p, i == 0 ? UINT64_MAX : 3600000000000ull, on_due, &never[i]),
-                 UP_OK);
-    later.deadline = test_now_ns() + 40000000u;
-    CHECK_EQ(up_submit_after(p, 40000000u, on_due, &later), UP_OK);
+        CHECK_EQ(
+            up_submit_after(p, i == 0 ? UINT64_MAX : 3600000000000ull, timer_due_task, &never[i]),
+            UP_OK);
+    CHECK_EQ(timer_due_after(p, &later, 40000000u), UP_OK);
     CHECK_EQ(up_pool_stop_timeout(p, 5000000), UP_ETIMEDOUT);
     up_stats st;
     up_pool_stats(p, &st);
     CHECK_EQ(st.waiting, 4);
     WAIT_UNTIL(atomic_load(&later.runs) == 1, 10000);
-    CHECK_EQ(atomic_load(&later.runs), 1);
-    CHECK(atomic_load(&later.ran_at) >= later.deadline);
+    timer_due_check(&later);
     CHECK_EQ(up_pool_stop_timeout(p, 5000000), UP_ETIMEDOUT);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     for (int i = 0; i < 3; i++) {
