@@ -127,7 +127,7 @@ static int regions_peak(int omp_share, runnable_sampler *rs, int *single)
     unsigned n;
     int peak = runnable_peak(rs, from + 2000000, to - 2000000, 1, &n);
     *single = runnable_peak(rs, from + 2000000, to - 2000000, 0, NULL);
-    CHECK(n > 10);
+    CHECK_GT(n, 10);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     return peak;
@@ -192,7 +192,7 @@ static void submitter_runs(void)
     printf("tasks run by the submitter: %d, largest team they saw %d (OpenMP's default %d)\n",
            atomic_load(&on_submitter), atomic_load(&largest_on_submitter), mine);
     CHECK_EQ(atomic_load(&probes_ran), 200); /* every accepted task ran once */
-    CHECK(atomic_load(&on_submitter) > 0);
+    CHECK_GT(atomic_load(&on_submitter), 0);
     CHECK_EQ(atomic_load(&largest_on_submitter), 1);
     CHECK_EQ(omp_get_max_threads(), mine); /* the submitter's own setting is back */
 }
@@ -357,9 +357,9 @@ static void lend(runnable_sampler *rs)
            ran, late, peak, single, n, (double)window / 1e6, users,
            span.cpu_ok ? "" : " (not readable)", ncpus);
     /* A worker that looked just before the lend began starts one more. */
-    CHECK(late <= ncpus);
+    CHECK_LE(late, ncpus);
     if (span.cpu_ok && window >= 10000000)
-        CHECK(users <= ncpus + 1);
+        CHECK_LE(users, ncpus + 1);
     CHECK_EQ(up_omp_lend(NULL, lent_region, &span), UP_EINVAL);
     CHECK_EQ(up_omp_lend(p, NULL, NULL), UP_EINVAL);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
@@ -387,7 +387,7 @@ int main(void)
            "naive (single sample %d, teams of %d); CPUs %u\n",
            shared, shared_single, small, naive, naive_single, naive_team, ncpus);
     CHECK_EQ(naive_team, omp_get_max_threads()); /* the naive mix: OpenMP's default */
-    CHECK(small < omp_get_max_threads());
+    CHECK_LT(small, omp_get_max_threads());
     pool_inside_openmp(&rs);
     submitter_runs();
 #endif

@@ -151,7 +151,7 @@ static void cpu_bound(const char *what, up_fn fn, unsigned ncpus)
            st.workers_peak, ncpus + 1, (unsigned long long)st.spawned);
     CHECK_EQ(atomic_load(&cpu_ran), 2 * s.n);
     CHECK_EQ(st.executed, st.submitted);
-    CHECK(st.workers_peak <= ncpus + 1);
+    CHECK_LE(st.workers_peak, ncpus + 1);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
 
@@ -195,7 +195,7 @@ static void slow_holders(unsigned ncpus)
            HOLD_MS, (unsigned long long)atomic_load(&cpu_ran), (double)(test_now_ns() - t0) / 1e9,
            st.workers_peak, ncpus + 1, (unsigned long long)st.spawned);
     CHECK_EQ(atomic_load(&cpu_ran), n);
-    CHECK(st.workers_peak <= ncpus + 1);
+    CHECK_LE(st.workers_peak, ncpus + 1);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
 
@@ -207,7 +207,7 @@ static void start_hogs(unsigned n)
 {
     for (nhogs = 0; nhogs < n && nhogs < 1024; nhogs++) {
         pid_t pid = fork();
-        CHECK(pid >= 0);
+        CHECK_GE(pid, 0);
         if (pid == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed CHECK leaves no hog behind */
             if (getppid() == 1)
@@ -312,8 +312,8 @@ static void blocked_readers(const char *what, up_fn fn, uint64_t spawn_delay_ns,
     printf("%s: back to %u workers (peak %u, %llu retired) %.2f s after the start\n", what,
            st.workers, st.workers_peak, (unsigned long long)st.retired,
            (double)(test_now_ns() - t0) / 1e9);
-    CHECK(st.workers_peak >= n);
-    CHECK(st.workers_peak <= n + ncpus); /* no overshoot past one per blocked task */
+    CHECK_GE(st.workers_peak, n);
+    CHECK_LE(st.workers_peak, n + ncpus); /* no overshoot past one per blocked task */
     CHECK_EQ(st.workers, ncpus);
     test_sleep_ms(200); /* well past the short timeout: the rest stay */
     up_pool_stats(p, &st);
@@ -368,7 +368,7 @@ static void spin_waiters(unsigned ncpus)
            ncpus, secs, atomic_load(&spinners_gave_up), st.workers_peak);
     CHECK_EQ(atomic_load(&spin_flag), 1);
     CHECK_EQ(atomic_load(&spinners_gave_up), 0); /* the setter ran while they still spun */
-    CHECK(st.workers_peak <= ncpus + 1);
+    CHECK_LE(st.workers_peak, ncpus + 1);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
 
@@ -474,7 +474,7 @@ static void cv_waiters(unsigned ncpus)
            "that releases them started after %.3f s, %s\n",
            ncpus + 1, secs,
            atomic_load(&long_gave_up) ? "after the running one gave up" : "while that one ran");
-    CHECK(atomic_load(&released_at) != 0);
+    CHECK_NE(atomic_load(&released_at), 0);
     CHECK_EQ(atomic_load(&long_gave_up), 0); /* not when the running task ended */
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }

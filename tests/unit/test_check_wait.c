@@ -51,7 +51,7 @@ int main(void)
     CHECK_EQ(pipe(out), 0);
     fflush(stdout);
     pid_t child = fork();
-    CHECK(child >= 0);
+    CHECK_GE(child, 0);
     if (child == 0) {
         dup2(out[1], 2);
         close(out[0]);

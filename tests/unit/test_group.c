@@ -70,8 +70,8 @@ static void limits(up_pool *pool, unsigned limit, int sleep_every, int n)
     pthread_join(th, NULL);
     printf("limit %u, %d tasks: peak %d (sampled %d)\n", limit, n, atomic_load(&r.peak),
            atomic_load(&r.sampled_peak));
-    CHECK(atomic_load(&r.peak) <= (int)limit);
-    CHECK(atomic_load(&r.sampled_peak) <= (int)limit);
+    CHECK_LE(atomic_load(&r.peak), (int)limit);
+    CHECK_LE(atomic_load(&r.sampled_peak), (int)limit);
     /* Sleeping tasks overlap: a limit this small is reached (two workers
      * and the helping submitter at least). */
     if (sleep_every == 1 && limit <= 3)
@@ -249,7 +249,7 @@ static void several_submitters(up_pool *pool, int threads, int per)
         pthread_join(th[i], NULL);
     CHECK_EQ(up_group_wait(g), UP_OK);
     CHECK_EQ(atomic_load(&r.done), threads * per);
-    CHECK(atomic_load(&r.peak) <= 4);
+    CHECK_LE(atomic_load(&r.peak), 4);
     CHECK_EQ(up_group_destroy(g), UP_OK);
     printf("%d submitters x %d tasks, limit 4: peak %d\n", threads, per, atomic_load(&r.peak));
 }

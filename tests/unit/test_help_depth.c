@@ -111,7 +111,7 @@ static void groups_nest(void)
     CHECK_EQ(st.executed, st.submitted);
     printf("groups: %u waiters, deepest nesting %u (limit %u), %u workers at peak\n", depth_goal,
            atomic_load(&max_nest), atomic_load(&max_limit), st.workers_peak);
-    CHECK(atomic_load(&max_nest) <= atomic_load(&max_limit) + 1);
+    CHECK_LE(atomic_load(&max_nest), atomic_load(&max_limit) + 1);
     CHECK_EQ(up_group_destroy(hold_group), UP_OK);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
@@ -187,7 +187,7 @@ static void queues_nest(void)
     unsigned filled = 0;
     while (up_submit(full_pool, leaf, NULL) == UP_OK)
         filled++;
-    CHECK(filled >= 1);
+    CHECK_GE(filled, 1);
 
     up_pool *p = small_stack_pool(1);
     atomic_store(&max_nest, 0);
@@ -213,7 +213,7 @@ static void queues_nest(void)
     CHECK_EQ(atomic_load(&leaves_run), filled + atomic_load(&leaves_submitted));
     printf("queues: %u levels (%u before the held worker went), deepest nesting %u (limit %u)\n",
            depth_goal, before_release, atomic_load(&max_nest), atomic_load(&max_limit));
-    CHECK(atomic_load(&max_nest) <= atomic_load(&max_limit) + 1);
+    CHECK_LE(atomic_load(&max_nest), atomic_load(&max_limit) + 1);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     CHECK_EQ(up_pool_destroy(full_pool), UP_OK);
 }

@@ -274,7 +274,7 @@ int main(int argc, char **argv)
     check_each_once(np);
     CHECK_EQ(atomic_load(&on_submitter), 0);
     CHECK_EQ(st.inlined, 0);
-    CHECK(st.tasks_resumed > 0); /* they did park */
+    CHECK_GT(st.tasks_resumed, 0); /* they did park */
 
     /* Tasks that call a wait, even one that returns at once: never run
      * inline either. */

@@ -104,7 +104,7 @@ static void far_tasks(unsigned ntasks)
     up_pool_stats(p, &st);
     printf("%u tasks over %u shards, %u workers at most: all ran in %.3f s (%llu steals)\n", ntasks,
            SHARDS, st.workers_peak, ran, (unsigned long long)st.steals);
-    CHECK(st.workers_peak <= 3);
+    CHECK_LE(st.workers_peak, 3);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     for (unsigned i = 0; i < ntasks; i++)
         CHECK_EQ(atomic_load(&runs[i]), 1);

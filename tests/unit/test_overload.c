@@ -73,7 +73,7 @@ int main(void)
     fill(p);
     uint64_t t0 = test_now_ns();
     CHECK_EQ(up_submit(p, quick, NULL), UP_EOVERLOAD);
-    CHECK(test_now_ns() - t0 < 50000000ull); /* "at once": well under 50 ms */
+    CHECK_LT(test_now_ns() - t0, 50000000ull); /* "at once": well under 50 ms */
     CHECK_EQ(up_submit_copy(p, quick, "x", 1), UP_EOVERLOAD);
     up_stats st;
     up_pool_stats(p, &st);
@@ -93,7 +93,7 @@ int main(void)
     test_sleep_ms(200);
     CHECK_EQ(atomic_load(&ran), 0); /* nothing moved: it is still waiting */
     double burnt = cpu_seconds() - c0;
-    CHECK(burnt < 0.1); /* 200 ms of waiting cost far less than a CPU */
+    CHECK_LT(burnt, 0.1); /* 200 ms of waiting cost far less than a CPU */
     test_gate_open(&gate);
     pthread_join(th, NULL);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
@@ -111,7 +111,7 @@ int main(void)
     CHECK_EQ(on_submitter, 1); /* already ran, here */
     up_pool_stats(p, &st);
     CHECK_EQ(st.inlined, 1);
-    CHECK(st.helped >= 2); /* at least one queued task and its own */
+    CHECK_GE(st.helped, 2); /* at least one queued task and its own */
     test_gate_open(&gate);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     up_pool_stats(p, &st);
@@ -123,8 +123,8 @@ int main(void)
     fill(p);
     CHECK_EQ(up_submit_wait(p, quick, NULL), UP_OK); /* runs a queued quick() */
     up_pool_stats(p, &st);
-    CHECK(st.helped >= 1);
-    CHECK(atomic_load(&ran) >= 1);
+    CHECK_GE(st.helped, 1);
+    CHECK_GE(atomic_load(&ran), 1);
     test_gate_open(&gate);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     CHECK_EQ(atomic_load(&ran), 5);

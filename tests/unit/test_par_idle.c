@@ -126,10 +126,10 @@ static void run_trial(unsigned waiter, int where, const char *what)
            what, tr.wall_ns / 1e6, tr.cpu_ns / 1e6, 100 * share, tr.parked_seen, WAIT_MS / NAP_MS,
            before.parks, after.parks);
     fflush(stdout);
-    CHECK(tr.wall_ns >= (WAIT_MS / 2) * 1000000ull); /* it really waited */
-    CHECK(share < MAX_CPU_SHARE);
-    CHECK(tr.parked_seen >= 1);
-    CHECK(after.parks > before.parks);
+    CHECK_GE(tr.wall_ns, (WAIT_MS / 2) * 1000000ull); /* it really waited */
+    CHECK_LT(share, MAX_CPU_SHARE);
+    CHECK_GE(tr.parked_seen, 1);
+    CHECK_GT(after.parks, before.parks);
 }
 
 int main(void)

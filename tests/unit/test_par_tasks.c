@@ -317,8 +317,8 @@ static void check_chunks(unsigned threads, int64_t n, int64_t grain, int64_t tas
     CHECK_EQ(up_parallel(pool, threads, tl_size_region, &c), UP_OK);
     CHECK_EQ(atomic_load(&tl_iters), n);
     if (grain) {
-        CHECK(atomic_load(&tl_min) >= (grain < n ? grain : n));
-        CHECK(atomic_load(&tl_max) < 2 * grain);
+        CHECK_GE(atomic_load(&tl_min), (grain < n ? grain : n));
+        CHECK_LT(atomic_load(&tl_max), 2 * grain);
     } else {
         CHECK_EQ(atomic_load(&tl_chunks), tasks < n ? tasks : n);
     }
@@ -386,7 +386,7 @@ int main(void)
      * them) and nobody was free to run them before the cancel: the thief
      * held the watcher at the gate and the body never waits in the loop. */
     if (cancel_team > 1)
-        CHECK(atomic_load(&group_ran) <= CANCEL_BEFORE - 3);
+        CHECK_LE(atomic_load(&group_ran), CANCEL_BEFORE - 3);
     else
         CHECK_EQ(atomic_load(&group_ran), CANCEL_BEFORE);
     CHECK_EQ(atomic_load(&watcher_on_thief), cancel_team > 1);

@@ -30,7 +30,7 @@ static void default_shards(void)
     up_stats st;
     up_pool_stats(p, &st);
     CHECK_EQ(st.shards, up_pool_shards(p));
-    CHECK(st.workers >= st.shards); /* floor of 1 per shard */
+    CHECK_GE(st.workers, st.shards); /* floor of 1 per shard */
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
 
@@ -78,7 +78,7 @@ static void run_config(unsigned shards, unsigned min, unsigned max, unsigned que
     up_pool_stats(p, &st);
     CHECK_EQ(st.submitted, per * submitters);
     CHECK_EQ(st.executed, per * submitters);
-    CHECK(st.workers_peak <= shards * max);
+    CHECK_LE(st.workers_peak, shards * max);
     CHECK_EQ(st.workers, 0);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }

@@ -125,8 +125,8 @@ static void retiring_while_reserving(void)
     up_pool_stats(p, &st);
     printf("retiring at 1 us: reserve(UINT_MAX) = %u, %llu started, %llu retired\n", got,
            (unsigned long long)st.spawned, (unsigned long long)st.retired);
-    CHECK(got <= 64);
-    CHECK(st.spawned <= 64 + 64); /* the floor's start, then at most the cap's room */
+    CHECK_LE(got, 64);
+    CHECK_LE(st.spawned, 64 + 64); /* the floor's start, then at most the cap's room */
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
 

@@ -56,7 +56,7 @@ static void *race_submitter(void *arg)
             atomic_fetch_add(&r->rejected, 1);
             break;
         } else
-            CHECK(rc == UP_EOVERLOAD);
+            CHECK_EQ(rc, UP_EOVERLOAD);
     }
     return NULL;
 }
@@ -92,7 +92,7 @@ int main(void)
      * far past the bound it returned is the scheduler's, not a property
      * (a busy machine took seconds), so it is printed, not checked. */
     printf("stop_timeout(50 ms) returned UP_ETIMEDOUT after %.1f ms\n", (double)took / 1e6);
-    CHECK(took >= 50000000ull);
+    CHECK_GE(took, 50000000ull);
     CHECK_EQ(atomic_load(&gate.passed), 0);
     CHECK_EQ(up_submit(p, quick, NULL), UP_ESTOPPED);
     test_gate_open(&gate);

@@ -102,7 +102,7 @@ static void test_basic(void)
     CHECK_EQ(st.waiting, 0);
     /* The submits on the set event are plain submits unless the queue was
      * full, when they became released records. */
-    CHECK(st.released >= n);
+    CHECK_GE(st.released, n);
     CHECK_EQ(st.cancelled, 0);
     CHECK_EQ(st.executed, st.submitted);
     CHECK_EQ(st.executed, 2 * n);
@@ -418,7 +418,7 @@ static void test_blocking(void)
         pthread_join(th[i], NULL);
     uint64_t t0 = test_now_ns();
     CHECK_EQ(up_sleep_ns(3000000), UP_OK);
-    CHECK(test_now_ns() - t0 >= 3000000);
+    CHECK_GE(test_now_ns() - t0, 3000000);
     CHECK_EQ(up_sleep_ns(0), UP_OK);
     CHECK_EQ(up_yield(), UP_OK);
     CHECK_EQ(up_cancelled(), 0);

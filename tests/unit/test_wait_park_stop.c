@@ -131,7 +131,7 @@ static void test_destroy_queued_waiters(unsigned n)
     /* Each wait's timer record went with it: one left on the wheel (the
      * event's record ran before it was pushed) held the destroy until the
      * timeout. */
-    CHECK(s < (double)WAIT_NEVER_NS / 1e9);
+    CHECK_LT(s, (double)WAIT_NEVER_NS / 1e9);
     up_event_destroy(never);
 }
 
@@ -156,7 +156,7 @@ int main(void)
     if (got.peak > 2 * small)
         fprintf(stderr, "stop: workers peak %u, the reference %u (CPUs %u)\n", got.peak, ref.peak,
                 got.cpus);
-    CHECK(got.peak <= 2 * small);
+    CHECK_LE(got.peak, 2 * small);
     /* Time comparable to the reference (blocked sleepers took 3x): twice
      * the slower of two reference runs plus one sleep, so a busy spell
      * during one run alone does not fail it. */
@@ -166,7 +166,7 @@ int main(void)
         if (got.seconds > 2 * slow + 0.2)
             fprintf(stderr, "stop: %.2f s, the references %.2f s and %.2f s\n", got.seconds,
                     ref.seconds, again.seconds);
-        CHECK(got.seconds <= 2 * slow + 0.2);
+        CHECK_LE(got.seconds, 2 * slow + 0.2);
     }
     test_destroy_queued_waiters(nd);
     free((void *)runs);

@@ -91,7 +91,7 @@ static void test_periodic(void)
     tick k = {0};
     CHECK_EQ(up_timer_start(p, 5000000, 5000000, on_tick, &k, &k.t), UP_OK);
     WAIT_UNTIL(atomic_load(&k.runs) >= 5, 10000);
-    CHECK(atomic_load(&k.runs) >= 5);
+    CHECK_GE(atomic_load(&k.runs), 5);
     CHECK_EQ(up_timer_stop(k.t), UP_OK);
     atomic_store(&k.after_stop, 1);
     test_sleep_ms(30);
@@ -102,7 +102,7 @@ static void test_periodic(void)
     slow.sleep_ms = 12;
     CHECK_EQ(up_timer_start(p, 0, 2000000, on_tick, &slow, &slow.t), UP_OK);
     WAIT_UNTIL(atomic_load(&slow.runs) >= 3, 10000);
-    CHECK(up_timer_skipped(slow.t) > 0);
+    CHECK_GT(up_timer_skipped(slow.t), 0);
     CHECK_EQ(up_timer_stop(slow.t), UP_OK); /* waits for the run in progress */
     atomic_store(&slow.after_stop, 1);
     test_sleep_ms(30);
@@ -227,7 +227,7 @@ static void check_deadlines(uint64_t first, uint64_t period, unsigned stall_ms)
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     uint64_t end = test_now_ns();
     uint64_t runs = atomic_load(&k.runs), skipped = up_timer_skipped(t);
-    CHECK(runs >= 3);
+    CHECK_GE(runs, 3);
     uint64_t third_last = atomic_load(&k.at[(runs - 3) % 3]);
     uint64_t hi = (end - start0 - first) / period + 1;
     uint64_t lo = third_last < start1 + first ? 0 : (third_last - start1 - first) / period + 1;
@@ -239,8 +239,8 @@ static void check_deadlines(uint64_t first, uint64_t period, unsigned stall_ms)
            (unsigned long long)(runs + skipped), (unsigned long long)lo,
            (double)(third_last - start0) / 1e6, (unsigned long long)hi,
            (double)(end - start0) / 1e6);
-    CHECK(runs + skipped >= lo);
-    CHECK(runs + skipped <= hi);
+    CHECK_GE(runs + skipped, lo);
+    CHECK_LE(runs + skipped, hi);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     CHECK_EQ(up_timer_stop(t), UP_OK);
 }

@@ -47,7 +47,7 @@ int main(void)
     uint64_t n = test_size("UP_TEST_ALLOC_WAITERS", 100000);
     uint64_t expect = round_of(p, ev, n, 0);
     uint64_t before = alloc_count_calls();
-    CHECK(before > 0);
+    CHECK_GT(before, 0);
     for (int r = 0; r < 3; r++)
         expect = round_of(p, ev, n, expect);
     uint64_t during = alloc_count_calls() - before;

@@ -42,7 +42,7 @@ static void *on_start(void *ctx, unsigned shard, unsigned worker)
     hooks *h = ctx;
     CHECK_EQ(h->magic, MAGIC);
     unsigned i = atomic_fetch_add(&h->starts, 1);
-    CHECK(i < MAX_LOCALS);
+    CHECK_LT(i, MAX_LOCALS);
     local *l = calloc(1, sizeof *l);
     CHECK(l != NULL);
     l->magic = MAGIC;
@@ -145,8 +145,8 @@ static void hooks_once_per_worker(void)
     }
     up_stats st;
     up_pool_stats(pool, &st);
-    CHECK_EQ(st.helped, 0); /* no task ran outside a worker */
-    CHECK(st.spawned > 1);  /* the pool did grow and so started workers later */
+    CHECK_EQ(st.helped, 0);  /* no task ran outside a worker */
+    CHECK_GT(st.spawned, 1); /* the pool did grow and so started workers later */
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
     unsigned starts = atomic_load(&h.starts);
     CHECK_EQ(starts, st.spawned);
@@ -156,7 +156,7 @@ static void hooks_once_per_worker(void)
         local *l = h.locals[i];
         CHECK_EQ(atomic_load(&l->stopped), 1);
         for (unsigned k = 0; k < i; k++) /* distinct ids */
-            CHECK(h.locals[k]->worker != l->worker);
+            CHECK_NE(h.locals[k]->worker, l->worker);
         by_workers += atomic_load(&l->tasks);
     }
     CHECK_EQ(atomic_load(&tasks_without_state), 0);
@@ -222,7 +222,7 @@ static void foreign_tasks_see_no_state(void)
     up_pool_stats(other, &st);
     printf("another pool's tasks: %llu of 6 run by the waiting worker, none saw its state\n",
            (unsigned long long)st.helped);
-    CHECK(st.helped > 0); /* the situation under test did happen */
+    CHECK_GT(st.helped, 0); /* the situation under test did happen */
     CHECK_EQ(up_pool_destroy(mainp), UP_OK);
     CHECK_EQ(up_pool_destroy(other), UP_OK);
 }
