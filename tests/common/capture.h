@@ -20,14 +20,14 @@ static void capture_start(void)
     capture_file = tmpfile();
     CHECK(capture_file != NULL);
     saved_stderr = dup(2);
-    CHECK(saved_stderr >= 0);
-    CHECK(dup2(fileno(capture_file), 2) == 2);
+    CHECK_GE(saved_stderr, 0);
+    CHECK_EQ(dup2(fileno(capture_file), 2), 2);
 }
 
 static const char *capture_stop(void)
 {
     fflush(stderr);
-    CHECK(dup2(saved_stderr, 2) == 2);
+    CHECK_EQ(dup2(saved_stderr, 2), 2);
     close(saved_stderr);
     rewind(capture_file);
     size_t n = fread(captured, 1, sizeof captured - 1, capture_file);

@@ -19,7 +19,7 @@ static inline int child_stderr(void (*body)(void *), void *arg, char *out, size_
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
-    CHECK(pid >= 0);
+    CHECK_GE(pid, 0);
     if (pid == 0) {
         dup2(fds[1], 2);
         close(fds[0]);

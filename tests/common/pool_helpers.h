@@ -1,21 +1,28 @@
-/* Pools and tasks several tests share: a pool that can never have more
- * than one worker (a task that waits for other tasks then finishes only if
- * the waiting thread runs them), and a gate task that holds the thread
- * running it until the test opens the gate. */
+/* Pools several tests share: a pool created from a configuration or the
+ * test fails, and pools of one shard with a fixed number of workers (with
+ * one worker, a task that waits for other tasks finishes only if the
+ * waiting thread runs them). The gate task that holds a worker of such a
+ * pool is gate.h. */
 #ifndef UP_TEST_POOL_HELPERS_H
 #define UP_TEST_POOL_HELPERS_H
-
-#include <stdatomic.h>
 
 #include <ultrapool/pool.h>
 
 #include "check.h"
 
+/* A pool of cfg; a configuration the pool refuses fails the test. */
+static inline up_pool *test_pool_create(const up_config *cfg)
+{
+    up_pool *p;
+    CHECK_EQ(up_pool_create(&p, cfg), UP_OK);
+    return p;
+}
+
 /* The defaults, but one shard of exactly n workers, started at once and
  * never retired. */
 static inline void test_fixed_config(up_config *cfg, unsigned n)
 {
-    up_config_init(cfg);
+    CHECK_EQ(up_config_init(cfg), UP_OK);
     cfg->shards = 1;
     cfg->shard_min_workers = n;
     cfg->shard_max_workers = n;
@@ -33,9 +40,7 @@ static inline up_pool *test_one_worker_pool(unsigned queue_capacity, up_worker_s
         cfg.queue_capacity = queue_capacity;
     cfg.on_worker_start = start;
     cfg.hook_ctx = ctx;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_pool_create(&cfg);
 }
 
 /* A pool of test_fixed_config(n). */
@@ -43,41 +48,7 @@ static inline up_pool *test_fixed_pool(unsigned n)
 {
     up_config cfg;
     test_fixed_config(&cfg, n);
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_pool_create(&cfg);
 }
-
-typedef struct test_gate {
-    _Atomic int open, running;
-} test_gate;
-
-/* A task, with its gate as the argument: holds its thread until the gate
- * opens. */
-static inline void test_gate_task(void *arg)
-{
-    test_gate *g = arg;
-    atomic_store(&g->running, 1);
-    while (!atomic_load(&g->open))
-        test_sleep_ms(1);
-}
-
-/* Closes the gate. */
-static inline void test_gate_reset(test_gate *g)
-{
-    atomic_store(&g->open, 0);
-    atomic_store(&g->running, 0);
-}
-
-/* Waits until a thread runs the gate task. Tests wait for this before they
- * let a thread help: while the task is still queued, the helper could take
- * it and be held itself. */
-static inline void test_gate_wait_running(test_gate *g)
-{
-    WAIT_UNTIL(atomic_load(&g->running), 10000);
-    CHECK_EQ(atomic_load(&g->running), 1);
-}
-
-static inline void test_gate_open(test_gate *g) { atomic_store(&g->open, 1); }
 
 #endif

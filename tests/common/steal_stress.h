@@ -40,7 +40,7 @@ typedef struct steal_run {
 
 static inline void steal_take(steal_run *r, uint64_t id)
 {
-    CHECK(id < r->items);
+    CHECK_LT(id, r->items);
     atomic_fetch_add(&r->seen[id], 1);
 }
 

@@ -50,6 +50,7 @@
 
 #include "check.h"
 #include "cpus.h"
+#include "pool_helpers.h"
 #include "runnable.h"
 
 static unsigned ncpus;
@@ -68,9 +69,7 @@ static up_pool *make_pool(int omp_share)
     cfg.shards = 1;
     cfg.shard_min_workers = ncpus; /* a worker per CPU from the start */
     cfg.omp_share = omp_share;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_pool_create(&cfg);
 }
 
 #ifdef _OPENMP
@@ -128,7 +127,7 @@ static int regions_peak(int omp_share, runnable_sampler *rs, int *single)
     unsigned n;
     int peak = runnable_peak(rs, from + 2000000, to - 2000000, 1, &n);
     *single = runnable_peak(rs, from + 2000000, to - 2000000, 0, NULL);
-    CHECK(n > 10);
+    CHECK_GT(n, 10);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     return peak;
@@ -171,21 +170,17 @@ static void team_probe(void *arg)
 static void submitter_runs(void)
 {
     up_config cfg;
-    CHECK_EQ(up_config_init(&cfg), UP_OK);
-    cfg.shards = 1;
-    cfg.shard_min_workers = ncpus;
-    cfg.shard_max_workers = ncpus; /* busy workers stay the only ones */
+    test_fixed_config(&cfg, ncpus); /* busy workers stay the only ones */
     cfg.queue_capacity = 2;
     cfg.submit_help = 1; /* a full queue: run queued tasks here, then queue */
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    up_pool *p = test_pool_create(&cfg);
     submitter_thread = pthread_self();
     int mine = omp_get_max_threads();
     /* One at a time, each taken by a worker before the next is queued, so
      * that none waits in the small queue for this thread to run it. */
     for (unsigned i = 0; i < ncpus; i++) {
         CHECK_EQ(up_submit_wait(p, hold_worker, NULL), UP_OK);
-        WAIT_UNTIL(atomic_load(&holding) == i + 1, 5000);
+        WAIT_UNTIL(atomic_load(&holding) == i + 1, 10000);
         CHECK_EQ(atomic_load(&holding), i + 1);
     }
     /* Every worker holds one; what follows queues behind them. */
@@ -197,7 +192,7 @@ static void submitter_runs(void)
     printf("tasks run by the submitter: %d, largest team they saw %d (OpenMP's default %d)\n",
            atomic_load(&on_submitter), atomic_load(&largest_on_submitter), mine);
     CHECK_EQ(atomic_load(&probes_ran), 200); /* every accepted task ran once */
-    CHECK(atomic_load(&on_submitter) > 0);
+    CHECK_GT(atomic_load(&on_submitter), 0);
     CHECK_EQ(atomic_load(&largest_on_submitter), 1);
     CHECK_EQ(omp_get_max_threads(), mine); /* the submitter's own setting is back */
 }
@@ -362,9 +357,9 @@ static void lend(runnable_sampler *rs)
            ran, late, peak, single, n, (double)window / 1e6, users,
            span.cpu_ok ? "" : " (not readable)", ncpus);
     /* A worker that looked just before the lend began starts one more. */
-    CHECK(late <= ncpus);
+    CHECK_LE(late, ncpus);
     if (span.cpu_ok && window >= 10000000)
-        CHECK(users <= ncpus + 1);
+        CHECK_LE(users, ncpus + 1);
     CHECK_EQ(up_omp_lend(NULL, lent_region, &span), UP_EINVAL);
     CHECK_EQ(up_omp_lend(p, NULL, NULL), UP_EINVAL);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
@@ -392,7 +387,7 @@ int main(void)
            "naive (single sample %d, teams of %d); CPUs %u\n",
            shared, shared_single, small, naive, naive_single, naive_team, ncpus);
     CHECK_EQ(naive_team, omp_get_max_threads()); /* the naive mix: OpenMP's default */
-    CHECK(small < omp_get_max_threads());
+    CHECK_LT(small, omp_get_max_threads());
     pool_inside_openmp(&rs);
     submitter_runs();
 #endif

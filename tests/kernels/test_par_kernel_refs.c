@@ -162,14 +162,14 @@ static void test_sparselu(uint64_t seed)
     int absent = 0;
     for (int e = 0; e < 49; e++)
         absent += a.blk[e] == NULL;
-    CHECK(absent > 0); /* sparse, so fill-in happens */
+    CHECK_GT(absent, 0); /* sparse, so fill-in happens */
     CHECK_EQ(up_k_slu_copy(&lu, &a), 0);
     CHECK_EQ(up_k_slu_factor(&lu), 0);
     double res = up_k_slu_residual(&a, &lu);
     printf("sparselu 7x7 blocks of 5: ||LU - A|| / ||A|| = %.3g\n", res);
-    CHECK(res < 1e-12);
+    CHECK_LT(res, 1e-12);
     CHECK_EQ(up_k_slu_rel_error(&lu, &lu), 0);
-    CHECK(up_k_slu_rel_error(&a, &lu) > 1e-6);
+    CHECK_GT(up_k_slu_rel_error(&a, &lu), 1e-6);
     up_k_slu_free(&a);
     up_k_slu_free(&lu);
 }
@@ -187,9 +187,9 @@ static void test_strassen(uint64_t seed)
         CHECK_EQ(up_k_strassen((up_k_mat){a, n}, (up_k_mat){b, n}, (up_k_mat){c, n}, n, 16), 0);
         up_k_matmul((up_k_mat){a, n}, (up_k_mat){b, n}, (up_k_mat){r, n}, n);
         double err = up_k_rel_error(c, r, n * n);
-        CHECK(err < 1e-12);
+        CHECK_LT(err, 1e-12);
         c[n * n / 2] += 1.0;
-        CHECK(up_k_rel_error(c, r, n * n) > 1e-6);
+        CHECK_GT(up_k_rel_error(c, r, n * n), 1e-6);
         free(a);
         free(b);
         free(c);
@@ -213,7 +213,7 @@ static void test_jacobi(uint64_t seed)
     const double *g = up_k_jacobi_result(&blocked, 25);
     for (size_t i = 0; i < up_k_jacobi_cells(&blocked); i++)
         CHECK(g[i] >= 0.0 && g[i] <= 1.0);
-    CHECK(up_k_jacobi_block_addr(&blocked, g, 0, 1) != up_k_jacobi_block_addr(&blocked, g, 1, 0));
+    CHECK_NE(up_k_jacobi_block_addr(&blocked, g, 0, 1), up_k_jacobi_block_addr(&blocked, g, 1, 0));
     up_k_jacobi_free(&blocked);
     up_k_jacobi_free(&plain);
 }

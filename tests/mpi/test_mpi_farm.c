@@ -13,6 +13,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "gate.h"
 #include "pool_helpers.h"
 
 static int rank, size;
@@ -407,7 +408,7 @@ static void test_full_queue(void)
          * lane submitted into it would wait behind a blocked task while
          * its rank held chunks, and the farm would never end. */
         CHECK_EQ(up_submit(full, test_gate_task, &gate), UP_OK);
-        test_gate_wait_running(&gate);
+        test_gate_wait_running(&gate, 1);
         while (up_submit(full, test_gate_task, &gate) == UP_OK)
             ;
     }
@@ -611,9 +612,7 @@ static void test_wait_parks(void)
     CHECK_EQ(up_submit(one, self_receiver, &m), UP_OK);
     usleep(20000); /* the receiver is waiting before the sender is queued */
     CHECK_EQ(up_submit(one, self_sender, &m), UP_OK);
-    for (int i = 0; i < 10000 && atomic_load(&m.done) < 2; i++)
-        usleep(1000);
-    CHECK_EQ(atomic_load(&m.done), 2);
+    WAIT_UNTIL(atomic_load(&m.done) == 2, 10000);
     CHECK_EQ(m.got, 4242);
     up_stats st;
     up_pool_stats(one, &st);

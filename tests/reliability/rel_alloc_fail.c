@@ -148,7 +148,7 @@ static int op_region(void)
 static void settle(void)
 {
     up_stats st;
-    WAIT_UNTIL((up_pool_stats(shared, &st), st.executed == st.submitted), 5000);
+    WAIT_UNTIL((up_pool_stats(shared, &st), st.executed == st.submitted), 10000);
     test_sleep_ms(2);
 }
 
@@ -275,7 +275,7 @@ static void copied_submits(void)
         CHECK_EQ(rc, UP_OK);
     }
     WAIT_UNTIL((up_pool_stats(steady, &st), st.executed >= target), 10000);
-    CHECK(st.executed >= target);
+    CHECK_GE(st.executed, target);
 }
 
 /* Limit 2 on a pool of two workers: go blocks at the limit and the main

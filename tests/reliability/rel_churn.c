@@ -63,7 +63,7 @@ int main(void)
     printf("figure: %d create/destroy cycles (of %d; %.1f s), %ld tasks, threads before %d after "
            "%d, leaked %d\n",
            cycles, asked, test_budget_seconds(&budget), tasks, before, after, after - before);
-    CHECK(before > 0);
+    CHECK_GT(before, 0);
     CHECK_EQ(after, before);
     return 0;
 }

@@ -84,8 +84,8 @@ int main(void)
            "(ratio %.2f, bound 20)\n",
            (unsigned long long)want, shards, (unsigned long long)lo, (unsigned long long)hi,
            lo ? (double)hi / (double)lo : 0.0);
-    CHECK(lo > 0);
-    CHECK(hi <= 20 * lo);
+    CHECK_GT(lo, 0);
+    CHECK_LE(hi, 20 * lo);
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
     return 0;
 }

@@ -50,7 +50,7 @@ static void slow(void *arg)
 static int fork_and_use(void)
 {
     pid_t pid = fork();
-    CHECK(pid >= 0);
+    CHECK_GE(pid, 0);
     if (pid == 0) {
         up_pool *p;
         int rc = up_pool_create(&p, NULL);
@@ -70,7 +70,7 @@ static int fork_and_use(void)
         pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid)
             break;
-        CHECK(r == 0);
+        CHECK_EQ(r, 0);
         if (test_now_ns() > deadline) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
@@ -167,6 +167,6 @@ int main(void)
            (unsigned long long)atomic_load(&signals),
            UNDER_TSAN ? "ThreadSanitizer: to the submitters only"
                       : "to the main and submitter threads");
-    CHECK(atomic_load(&signals) > 10);
+    CHECK_GT(atomic_load(&signals), 10);
     return 0;
 }

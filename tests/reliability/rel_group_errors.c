@@ -84,7 +84,7 @@ static int task_fn(void *arg)
 {
     slot *s = arg;
     atomic_fetch_add(&s->ran, 1);
-    CHECK(up_group_current() == s->r->g);
+    CHECK_EQ(up_group_current(), s->r->g);
     int rc = s->code;
     if (s->inner) {
         rc = run_round(s->r->pool, s->seed, s->r->depth + 1, 1);
@@ -220,7 +220,7 @@ static int run_round(up_pool *pool, uint64_t seed, int depth, int submitters)
             /* A result returned once the group was cancelled, with no
              * up_group_cancel called, came after the first error. */
             if (ret > 0 && atomic_load(&s->saw_cancel) && !atomic_load(&r.user_cancelled)) {
-                CHECK(ret != result);
+                CHECK_NE(ret, result);
                 atomic_fetch_add(&totals.late_failures, 1);
             }
         }

@@ -69,7 +69,7 @@ static void *mixer(void *arg)
         else {
             up_stats st;
             up_pool_stats(s->p, &st);
-            CHECK(st.executed <= st.submitted);
+            CHECK_LE(st.executed, st.submitted);
         }
         CHECK(rc == UP_OK || rc == UP_ESTOPPED || rc == UP_EOVERLOAD || rc == UP_ETIMEDOUT);
         pthread_rwlock_unlock(&s->use);

@@ -60,7 +60,7 @@ int main(void)
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     for (int i = 0; i < n; i++) {
         uint64_t s = atomic_load(&st[i].started);
-        CHECK(s >= st[i].submitted);
+        CHECK_GE(s, st[i].submitted);
         uint64_t w = s - st[i].submitted;
         total += w;
         worst = w > worst ? w : worst;
@@ -81,8 +81,8 @@ int main(void)
                 w = i;
         fprintf(stderr, "task %d waited %.1f ms\n", w, (double)worst / 1e6);
     }
-    CHECK(worst < 1000000000ull);
-    CHECK(ps.retired > 0);
+    CHECK_LT(worst, 1000000000ull);
+    CHECK_GT(ps.retired, 0);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     free(st);
     return 0;

@@ -80,9 +80,7 @@ static up_pool *one_shard_pool(void)
     up_config cfg;
     up_config_init(&cfg);
     cfg.shards = 1;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_pool_create(&cfg);
 }
 
 /* ---- 1. CPU-bound work ------------------------------------------------ */
@@ -153,7 +151,7 @@ static void cpu_bound(const char *what, up_fn fn, unsigned ncpus)
            st.workers_peak, ncpus + 1, (unsigned long long)st.spawned);
     CHECK_EQ(atomic_load(&cpu_ran), 2 * s.n);
     CHECK_EQ(st.executed, st.submitted);
-    CHECK(st.workers_peak <= ncpus + 1);
+    CHECK_LE(st.workers_peak, ncpus + 1);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
 
@@ -197,7 +195,7 @@ static void slow_holders(unsigned ncpus)
            HOLD_MS, (unsigned long long)atomic_load(&cpu_ran), (double)(test_now_ns() - t0) / 1e9,
            st.workers_peak, ncpus + 1, (unsigned long long)st.spawned);
     CHECK_EQ(atomic_load(&cpu_ran), n);
-    CHECK(st.workers_peak <= ncpus + 1);
+    CHECK_LE(st.workers_peak, ncpus + 1);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
 
@@ -209,7 +207,7 @@ static void start_hogs(unsigned n)
 {
     for (nhogs = 0; nhogs < n && nhogs < 1024; nhogs++) {
         pid_t pid = fork();
-        CHECK(pid >= 0);
+        CHECK_GE(pid, 0);
         if (pid == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed CHECK leaves no hog behind */
             if (getppid() == 1)
@@ -295,7 +293,7 @@ static void blocked_readers(const char *what, up_fn fn, uint64_t spawn_delay_ns,
     }
     /* Nothing is written before every reader has started: each start needs
      * a worker of its own. */
-    WAIT_UNTIL(atomic_load(&readers_started) == n, 8000);
+    WAIT_UNTIL(atomic_load(&readers_started) == n, 10000);
     double grow_s = (double)(test_now_ns() - t0) / 1e9;
     up_stats st;
     up_pool_stats(p, &st);
@@ -309,13 +307,13 @@ static void blocked_readers(const char *what, up_fn fn, uint64_t spawn_delay_ns,
     CHECK_EQ(atomic_load(&readers_done), n);
 
     /* The workers beyond one per CPU retire soon; the others stay. */
-    WAIT_UNTIL((up_pool_stats(p, &st), st.workers <= ncpus), 5000);
+    WAIT_UNTIL((up_pool_stats(p, &st), st.workers <= ncpus), 10000);
     up_pool_stats(p, &st);
     printf("%s: back to %u workers (peak %u, %llu retired) %.2f s after the start\n", what,
            st.workers, st.workers_peak, (unsigned long long)st.retired,
            (double)(test_now_ns() - t0) / 1e9);
-    CHECK(st.workers_peak >= n);
-    CHECK(st.workers_peak <= n + ncpus); /* no overshoot past one per blocked task */
+    CHECK_GE(st.workers_peak, n);
+    CHECK_LE(st.workers_peak, n + ncpus); /* no overshoot past one per blocked task */
     CHECK_EQ(st.workers, ncpus);
     test_sleep_ms(200); /* well past the short timeout: the rest stay */
     up_pool_stats(p, &st);
@@ -360,7 +358,7 @@ static void spin_waiters(unsigned ncpus)
     /* One submit wakes or starts one worker per CPU; wait until every
      * spinner holds one, so the setter queues behind them. */
     up_stats st;
-    WAIT_UNTIL((up_pool_stats(p, &st), st.workers >= ncpus && st.searching == 0), 5000);
+    WAIT_UNTIL((up_pool_stats(p, &st), st.workers >= ncpus && st.searching == 0), 10000);
     CHECK_EQ(up_submit_wait(p, setter, NULL), UP_OK);
     WAIT_UNTIL(atomic_load(&spinners_done) == ncpus, 25000);
     double secs = (double)(test_now_ns() - t0) / 1e9;
@@ -370,7 +368,7 @@ static void spin_waiters(unsigned ncpus)
            ncpus, secs, atomic_load(&spinners_gave_up), st.workers_peak);
     CHECK_EQ(atomic_load(&spin_flag), 1);
     CHECK_EQ(atomic_load(&spinners_gave_up), 0); /* the setter ran while they still spun */
-    CHECK(st.workers_peak <= ncpus + 1);
+    CHECK_LE(st.workers_peak, ncpus + 1);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
 
@@ -403,7 +401,7 @@ static uint64_t resumed_after(up_pool *p, up_fn fn)
     up_pool_stats(p, &st);
     uint64_t before = st.tasks_resumed, done = st.executed + 1;
     CHECK_EQ(up_submit_wait(p, fn, NULL), UP_OK);
-    WAIT_UNTIL((up_pool_stats(p, &st), st.executed >= done + st.tasks_resumed - before), 5000);
+    WAIT_UNTIL((up_pool_stats(p, &st), st.executed >= done + st.tasks_resumed - before), 10000);
     up_pool_stats(p, &st);
     return st.tasks_resumed - before;
 }
@@ -461,10 +459,10 @@ static void cv_waiters(unsigned ncpus)
 {
     up_pool *p = one_shard_pool();
     CHECK_EQ(up_submit_wait(p, long_runner, NULL), UP_OK);
-    WAIT_UNTIL(atomic_load(&cv_started) == 1, 5000);
+    WAIT_UNTIL(atomic_load(&cv_started) == 1, 10000);
     for (unsigned i = 0; i < ncpus + 1; i++) {
         CHECK_EQ(up_submit_wait(p, cv_waiter, NULL), UP_OK);
-        WAIT_UNTIL(atomic_load(&cv_started) == i + 2, 5000);
+        WAIT_UNTIL(atomic_load(&cv_started) == i + 2, 10000);
     }
     uint64_t t0 = test_now_ns();
     CHECK_EQ(up_submit_wait(p, cv_releaser, NULL), UP_OK);
@@ -476,7 +474,7 @@ static void cv_waiters(unsigned ncpus)
            "that releases them started after %.3f s, %s\n",
            ncpus + 1, secs,
            atomic_load(&long_gave_up) ? "after the running one gave up" : "while that one ran");
-    CHECK(atomic_load(&released_at) != 0);
+    CHECK_NE(atomic_load(&released_at), 0);
     CHECK_EQ(atomic_load(&long_gave_up), 0); /* not when the running task ended */
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }

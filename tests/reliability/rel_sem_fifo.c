@@ -335,7 +335,7 @@ static void timed_round(uint64_t *rng)
     int big_rc = atomic_load(&big.rc);
     CHECK(big_rc == UP_OK || big_rc == UP_ETIMEDOUT);
     if (big_rc == UP_OK)
-        CHECK(give_back > 0); /* only a release could have made room */
+        CHECK_GT(give_back, 0); /* only a release could have made room */
     uint64_t big_at = atomic_load(&big.done_at);
 
     /* Without any further release, every small waiter gets in. */
@@ -414,7 +414,7 @@ static void over_under_stream(uint64_t *rng, uint64_t attempts)
     for (uint64_t i = 0; i < attempts; i++) {
         CHECK_EQ(up_sem_release(s, cap + 1 + test_rand(rng) % 8), UP_EINVAL);
         over_detected++;
-        CHECK(up_sem_held(s) <= cap);
+        CHECK_LE(up_sem_held(s), cap);
         if (i % 16 == 0)
             sched_yield();
     }

@@ -31,13 +31,13 @@ static void *sampler(void *arg)
         for (unsigned s = 0; s < SHARDS; s++) {
             up_stats st;
             CHECK_EQ(up_pool_shard_stats(pool, s, &st), UP_OK);
-            CHECK(st.workers <= SHARD_MAX);
+            CHECK_LE(st.workers, SHARD_MAX);
             if (st.workers > atomic_load(&seen_shard_max))
                 atomic_store(&seen_shard_max, st.workers);
         }
         up_stats g;
         up_pool_stats(pool, &g);
-        CHECK(g.workers <= GLOBAL_MAX);
+        CHECK_LE(g.workers, GLOBAL_MAX);
         if (g.workers > atomic_load(&seen_global_max))
             atomic_store(&seen_global_max, g.workers);
         atomic_fetch_add(&samples, 1);
@@ -81,8 +81,8 @@ int main(void)
            (unsigned long long)atomic_load(&samples), atomic_load(&seen_shard_max), SHARD_MAX,
            atomic_load(&seen_global_max), GLOBAL_MAX, st.workers_peak,
            (unsigned long long)st.spawned);
-    CHECK(st.workers_peak <= GLOBAL_MAX);
-    CHECK(st.workers_peak > SHARDS); /* it did grow: the caps were reached for */
+    CHECK_LE(st.workers_peak, GLOBAL_MAX);
+    CHECK_GT(st.workers_peak, SHARDS); /* it did grow: the caps were reached for */
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
     return 0;
 }

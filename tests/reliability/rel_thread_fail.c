@@ -77,7 +77,7 @@ static int exercise(int n, unsigned *workers_out)
 static int limited_child(rlim_t limit, int expect_ok)
 {
     pid_t pid = fork();
-    CHECK(pid >= 0);
+    CHECK_GE(pid, 0);
     if (pid == 0) {
         alarm(60); /* a hang kills the child, and the parent sees it */
         atomic_store(&armed, 0);
@@ -98,7 +98,7 @@ static int limited_child(rlim_t limit, int expect_ok)
         _exit(rc == UP_EAGAIN ? 0 : 6);
     }
     int status;
-    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
     CHECK(WIFEXITED(status));
     return WEXITSTATUS(status);
 }
@@ -144,7 +144,7 @@ int main(void)
            "ran) and always (create refused with UP_EAGAIN); %d failures injected; "
            "RLIMIT_NPROC 1 -> refused (exit %d), 4 -> degraded and working (exit %d); hangs 0\n",
            K, degraded, injected, rc_none, rc_some);
-    CHECK(degraded > 0);
+    CHECK_GT(degraded, 0);
     CHECK_EQ(rc_none, 0);
     CHECK_EQ(rc_some, 0);
     return 0;

@@ -79,7 +79,7 @@ static void narrow_to_last(cpu_set_t *one)
 {
     CPU_ZERO(one);
     CPU_SET(last_cpu, one);
-    CHECK(sched_setaffinity(0, sizeof *one, one) == 0);
+    CHECK_EQ(sched_setaffinity(0, sizeof *one, one), 0);
 }
 
 /* A mask narrowed to one CPU, then (with two or more) to the first and
@@ -108,13 +108,13 @@ static void restricted(void)
         CPU_ZERO(&two);
         CPU_SET(first_cpu, &two);
         CPU_SET(last_cpu, &two);
-        CHECK(sched_setaffinity(0, sizeof two, &two) == 0);
+        CHECK_EQ(sched_setaffinity(0, sizeof two, &two), 0);
         build(&p, UP_BIND_NONE);
         check_covers(&p, &two);
         printf("mask {%d,%d}: %u shards (%s)\n", first_cpu, last_cpu, p.nshards, p.source);
         up__plan_free(&p);
     }
-    CHECK(sched_setaffinity(0, sizeof original, &original) == 0);
+    CHECK_EQ(sched_setaffinity(0, sizeof original, &original), 0);
 }
 
 /* Under likwid-pin the main thread runs on the first listed CPU, and the
@@ -135,7 +135,7 @@ static void likwid(void)
     check_covers(&p, &original);
     CHECK_EQ(up__plan_bind_self(&p, 0, UP_BIND_CORE, 0), 0);
     cpu_set_t now;
-    CHECK(sched_getaffinity(0, sizeof now, &now) == 0);
+    CHECK_EQ(sched_getaffinity(0, sizeof now, &now), 0);
     CHECK(CPU_EQUAL(&now, &one)); /* nothing was bound on top */
     printf("LIKWID_PIN=%s: %u shards (%s)\n", list, p.nshards, p.source);
     up__plan_free(&p);
@@ -149,7 +149,7 @@ static void likwid(void)
     run_pool(&cfg, shards, &st);
     CHECK_EQ(st.bind_failed, 0);
     unsetenv("LIKWID_PIN");
-    CHECK(sched_setaffinity(0, sizeof original, &original) == 0);
+    CHECK_EQ(sched_setaffinity(0, sizeof original, &original), 0);
 }
 
 /* Real binding: each worker checks its own mask as it starts. */
@@ -162,7 +162,7 @@ static void *on_start(void *ctx, unsigned shard, unsigned worker)
     (void)ctx;
     (void)worker;
     cpu_set_t mask;
-    CHECK(sched_getaffinity(0, sizeof mask, &mask) == 0);
+    CHECK_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
     const up__shard_plan *sp = &bind_plan.shards[shard];
     int inside = 1;
     for (int c = 0; c < CPU_SETSIZE; c++)
@@ -197,14 +197,14 @@ static void binding(up_bind how)
     up_stats st;
     run_pool(&cfg, bind_plan.nshards, &st);
     CHECK_EQ(st.bind_failed, 0);
-    CHECK(atomic_load(&bind_seen) >= (int)bind_plan.nshards);
+    CHECK_GE(atomic_load(&bind_seen), (int)bind_plan.nshards);
     CHECK_EQ(atomic_load(&bind_wrong), 0);
     printf("bind=%s: %d workers bound inside their shard\n", how == UP_BIND_CORE ? "core" : "shard",
            atomic_load(&bind_seen));
     up__plan_free(&bind_plan);
     /* This thread was never bound. */
     cpu_set_t now;
-    CHECK(sched_getaffinity(0, sizeof now, &now) == 0);
+    CHECK_EQ(sched_getaffinity(0, sizeof now, &now), 0);
     CHECK(CPU_EQUAL(&now, &original));
 }
 
@@ -254,7 +254,7 @@ static int locality(up_shard_choice choice)
         CHECK_EQ(got, ns < 64 ? ns : 64);
     printf("shard_choice %s: %u of %u shards received the %llu submits of CPU %d\n",
            choice == UP_SHARD_LOCAL ? "local" : "random", got, ns, (unsigned long long)n, last_cpu);
-    CHECK(sched_setaffinity(0, sizeof original, &original) == 0);
+    CHECK_EQ(sched_setaffinity(0, sizeof original, &original), 0);
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
     return 1;
 }
@@ -265,7 +265,7 @@ int main(void)
     unsetenv("HWLOC_SYNTHETIC");
     unsetenv("LIKWID_PIN");
     unsetenv("UP_SHARDS");
-    CHECK(sched_getaffinity(0, sizeof original, &original) == 0);
+    CHECK_EQ(sched_getaffinity(0, sizeof original, &original), 0);
     first_cpu = -1;
     for (int c = 0; c < CPU_SETSIZE; c++)
         if (CPU_ISSET(c, &original)) {

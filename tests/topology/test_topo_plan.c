@@ -43,12 +43,12 @@ static const char *xml(const char *name)
 static hwloc_topology_t load(up__topo_from from, const char *arg)
 {
     hwloc_topology_t t;
-    CHECK(hwloc_topology_init(&t) == 0);
+    CHECK_EQ(hwloc_topology_init(&t), 0);
     if (from == UP__TOPO_XML)
-        CHECK(hwloc_topology_set_xml(t, arg) == 0);
+        CHECK_EQ(hwloc_topology_set_xml(t, arg), 0);
     else if (from == UP__TOPO_SYNTHETIC)
-        CHECK(hwloc_topology_set_synthetic(t, arg) == 0);
-    CHECK(hwloc_topology_load(t) == 0);
+        CHECK_EQ(hwloc_topology_set_synthetic(t, arg), 0);
+    CHECK_EQ(hwloc_topology_load(t), 0);
     return t;
 }
 
@@ -102,7 +102,7 @@ static unsigned check_plan(hwloc_topology_t t, const up__plan *p, unsigned max_c
     unsigned total = 0;
     for (unsigned s = 0; s < p->nshards; s++) {
         const up__shard_plan *sp = &p->shards[s];
-        CHECK(sp->ncpus > 0);
+        CHECK_GT(sp->ncpus, 0);
         int c0 = sp->cpus[0];
         hwloc_obj_t core0 = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_CORE, pu_of(t, c0));
         unsigned cores = 0;
@@ -112,10 +112,10 @@ static unsigned check_plan(hwloc_topology_t t, const up__plan *p, unsigned max_c
             CHECK_EQ(owner[c], -1); /* in exactly one shard */
             owner[c] = (int)s;
             CHECK_EQ(p->cpu_to_shard[c], (int)s);
-            CHECK(cache_domain(t, c) == cache_domain(t, c0));
+            CHECK_EQ(cache_domain(t, c), cache_domain(t, c0));
             CHECK_EQ(numa_nodes(t, c), numa_nodes(t, c0));
-            CHECK(hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, pu_of(t, c)) ==
-                  hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, pu_of(t, c0)));
+            CHECK_EQ(hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, pu_of(t, c)),
+                     hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, pu_of(t, c0)));
             CHECK_EQ(kind(t, c), kind(t, c0));
             CHECK_EQ(sp->kind, kind(t, c0));
             /* Siblings together: every PU of this CPU's core that shares
@@ -139,7 +139,7 @@ static unsigned check_plan(hwloc_topology_t t, const up__plan *p, unsigned max_c
         }
         (void)core0;
         CHECK_EQ(sp->ncores, cores);
-        CHECK(sp->ncores <= max_cores);
+        CHECK_LE(sp->ncores, max_cores);
         total += sp->ncpus;
         /* The order: a permutation, starting with s, going outward. */
         const unsigned *row = &p->order[s * p->nshards];
@@ -147,11 +147,11 @@ static unsigned check_plan(hwloc_topology_t t, const up__plan *p, unsigned max_c
         int dist_prev = -1;
         for (unsigned k = 0; k < p->nshards; k++) {
             for (unsigned m = 0; m < k; m++)
-                CHECK(row[m] != row[k]);
+                CHECK_NE(row[m], row[k]);
             const up__shard_plan *o = &p->shards[row[k]];
             int d = (o->numa != sp->numa) * 2 + (o->package != sp->package) * 4 +
                     (cache_domain(t, o->cpus[0]) != cache_domain(t, c0));
-            CHECK(d >= dist_prev);
+            CHECK_GE(d, dist_prev);
             dist_prev = d;
         }
     }
@@ -198,7 +198,7 @@ static void this_machine(void)
 {
     hwloc_topology_t t = load(UP__TOPO_SYSTEM, NULL);
     hwloc_bitmap_t mine = hwloc_bitmap_alloc();
-    CHECK(hwloc_get_cpubind(t, mine, HWLOC_CPUBIND_THREAD) == 0);
+    CHECK_EQ(hwloc_get_cpubind(t, mine, HWLOC_CPUBIND_THREAD), 0);
     hwloc_bitmap_and(mine, mine, hwloc_topology_get_topology_cpuset(t));
     up_config cfg;
     CHECK_EQ(up_config_init(&cfg), UP_OK);
@@ -337,7 +337,7 @@ static void pool_from_env(void)
     WAIT_UNTIL((up_pool_stats(pool, &st), st.bind_failed == st.spawned), 10000);
     up_pool_stats(pool, &st);
     CHECK_EQ(st.shards, 16);
-    CHECK(st.spawned >= 16);
+    CHECK_GE(st.spawned, 16);
     CHECK_EQ(st.bind_failed, st.spawned);
     CHECK_EQ(up_pool_stop_and_wait(pool), UP_OK);
     CHECK_EQ(atomic_load(&ran), 20000);

@@ -211,7 +211,7 @@ static void *consumer_main(void *arg)
     while ((rc = up_chan_recv(m->c, &it)) == UP_OK) {
         CHECK(it.producer < m->producers && it.seq < m->per);
         CHECK_EQ(it.check, check_of(it.producer, it.seq));
-        CHECK(it.seq + 1 > last[it.producer]); /* each producer's order kept */
+        CHECK_GT(it.seq + 1, last[it.producer]); /* each producer's order kept */
         last[it.producer] = it.seq + 1;
         CHECK_EQ(atomic_fetch_add(&m->seen[(size_t)it.producer * m->per + it.seq], 1), 0);
         atomic_fetch_add(&m->received, 1);

@@ -230,7 +230,7 @@ static void check_unknown_names(void)
     CHECK(contains(out, "UP_SHRADS"));
     CHECK(contains(out, "UP_SPINN"));
     CHECK(!strstr(out, "UP_TEST_SCALE"));
-    CHECK(up__env_check_names(NULL, stderr) == 0);
+    CHECK_EQ(up__env_check_names(NULL, stderr), 0);
     /* A very long name is cut, not overrun. */
     char longname[300];
     memset(longname, 'A', sizeof longname);
@@ -249,11 +249,11 @@ static void check_unknown_names(void)
 static void check_warning_once_per_process(void)
 {
     int fds[2];
-    CHECK(pipe(fds) == 0);
+    CHECK_EQ(pipe(fds), 0);
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
-    CHECK(pid >= 0);
+    CHECK_GE(pid, 0);
     if (pid == 0) {
         close(fds[0]);
         dup2(fds[1], 2);
@@ -278,7 +278,7 @@ static void check_warning_once_per_process(void)
     out[len] = '\0';
     close(fds[0]);
     int status;
-    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     const char *first = strstr(out, "UP_SHRADS");
     CHECK(first != NULL);
@@ -335,14 +335,14 @@ static void check_same(const up_config *a, const up_config *b)
     CHECK_EQ(a->max_workers, b->max_workers);
     CHECK_EQ(a->queue_capacity, b->queue_capacity);
     CHECK_EQ(a->deque_capacity, b->deque_capacity);
-    CHECK(a->idle_timeout_ns == b->idle_timeout_ns);
-    CHECK(a->spawn_delay_ns == b->spawn_delay_ns);
+    CHECK_EQ(a->idle_timeout_ns, b->idle_timeout_ns);
+    CHECK_EQ(a->spawn_delay_ns, b->spawn_delay_ns);
     CHECK_EQ(a->spin, b->spin);
     CHECK_EQ(a->submit_help, b->submit_help);
     CHECK_EQ(a->bind, b->bind);
     CHECK_EQ(a->shard_max_cores, b->shard_max_cores);
     CHECK_EQ(a->shard_choice, b->shard_choice);
-    CHECK(a->stack_size == b->stack_size);
+    CHECK_EQ(a->stack_size, b->stack_size);
 }
 
 /* Print cfg through a pool (with_pool) or, for values too large to
@@ -678,19 +678,19 @@ int main(void)
     CHECK(up__parse_duration("7ns", &ns) == 0 && ns == 7);
     CHECK(up__parse_duration("0", &ns) == 0 && ns == 0);
     CHECK(up__parse_duration("18446744073709551615ns", &ns) == 0 && ns == UINT64_MAX);
-    CHECK(up__parse_duration("18446744073709551616ns", &ns) == -2);
-    CHECK(up__parse_duration("99999999999999999999h", &ns) == -2);
-    CHECK(up__parse_duration("18446744073709551615h", &ns) == -2);
-    CHECK(up__parse_duration("ms", &ns) == -1);
-    CHECK(up__parse_duration("", &ns) == -1);
+    CHECK_EQ(up__parse_duration("18446744073709551616ns", &ns), -2);
+    CHECK_EQ(up__parse_duration("99999999999999999999h", &ns), -2);
+    CHECK_EQ(up__parse_duration("18446744073709551615h", &ns), -2);
+    CHECK_EQ(up__parse_duration("ms", &ns), -1);
+    CHECK_EQ(up__parse_duration("", &ns), -1);
     up_bind b;
     CHECK(up__parse_bind("core", &b) == 0 && b == UP_BIND_CORE);
-    CHECK(up__parse_bind("Core", &b) == -1);
-    CHECK(up__parse_bind("", &b) == -1);
+    CHECK_EQ(up__parse_bind("Core", &b), -1);
+    CHECK_EQ(up__parse_bind("", &b), -1);
     up_shard_choice sc;
     CHECK(up__parse_shard_choice("random", &sc) == 0 && sc == UP_SHARD_RANDOM);
     CHECK(up__parse_shard_choice("local", &sc) == 0 && sc == UP_SHARD_LOCAL);
-    CHECK(up__parse_shard_choice("", &sc) == -1);
+    CHECK_EQ(up__parse_shard_choice("", &sc), -1);
 
     CHECK(strcmp(up_strerror(UP_EOVERLOAD), "unknown error") != 0);
     CHECK(strcmp(up_strerror(12345), "unknown error") == 0);

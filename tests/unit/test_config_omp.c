@@ -137,7 +137,7 @@ static void check_wait_policy(void)
     CHECK_EQ(cfg.spin, 0);
     CHECK_EQ(init_with("OMP_WAIT_POLICY", "Active", NULL, NULL, &cfg), UP_OK);
     CHECK_EQ(cfg.spin, UP_OMP_ACTIVE_SPIN);
-    CHECK(UP_OMP_ACTIVE_SPIN > 1000 * 256); /* far above the default */
+    CHECK_GT(UP_OMP_ACTIVE_SPIN, 1000 * 256); /* far above the default */
     CHECK_EQ(up_config_validate(&cfg), UP_OK);
     CHECK_EQ(init_with("UP_SPIN", "10", "OMP_WAIT_POLICY", "active", &cfg), UP_OK);
     CHECK_EQ(cfg.spin, 10);

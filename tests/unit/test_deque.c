@@ -11,7 +11,7 @@ static void noop(void *arg) { (void)arg; }
 static void single_thread(void)
 {
     up__deque d;
-    CHECK(up__deque_init(&d, 4) == 0);
+    CHECK_EQ(up__deque_init(&d, 4), 0);
     up__task t, out;
     for (uintptr_t i = 0; i < 4; i++) {
         up__task_set_arg(&t, noop, (void *)i);
@@ -68,7 +68,7 @@ int main(void)
     uint64_t seed = test_seed();
     uint64_t items = test_size("UP_TEST_DEQUE_ITEMS", 1000000);
     up__deque dq;
-    CHECK(up__deque_init(&dq, 64) == 0);
+    CHECK_EQ(up__deque_init(&dq, 64), 0);
     static const steal_ops ops = {push_id, pop_id, steal_id};
     steal_counts c = steal_stress(&dq, &ops, items, 8, &seed);
     printf("deque: %" PRIu64 " items, %" PRIu64 " stolen by %d thieves, each taken once\n", items,

@@ -124,9 +124,9 @@ static void hop_fn(up__fiber *self, void *arg)
     CHECK_EQ(h->step, 2);                      /* resumed on thread B */
 
     CHECK_EQ(fegetround(), FE_UPWARD);
-    CHECK(one / three == up_third);
+    CHECK_EQ(one / three, up_third);
     CHECK_EQ(fesetround(FE_TONEAREST), 0);
-    CHECK(one / three < up_third); /* rounding to nearest gives the lower neighbour here */
+    CHECK_LT(one / three, up_third); /* rounding to nearest gives the lower neighbour here */
     for (size_t i = 0; i < sizeof buf; i++)
         CHECK_EQ(buf[i], (unsigned char)mix(i + hop_seed));
     /* hop_seed is read anew (volatile), so the values before the switch
@@ -134,14 +134,14 @@ static void hop_fn(up__fiber *self, void *arg)
     CHECK(a0 == mix(hop_seed + 0) && a1 == mix(hop_seed + 1) && a2 == mix(hop_seed + 2));
     CHECK(a3 == mix(hop_seed + 3) && a4 == mix(hop_seed + 4) && a5 == mix(hop_seed + 5));
     CHECK(a6 == mix(hop_seed + 6) && a7 == mix(hop_seed + 7));
-    CHECK(d0 == (double)(mix(hop_seed + 0) % 1000) / 3.0);
-    CHECK(d1 == (double)(mix(hop_seed + 1) % 1000) / 7.0);
-    CHECK(d2 == (double)(mix(hop_seed + 2) % 1000) * 0.5);
-    CHECK(d3 == (double)(mix(hop_seed + 3) % 1000) * 1e-300);
-    CHECK(d4 == (double)(mix(hop_seed + 4) % 1000) / 11.0);
-    CHECK(d5 == -(double)(mix(hop_seed + 5) % 1000) / 13.0);
-    CHECK(f0 == (float)(mix(hop_seed + 6) % 100) / 7.0f);
-    CHECK(f1 == -(float)(mix(hop_seed + 7) % 100) / 9.0f);
+    CHECK_EQ(d0, (double)(mix(hop_seed + 0) % 1000) / 3.0);
+    CHECK_EQ(d1, (double)(mix(hop_seed + 1) % 1000) / 7.0);
+    CHECK_EQ(d2, (double)(mix(hop_seed + 2) % 1000) * 0.5);
+    CHECK_EQ(d3, (double)(mix(hop_seed + 3) % 1000) * 1e-300);
+    CHECK_EQ(d4, (double)(mix(hop_seed + 4) % 1000) / 11.0);
+    CHECK_EQ(d5, -(double)(mix(hop_seed + 5) % 1000) / 13.0);
+    CHECK_EQ(f0, (float)(mix(hop_seed + 6) % 100) / 7.0f);
+    CHECK_EQ(f1, -(float)(mix(hop_seed + 7) % 100) / 9.0f);
     hop_checked = 1;
     up__fiber_exit(self, h->back, NULL);
 }
@@ -253,7 +253,7 @@ static int park_many(up__stack_pool *p, size_t n, const char *what)
     if (SANITIZED)
         printf("  (not checked against 8 KiB: sanitizer shadow memory counts in RSS)\n");
     else
-        CHECK(per <= 8192.0);
+        CHECK_LE(per, 8192.0);
     return 0;
 }
 
@@ -386,7 +386,7 @@ static void test_guards_all(void)
     up__stack_pool p;
     CHECK_EQ(up__stack_pool_init(&p, NULL), 0);
     size_t guard = up__stack_guard_size(&p);
-    CHECK(guard > 0);
+    CHECK_GT(guard, 0);
     int fds[2];
     CHECK_EQ(pipe(fds), 0);
     static up__stack *s[N];
@@ -447,7 +447,7 @@ static void test_pool(void)
     for (int i = 0; i < 3; i++) {
         CHECK_EQ(up__stack_acquire(&p, &s[i]), 0);
         CHECK(s[i]->size >= 20000 && s[i]->size < 20000 + 4096);
-        CHECK(((uintptr_t)s[i]->lo & 4095) == 0);
+        CHECK_EQ(((uintptr_t)s[i]->lo & 4095), 0);
         memset(s[i]->lo, 0xab, s[i]->size);
     }
     CHECK_EQ(up__stack_acquire(&p, &s[3]), UP_ENOMEM);
@@ -462,10 +462,10 @@ static void test_pool(void)
     CHECK(st.mapped == 2 && st.in_use == 0 && st.free_hot == 1 && st.free_cold == 1);
     up__stack *r0, *r1;
     CHECK_EQ(up__stack_acquire(&p, &r0), 0);
-    CHECK(r0 == s[0]); /* the hot one first, its contents kept */
+    CHECK_EQ(r0, s[0]); /* the hot one first, its contents kept */
     CHECK_EQ((unsigned char)r0->lo[100], 0xab);
     CHECK_EQ(up__stack_acquire(&p, &r1), 0);
-    CHECK(r1 == s[1]);
+    CHECK_EQ(r1, s[1]);
 #if defined(__linux__)
     /* MADV_DONTNEED on private memory: the pages come back zeroed. */
     CHECK_EQ((unsigned char)r1->lo[100], 0);
@@ -494,7 +494,7 @@ static void test_pool(void)
     CHECK(st.mapped == 4 && st.in_use == 0 && st.free_hot == 4 && st.free_cold == 0);
     for (int i = 3; i >= 0; i--) {
         CHECK_EQ(up__stack_acquire(&p, &r0), 0);
-        CHECK(r0 == s[i]); /* most recently released first */
+        CHECK_EQ(r0, s[i]); /* most recently released first */
         CHECK_EQ((unsigned char)r0->lo[100], 0x10 + i);
     }
     for (int i = 0; i < 4; i++)
@@ -514,7 +514,7 @@ static void test_pool(void)
     CHECK(st.in_use == UP__STACK_CACHE && st.free_hot == 1);
     up__stack *back;
     CHECK_EQ(up__stack_cache_get(&cache, &p, &back), 0);
-    CHECK(back == cs[UP__STACK_CACHE - 1]);
+    CHECK_EQ(back, cs[UP__STACK_CACHE - 1]);
     up__stack_cache_put(&cache, &p, back);
     up__stack_cache_flush(&cache, &p);
     up__stack_pool_read_stats(&p, &st);

@@ -11,6 +11,7 @@
 #include <ultrapool/group.h>
 
 #include "check.h"
+#include "gate.h"
 #include "pool_helpers.h"
 
 /* ---- limits ---------------------------------------------------------- */
@@ -69,8 +70,8 @@ static void limits(up_pool *pool, unsigned limit, int sleep_every, int n)
     pthread_join(th, NULL);
     printf("limit %u, %d tasks: peak %d (sampled %d)\n", limit, n, atomic_load(&r.peak),
            atomic_load(&r.sampled_peak));
-    CHECK(atomic_load(&r.peak) <= (int)limit);
-    CHECK(atomic_load(&r.sampled_peak) <= (int)limit);
+    CHECK_LE(atomic_load(&r.peak), (int)limit);
+    CHECK_LE(atomic_load(&r.sampled_peak), (int)limit);
     /* Sleeping tasks overlap: a limit this small is reached (two workers
      * and the helping submitter at least). */
     if (sleep_every == 1 && limit <= 3)
@@ -203,14 +204,14 @@ static void cancel_wakes_blocked_go(up_pool *pool)
     CHECK_EQ(up_group_create(&g, pool, 1), UP_OK);
     test_gate_reset(&gate);
     CHECK_EQ(up_group_go(g, gate_in_group, &gate), UP_OK);
-    test_gate_wait_running(&gate); /* on a worker: the blocked go below helps */
+    test_gate_wait_running(&gate, 1); /* on a worker: the blocked go below helps */
     go_arg a = {.g = g};
     pthread_t th;
     CHECK_EQ(pthread_create(&th, NULL, blocked_go, &a), 0);
     test_sleep_ms(20);
     CHECK_EQ(atomic_load(&a.returned), 0); /* blocked: the slot is taken */
     up_group_cancel(g);
-    WAIT_UNTIL(atomic_load(&a.returned), 5000);
+    WAIT_UNTIL(atomic_load(&a.returned), 10000);
     CHECK_EQ(atomic_load(&a.returned), 1);
     CHECK_EQ(atomic_load(&a.rc), UP_ECANCELED);
     pthread_join(th, NULL);
@@ -248,7 +249,7 @@ static void several_submitters(up_pool *pool, int threads, int per)
         pthread_join(th[i], NULL);
     CHECK_EQ(up_group_wait(g), UP_OK);
     CHECK_EQ(atomic_load(&r.done), threads * per);
-    CHECK(atomic_load(&r.peak) <= 4);
+    CHECK_LE(atomic_load(&r.peak), 4);
     CHECK_EQ(up_group_destroy(g), UP_OK);
     printf("%d submitters x %d tasks, limit 4: peak %d\n", threads, per, atomic_load(&r.peak));
 }
@@ -355,7 +356,7 @@ static void deadlocks_detected(up_pool *pool)
     CHECK_EQ(ok1, 1);
     CHECK_EQ(ok2, 1);
     CHECK_EQ(up_submit_wait(pool, plain_task_sees_no_group, (void *)&ok3), UP_OK);
-    WAIT_UNTIL(atomic_load(&ok3), 5000);
+    WAIT_UNTIL(atomic_load(&ok3), 10000);
     CHECK_EQ(atomic_load(&ok3), 1);
     CHECK(up_group_current() == NULL);
 }

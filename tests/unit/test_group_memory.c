@@ -137,7 +137,7 @@ static void no_allocation_per_task(uint64_t seed)
         if (phase == 1) {
             printf("no allocation per task: %llu group tasks, %llu allocations\n",
                    (unsigned long long)(expect - 1000), (unsigned long long)during);
-            CHECK(alloc_count_calls() > 0); /* the wrappers are live */
+            CHECK_GT(alloc_count_calls(), 0); /* the wrappers are live */
             CHECK_EQ(during, 0);
         }
     }
@@ -172,8 +172,8 @@ static void no_touch_after_wait(uint64_t seed)
         return;
     }
     size_t q = atomic_load(&quarantined);
-    CHECK(q >= rounds); /* every destroyed group went through it */
-    CHECK(q <= QUARANTINE_MAX);
+    CHECK_GE(q, rounds); /* every destroyed group went through it */
+    CHECK_LE(q, QUARANTINE_MAX);
     for (size_t i = 0; i < q; i++)
         for (size_t k = 0; k < quarantine[i].n; k++)
             if (quarantine[i].p[k] != POISON) {

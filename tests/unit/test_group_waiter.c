@@ -17,6 +17,7 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 
 static int fds[2];
 static _Atomic unsigned readers_in, readers_done;
@@ -51,22 +52,13 @@ static void *watchdog(void *arg)
 int main(void)
 {
     CHECK_EQ(pipe(fds), 0);
-    up_config cfg;
-    CHECK_EQ(up_config_init(&cfg), UP_OK);
-    cfg.shards = 1;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     nworkers = cpus > 0 && cpus < 32 ? (unsigned)cpus : 2;
-    cfg.shard_min_workers = nworkers;
-    cfg.shard_max_workers = nworkers; /* the pool may not grow past them */
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    up_pool *p = test_fixed_pool(nworkers); /* the pool may not grow past them */
     up_pool_reserve(p, nworkers);
     for (unsigned i = 0; i < nworkers; i++)
         CHECK_EQ(up_submit(p, reader, NULL), UP_OK);
-    while (atomic_load(&readers_in) < nworkers) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
+    WAIT_UNTIL(atomic_load(&readers_in) == nworkers, 10000);
     pthread_t dog;
     CHECK_EQ(pthread_create(&dog, NULL, watchdog, NULL), 0);
     up_group *g;

@@ -43,8 +43,8 @@ int main(void)
     CHECK_EQ(atomic_load(&ran), n);
     up_pool_stats(p, &st);
     printf("grew to %u workers (cap 12) for %d blocking tasks; %.2f s\n", st.workers_peak, n, secs);
-    CHECK(st.workers_peak > 2);
-    CHECK(st.workers_peak <= 12);
+    CHECK_GT(st.workers_peak, 2);
+    CHECK_LE(st.workers_peak, 12);
 
     /* Quiet: everything above the floor retires after ~100 ms. The
      * counters are read one by one, and a retiring worker leaves `workers`
@@ -55,9 +55,9 @@ int main(void)
                                            st.spawned >= st.workers_peak),
                5000);
     CHECK_EQ(st.workers, 2);
-    CHECK(st.retired >= st.workers_peak - 2);
+    CHECK_GE(st.retired, st.workers_peak - 2);
     /* Every worker ever counted was spawned. */
-    CHECK(st.spawned >= st.workers_peak);
+    CHECK_GE(st.spawned, st.workers_peak);
     /* And the floor stays. */
     test_sleep_ms(300);
     up_pool_stats(p, &st);

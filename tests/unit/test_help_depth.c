@@ -23,6 +23,7 @@
 
 #include "check.h"
 #include "help.h"
+#include "pool_helpers.h"
 
 #define STACK (64u * 1024u)
 
@@ -57,9 +58,7 @@ static up_pool *small_stack_pool(unsigned max_workers)
     cfg.max_workers = max_workers;
     cfg.stack_size = STACK;
     cfg.spawn_delay_ns = 1000000;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_pool_create(&cfg);
 }
 
 static void sleep_until_set(_Atomic int *flag)
@@ -112,7 +111,7 @@ static void groups_nest(void)
     CHECK_EQ(st.executed, st.submitted);
     printf("groups: %u waiters, deepest nesting %u (limit %u), %u workers at peak\n", depth_goal,
            atomic_load(&max_nest), atomic_load(&max_limit), st.workers_peak);
-    CHECK(atomic_load(&max_nest) <= atomic_load(&max_limit) + 1);
+    CHECK_LE(atomic_load(&max_nest), atomic_load(&max_limit) + 1);
     CHECK_EQ(up_group_destroy(hold_group), UP_OK);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
@@ -179,20 +178,16 @@ static void chain(void *arg)
 static void queues_nest(void)
 {
     up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 1;
-    cfg.shard_max_workers = 1;
-    cfg.max_workers = 1;
+    test_fixed_config(&cfg, 1);
     cfg.queue_capacity = 2;
     cfg.submit_help = 2;
-    CHECK_EQ(up_pool_create(&full_pool, &cfg), UP_OK);
+    full_pool = test_pool_create(&cfg);
     CHECK_EQ(up_submit(full_pool, hold_worker, NULL), UP_OK);
-    sleep_until_set(&worker_held); /* then the queue holds leaves only */
+    WAIT_UNTIL(atomic_load(&worker_held), 10000); /* then the queue holds leaves only */
     unsigned filled = 0;
     while (up_submit(full_pool, leaf, NULL) == UP_OK)
         filled++;
-    CHECK(filled >= 1);
+    CHECK_GE(filled, 1);
 
     up_pool *p = small_stack_pool(1);
     atomic_store(&max_nest, 0);
@@ -218,7 +213,7 @@ static void queues_nest(void)
     CHECK_EQ(atomic_load(&leaves_run), filled + atomic_load(&leaves_submitted));
     printf("queues: %u levels (%u before the held worker went), deepest nesting %u (limit %u)\n",
            depth_goal, before_release, atomic_load(&max_nest), atomic_load(&max_limit));
-    CHECK(atomic_load(&max_nest) <= atomic_load(&max_limit) + 1);
+    CHECK_LE(atomic_load(&max_nest), atomic_load(&max_limit) + 1);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     CHECK_EQ(up_pool_destroy(full_pool), UP_OK);
 }

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include "check.h"
+#include "gate.h"
 #include "pool_helpers.h"
 #include "pool_internal.h"
 
@@ -41,7 +42,7 @@ static void outside_thread_takes_queued(void)
     up_pool *p = one_worker_pool(0);
     test_gate_reset(&gate);
     CHECK_EQ(up_submit(p, test_gate_task, &gate), UP_OK);
-    test_gate_wait_running(&gate);
+    test_gate_wait_running(&gate, 1);
     CHECK_EQ(up__help_once(p), 0); /* nothing queued */
     int ran = 0;
     CHECK_EQ(up_submit(p, record, &ran), UP_OK);
@@ -74,7 +75,7 @@ static void outside_thread_steals_from_deque(void)
     up_pool *p = one_worker_pool(0);
     test_gate_reset(&gate);
     CHECK_EQ(up_submit(p, push_then_block, p), UP_OK);
-    test_gate_wait_running(&gate);
+    test_gate_wait_running(&gate, 1);
     CHECK_EQ(up__help_once(p), 1);
     CHECK_EQ(stolen_ran, 1);
     CHECK(pthread_equal(ran_on, pthread_self()));
@@ -126,7 +127,7 @@ static void hook_pool_not_helped_from_outside(void)
     up_pool *p = one_worker_pool(1);
     test_gate_reset(&gate);
     CHECK_EQ(up_submit(p, test_gate_task, &gate), UP_OK);
-    test_gate_wait_running(&gate);
+    test_gate_wait_running(&gate, 1);
     int ran = 0;
     CHECK_EQ(up_submit(p, record, &ran), UP_OK);
     CHECK_EQ(up__help_once(p), 0);

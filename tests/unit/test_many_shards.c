@@ -97,15 +97,14 @@ static void far_tasks(unsigned ntasks)
     uint64_t t0 = test_now_ns();
     for (unsigned i = 0; i < ntasks; i++)
         CHECK_EQ(up_submit_wait(p, task, (void *)(uintptr_t)i), UP_OK);
-    for (unsigned ms = 0; ms < HANG_SEC * 1000 && atomic_load(&done) < ntasks; ms++)
-        test_sleep_ms(1);
+    WAIT_PROGRESS(atomic_load(&done), ntasks, HANG_SEC * 1000);
     double ran = seconds_since(t0);
     CHECK_EQ(atomic_load(&done), ntasks);
     up_stats st;
     up_pool_stats(p, &st);
     printf("%u tasks over %u shards, %u workers at most: all ran in %.3f s (%llu steals)\n", ntasks,
            SHARDS, st.workers_peak, ran, (unsigned long long)st.steals);
-    CHECK(st.workers_peak <= 3);
+    CHECK_LE(st.workers_peak, 3);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     for (unsigned i = 0; i < ntasks; i++)
         CHECK_EQ(atomic_load(&runs[i]), 1);

@@ -12,7 +12,7 @@ static void noop(void *arg) { (void)arg; }
 static void single_thread(void)
 {
     up__mpmc q;
-    CHECK(up__mpmc_init(&q, 4) == 0);
+    CHECK_EQ(up__mpmc_init(&q, 4), 0);
     up__task t, out;
     for (uintptr_t i = 0; i < 4; i++) {
         up__task_set_arg(&t, noop, (void *)i);
@@ -112,7 +112,7 @@ int main(void)
     uint64_t total = per_producer * PRODUCERS;
     seen = calloc(total, 1);
     CHECK(seen);
-    CHECK(up__mpmc_init(&shared, 64) == 0);
+    CHECK_EQ(up__mpmc_init(&shared, 64), 0);
     pthread_t th[PRODUCERS + CONSUMERS];
     for (uintptr_t i = 0; i < PRODUCERS; i++)
         pthread_create(&th[i], NULL, producer, (void *)i);

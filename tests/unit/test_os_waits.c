@@ -78,7 +78,7 @@ static int contended_while(int kind, pthread_t *th, probe *pr)
     while (!atomic_load(&pr->ready))
         sched_yield();
     int want = kind == SPINNING ? 0 : 1;
-    WAIT_UNTIL(up__os_thread_blocked(&pr->os) == want, 5000);
+    WAIT_UNTIL(up__os_thread_blocked(&pr->os) == want, 10000);
     return up__os_thread_contended(&pr->os);
 }
 
@@ -108,7 +108,7 @@ static int native_syscall_numbers(void)
     CHECK_EQ(pthread_create(&th, NULL, blocker, &pr), 0);
     while (!atomic_load(&pr.ready))
         sched_yield();
-    WAIT_UNTIL(up__os_thread_blocked(&pr.os) == 1, 5000);
+    WAIT_UNTIL(up__os_thread_blocked(&pr.os) == 1, 10000);
     long nr = shown_syscall(&pr);
     pthread_join(th, NULL);
     int native = 0;

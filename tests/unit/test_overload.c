@@ -9,20 +9,11 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "gate.h"
+#include "pool_helpers.h"
 
-static _Atomic int gate;
-static _Atomic int ran;
-
-static _Atomic int holding; /* the worker is inside hold() */
-
-static void hold(void *arg)
-{
-    (void)arg;
-    atomic_store(&holding, 1);
-    while (!atomic_load(&gate))
-        test_sleep_ms(1);
-    atomic_fetch_add(&ran, 1);
-}
+static test_gate gate;  /* holds the one worker */
+static _Atomic int ran; /* quick() tasks */
 
 static void quick(void *arg)
 {
@@ -34,28 +25,20 @@ static void quick(void *arg)
 static up_pool *small_pool(int help)
 {
     up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 1;
-    cfg.shard_max_workers = 1;
+    test_fixed_config(&cfg, 1);
     cfg.queue_capacity = 4;
     cfg.submit_help = help;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_pool_create(&cfg);
 }
 
 static void fill(up_pool *p)
 {
-    atomic_store(&gate, 0);
+    test_gate_reset(&gate);
     atomic_store(&ran, 0);
-    atomic_store(&holding, 0);
-    CHECK_EQ(up_submit(p, hold, NULL), UP_OK);
+    CHECK_EQ(up_submit(p, test_gate_task, &gate), UP_OK);
     /* Wait for the worker to take it: until then it occupies one of the
-     * queue's four places (a new worker thread may take milliseconds to
-     * get a CPU on a loaded machine). */
-    WAIT_UNTIL(atomic_load(&holding), 10000);
-    CHECK_EQ(atomic_load(&holding), 1);
+     * queue's four places. */
+    test_gate_wait_running(&gate, 1);
     for (int i = 0; i < 4; i++)
         CHECK_EQ(up_submit(p, quick, NULL), UP_OK);
 }
@@ -90,7 +73,7 @@ int main(void)
     fill(p);
     uint64_t t0 = test_now_ns();
     CHECK_EQ(up_submit(p, quick, NULL), UP_EOVERLOAD);
-    CHECK(test_now_ns() - t0 < 50000000ull); /* "at once": well under 50 ms */
+    CHECK_LT(test_now_ns() - t0, 50000000ull); /* "at once": well under 50 ms */
     CHECK_EQ(up_submit_copy(p, quick, "x", 1), UP_EOVERLOAD);
     up_stats st;
     up_pool_stats(p, &st);
@@ -110,11 +93,12 @@ int main(void)
     test_sleep_ms(200);
     CHECK_EQ(atomic_load(&ran), 0); /* nothing moved: it is still waiting */
     double burnt = cpu_seconds() - c0;
-    CHECK(burnt < 0.1); /* 200 ms of waiting cost far less than a CPU */
-    atomic_store(&gate, 1);
+    CHECK_LT(burnt, 0.1); /* 200 ms of waiting cost far less than a CPU */
+    test_gate_open(&gate);
     pthread_join(th, NULL);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
-    CHECK_EQ(atomic_load(&ran), 6);
+    CHECK_EQ(atomic_load(&ran), 5);
+    CHECK_EQ(atomic_load(&gate.passed), 1);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 
     /* At level 2 a submitter facing the full queue runs the queued tasks
@@ -127,8 +111,8 @@ int main(void)
     CHECK_EQ(on_submitter, 1); /* already ran, here */
     up_pool_stats(p, &st);
     CHECK_EQ(st.inlined, 1);
-    CHECK(st.helped >= 2); /* at least one queued task and its own */
-    atomic_store(&gate, 1);
+    CHECK_GE(st.helped, 2); /* at least one queued task and its own */
+    test_gate_open(&gate);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     up_pool_stats(p, &st);
     CHECK_EQ(st.submitted, st.executed);
@@ -139,11 +123,12 @@ int main(void)
     fill(p);
     CHECK_EQ(up_submit_wait(p, quick, NULL), UP_OK); /* runs a queued quick() */
     up_pool_stats(p, &st);
-    CHECK(st.helped >= 1);
-    CHECK(atomic_load(&ran) >= 1);
-    atomic_store(&gate, 1);
+    CHECK_GE(st.helped, 1);
+    CHECK_GE(atomic_load(&ran), 1);
+    test_gate_open(&gate);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
-    CHECK_EQ(atomic_load(&ran), 6);
+    CHECK_EQ(atomic_load(&ran), 5);
+    CHECK_EQ(atomic_load(&gate.passed), 1);
     up_pool_stats(p, &st);
     CHECK_EQ(st.submitted, st.executed);
     CHECK_EQ(up_pool_destroy(p), UP_OK);

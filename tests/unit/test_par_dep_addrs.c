@@ -197,7 +197,7 @@ static void dag_test(uint64_t *seed, int n)
     atomic_store(&ticket, 0);
     CHECK_EQ(up_parallel(pool, 2, dag_region, NULL), UP_OK);
     for (int i = 0; i < n; i++)
-        CHECK(nodes[i].end > nodes[i].start);
+        CHECK_GT(nodes[i].end, nodes[i].start);
     check_dag();
     free(nodes);
 }

@@ -56,7 +56,7 @@ static void create(node *n)
     up_task_opts opts = {0, n->mode == 1, n->mode == 2};
     CHECK_EQ(up_task_deps(work, n, n->deps, (size_t)n->ndeps, n->mode ? &opts : NULL), UP_OK);
     if (n->mode) { /* done, here, before the call returned */
-        CHECK(n->end > n->start);
+        CHECK_GT(n->end, n->start);
         CHECK(pthread_equal(n->ran_on, pthread_self()));
         if (n->mode == 2)
             CHECK(n->child_ran_inside);
@@ -114,7 +114,7 @@ static void check_dag(void)
                     continue;
                 }
                 if (writes(ka) || writes(kb))
-                    CHECK(nodes[a].end < nodes[b].start);
+                    CHECK_LT(nodes[a].end, nodes[b].start);
                 if (writes(ka) && ka != UP_DEP_MUTEXINOUTSET)
                     break; /* earlier accesses are ordered through this writer */
             }
@@ -126,7 +126,7 @@ static void run_dag(up_pool *pool, unsigned threads)
     atomic_store(&ticket, 0);
     CHECK_EQ(up_parallel(pool, threads, dag_region, NULL), UP_OK);
     for (int i = 0; i < nnodes; i++)
-        CHECK(nodes[i].end > nodes[i].start);             /* ran */
+        CHECK_GT(nodes[i].end, nodes[i].start);           /* ran */
     CHECK_EQ(atomic_load(&ticket), 2 * (uint64_t)nnodes); /* each exactly once */
     check_dag();
 }

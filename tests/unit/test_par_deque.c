@@ -40,8 +40,8 @@ static uint64_t task_id(const par_task *t)
         for (int i = 1; i < PAYLOAD_WORDS; i++)
             CHECK_EQ(t->words[i], id);
     }
-    CHECK(t->fn == noop);
-    CHECK(t->parent == (par_frame *)(uintptr_t)(id * 64 + 64));
+    CHECK_EQ(t->fn, noop);
+    CHECK_EQ(t->parent, (par_frame *)(uintptr_t)(id * 64 + 64));
     CHECK(t->node == NULL);
     return id;
 }
@@ -68,7 +68,7 @@ static int push_ptr(up__deque *d, up_task_fn fn, par_frame *parent, void *arg)
 static void single_thread(void)
 {
     up__deque d;
-    CHECK(up__deque_init_records(&d, 4, PAR_TASK_HDR) == 0);
+    CHECK_EQ(up__deque_init_records(&d, 4, PAR_TASK_HDR), 0);
     par_task t, out;
     CHECK_EQ(par_deque_pop(&d, &out), UP__DEQUE_EMPTY);
     CHECK_EQ(par_deque_steal(&d, &out), UP__DEQUE_EMPTY);
@@ -87,7 +87,7 @@ static void single_thread(void)
     CHECK_EQ(up__deque_bottom(&d), 5);
     CHECK_EQ(par_deque_pop(&d, &out), UP__DEQUE_OK); /* newest */
     CHECK_EQ(task_id(&out), 7);
-    CHECK(out.size == 0);
+    CHECK_EQ(out.size, 0);
     for (uint64_t want = 3; want >= 1; want--) {
         CHECK_EQ(par_deque_pop(&d, &out), UP__DEQUE_OK);
         CHECK_EQ(task_id(&out), want);
@@ -133,7 +133,7 @@ int main(void)
     /* A small capacity, so the owner also rewrites slots thieves may be
      * reading, and fills the deque now and then. */
     up__deque dq;
-    CHECK(up__deque_init_records(&dq, 16, PAR_TASK_HDR) == 0);
+    CHECK_EQ(up__deque_init_records(&dq, 16, PAR_TASK_HDR), 0);
     static const steal_ops ops = {push_id, pop_id, steal_id};
     steal_counts c = steal_stress(&dq, &ops, items, 12, &seed);
     printf("task deque: %" PRIu64 " tasks, %" PRIu64 " stolen by %d thieves (%" PRIu64

@@ -448,19 +448,19 @@ static void case_list(void)
 static void case_limit(void)
 {
     CHECK_EQ(up_parallel(pool, 0, record_top, NULL), UP_OK); /* OMP_NUM_THREADS=4 */
-    CHECK(top.size <= 2);
+    CHECK_LE(top.size, 2);
 #ifndef PAR_ENV_SHARED
     CHECK_EQ(top.requested, 2);
 #endif
     CHECK_EQ(up_parallel(pool, 3, record_top, NULL), UP_OK);
-    CHECK(top.size <= 2);
+    CHECK_LE(top.size, 2);
     CHECK_EQ(up_parallel_exact(pool, 3, record_top, NULL), UP_EINVAL);
     CHECK(strstr(up_last_error(), "OMP_THREAD_LIMIT") != NULL);
     inner_depth = 1;
     nested_n = 2;
     for (int round = 0; round < 3; round++) { /* the count is given back each time */
         CHECK_EQ(up_parallel(pool, 2, record_nested, (void *)(uintptr_t)0), UP_OK);
-        CHECK(inner[0].size <= 1 + (2 - top.size));
+        CHECK_LE(inner[0].size, 1 + (2 - top.size));
 #ifndef PAR_ENV_SHARED
         CHECK_EQ(inner[0].requested, 1 + (2 - top.size));
 #endif
@@ -515,7 +515,7 @@ static void chunk_body(int64_t lo, int64_t hi, void *ctx)
 {
     (void)ctx;
     unsigned i = atomic_fetch_add(&got.n, 1);
-    CHECK(i < ITERS);
+    CHECK_LT(i, ITERS);
     got.lo[i] = lo;
     got.hi[i] = hi;
     got.member[i] = up_thread_num();
@@ -575,7 +575,7 @@ static void case_schedule(char kind)
     if (kind == 'd') /* dynamic, not static,3 (10 chunks each) */
         CHECK_EQ(sleeper_chunks, 1);
     if (kind == 'g')
-        CHECK(largest == ITERS / (2 * (int64_t)size));
+        CHECK_EQ(largest, ITERS / (2 * (int64_t)size));
 }
 
 /* Cancellation off: cancel does nothing, the group's later tasks run. */
@@ -638,11 +638,11 @@ static void case_bad(const char *var)
 {
     for (int i = 0; i < 3; i++) {
         CHECK_EQ(up_parallel(pool, 2, count_region, NULL), UP_EINVAL);
-        CHECK(strstr(up_last_error(), "up_parallel: ") == up_last_error());
+        CHECK_EQ(strstr(up_last_error(), "up_parallel: "), up_last_error());
         CHECK(strstr(up_last_error(), var) != NULL);
         CHECK_EQ(up_parallel_exact(pool, 1, count_region, NULL), UP_EINVAL);
         CHECK_EQ(up_parallel_for(pool, 0, 10, NULL, nop_range, NULL), UP_EINVAL);
-        CHECK(strstr(up_last_error(), "up_parallel_for: ") == up_last_error());
+        CHECK_EQ(strstr(up_last_error(), "up_parallel_for: "), up_last_error());
     }
     CHECK_EQ(atomic_load(&region_ran), 0);
     up_for_opts rt = {UP_SCHED_RUNTIME, 0, 0};
@@ -736,7 +736,7 @@ static void spawn_case(const char *name, const char *const *vars)
     env[n] = NULL;
     char path[] = "/tmp/test_par_env_XXXXXX";
     int fd = mkstemp(path);
-    CHECK(fd >= 0);
+    CHECK_GE(fd, 0);
     unlink(path);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);

@@ -56,7 +56,7 @@ static void level_region(void *p)
         abort();
     }
     unsigned me = up_thread_num(), n = up_num_threads();
-    CHECK(me < n);
+    CHECK_LT(me, n);
     if (want == 1 || want == DEPTH)
         fib_check();
     if (want < DEPTH && up_master()) {
@@ -84,7 +84,7 @@ int main(void)
     CHECK_EQ(up_level(), 0);
     CHECK_EQ(atomic_load(&deepest), DEPTH);
     printf("deepest level %d, fib checks %d\n", atomic_load(&deepest), atomic_load(&fib_done));
-    CHECK(atomic_load(&fib_done) >= 2);
+    CHECK_GE(atomic_load(&fib_done), 2);
     up_pool_stop_and_wait(pool);
     up_pool_destroy(pool);
     return 0;

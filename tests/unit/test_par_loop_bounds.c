@@ -173,7 +173,7 @@ static void check_1d(recset *s, up_schedule sched, int64_t chunk, unsigned size)
         }
         sum += len;
     }
-    CHECK(sum == total);
+    CHECK_EQ(sum, total);
 }
 
 static void reset(recset *s, int64_t lo, int64_t hi)
@@ -411,10 +411,10 @@ static void huge_region(void *p)
 static void huge_2d_test(void)
 {
     hs = mmap(NULL, sizeof *hs, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    CHECK(hs != MAP_FAILED);
+    CHECK_NE(hs, MAP_FAILED);
     memset(hs, 0, sizeof *hs);
     pid_t pid = fork();
-    CHECK(pid >= 0);
+    CHECK_GE(pid, 0);
     if (pid == 0) {
         alarm(300);
         up_pool *cp;
@@ -424,7 +424,7 @@ static void huge_2d_test(void)
         _exit(3); /* the loop returned: it skipped almost all of its 2^64 cells */
     }
     int st;
-    CHECK(waitpid(pid, &st, 0) == pid);
+    CHECK_EQ(waitpid(pid, &st, 0), pid);
     unsigned size = atomic_load(&hs->size);
     printf("2-D 2^32 x 2^32: team %u, child status %d, first pieces %u %u\n", size,
            WIFEXITED(st) ? WEXITSTATUS(st) : -1, atomic_load(&hs->count[0]),

@@ -25,7 +25,7 @@ static void basics_region(void *p)
 {
     basics *b = p;
     unsigned me = up_thread_num(), n = up_num_threads();
-    CHECK(me < n);
+    CHECK_LT(me, n);
     if (up_master())
         b->size = n;
     atomic_fetch_or(&b->seen_mask, 1u << me);
@@ -149,10 +149,10 @@ static void loops_test(up_schedule sched, int64_t chunk)
         mn = v < mn ? v : mn;
         mx = v > mx ? v : mx;
     }
-    CHECK(l.sum == want); /* exact: halves of integers, summed well within 2^53 */
+    CHECK_EQ(l.sum, want); /* exact: halves of integers, summed well within 2^53 */
     CHECK_EQ(l.imin, mn);
     CHECK_EQ(l.imax, mx);
-    CHECK(l.prod == (double)(1u << l.n));
+    CHECK_EQ(l.prod, (double)(1u << l.n));
 }
 
 /* ---- a member far ahead through nowait loops ----
@@ -293,12 +293,12 @@ int main(void)
                 CHECK_EQ(grid[i][j], 1);
     }
     CHECK_EQ(up_parallel(pool, 3, user_region, NULL), UP_OK);
-    CHECK(atomic_load(&user_ok) >= 1);
+    CHECK_GE(atomic_load(&user_ok), 1);
     up_for_opts dyn = {UP_SCHED_DYNAMIC, 100, 0};
     CHECK_EQ(up_parallel_for(pool, 0, 100000, &dyn, pfor_body, NULL), UP_OK);
     CHECK_EQ(atomic_load(&pfor_sum), (int64_t)99999 * 100000 / 2);
     CHECK_EQ(up_parallel(pool, 2, outer_region, NULL), UP_OK);
-    CHECK(atomic_load(&inner_members) >= 2); /* at least one inner member per outer member */
+    CHECK_GE(atomic_load(&inner_members), 2); /* at least one inner member per outer member */
     CHECK_EQ(atomic_load(&nested_ok), atomic_load(&inner_members));
     for (int i = 0; i < 4; i++)
         CHECK_EQ(up_submit_wait(pool, region_from_task, NULL), UP_OK);

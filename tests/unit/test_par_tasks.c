@@ -213,8 +213,8 @@ static void cancelling_body(void *p)
     /* Wait for the other member to take the watcher (the oldest queued
      * task, public since its push; the member steals it from the barrier
      * at the end of the single); a team of one never does. */
-    for (int w = 0; w < 300000 && cancel_team > 1 && !atomic_load(&watcher_on_thief); w++)
-        usleep(100);
+    if (cancel_team > 1)
+        WAIT_UNTIL(atomic_load(&watcher_on_thief), 30000);
     up_cancel_taskgroup();
     atomic_store(&cancel_gate_open, 1);
     for (long i = CANCEL_BEFORE; i < 2 * CANCEL_BEFORE; i++)
@@ -317,8 +317,8 @@ static void check_chunks(unsigned threads, int64_t n, int64_t grain, int64_t tas
     CHECK_EQ(up_parallel(pool, threads, tl_size_region, &c), UP_OK);
     CHECK_EQ(atomic_load(&tl_iters), n);
     if (grain) {
-        CHECK(atomic_load(&tl_min) >= (grain < n ? grain : n));
-        CHECK(atomic_load(&tl_max) < 2 * grain);
+        CHECK_GE(atomic_load(&tl_min), (grain < n ? grain : n));
+        CHECK_LT(atomic_load(&tl_max), 2 * grain);
     } else {
         CHECK_EQ(atomic_load(&tl_chunks), tasks < n ? tasks : n);
     }
@@ -386,7 +386,7 @@ int main(void)
      * them) and nobody was free to run them before the cancel: the thief
      * held the watcher at the gate and the body never waits in the loop. */
     if (cancel_team > 1)
-        CHECK(atomic_load(&group_ran) <= CANCEL_BEFORE - 3);
+        CHECK_LE(atomic_load(&group_ran), CANCEL_BEFORE - 3);
     else
         CHECK_EQ(atomic_load(&group_ran), CANCEL_BEFORE);
     CHECK_EQ(atomic_load(&watcher_on_thief), cancel_team > 1);

@@ -9,6 +9,8 @@
 
 #include "check.h"
 #include "cpus.h"
+#include "gate.h"
+#include "pool_helpers.h"
 
 static _Atomic uint64_t done;
 
@@ -28,7 +30,7 @@ static void default_shards(void)
     up_stats st;
     up_pool_stats(p, &st);
     CHECK_EQ(st.shards, up_pool_shards(p));
-    CHECK(st.workers >= st.shards); /* floor of 1 per shard */
+    CHECK_GE(st.workers, st.shards); /* floor of 1 per shard */
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
 
@@ -76,7 +78,7 @@ static void run_config(unsigned shards, unsigned min, unsigned max, unsigned que
     up_pool_stats(p, &st);
     CHECK_EQ(st.submitted, per * submitters);
     CHECK_EQ(st.executed, per * submitters);
-    CHECK(st.workers_peak <= shards * max);
+    CHECK_LE(st.workers_peak, shards * max);
     CHECK_EQ(st.workers, 0);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
@@ -173,37 +175,26 @@ static void nested(void)
 }
 
 /* With every worker parked, one submit wakes exactly one worker. */
-static _Atomic int gate;
-static void hold(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&gate))
-        test_sleep_ms(1);
-}
-
 static void wake_one(void)
 {
     up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 4;
-    cfg.shard_max_workers = 4;
+    test_fixed_config(&cfg, 4);
     cfg.spin = 0;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    up_pool *p = test_pool_create(&cfg);
     up_stats st;
     up_pool_stats(p, &st);
-    WAIT_UNTIL((up_pool_stats(p, &st), st.parked == 4), 5000);
+    WAIT_UNTIL((up_pool_stats(p, &st), st.parked == 4), 10000);
     CHECK_EQ(st.parked, 4);
     uint64_t wakes = st.wakes;
-    atomic_store(&gate, 0);
-    CHECK_EQ(up_submit(p, hold, NULL), UP_OK);
-    WAIT_UNTIL((up_pool_stats(p, &st), st.parked == 3 && st.searching == 0), 5000);
+    static test_gate gate;
+    test_gate_reset(&gate);
+    CHECK_EQ(up_submit(p, test_gate_task, &gate), UP_OK);
+    WAIT_UNTIL((up_pool_stats(p, &st), st.parked == 3 && st.searching == 0), 10000);
     test_sleep_ms(20);
     up_pool_stats(p, &st);
     CHECK_EQ(st.wakes - wakes, 1);
     CHECK_EQ(st.parked, 3);
-    atomic_store(&gate, 1);
+    test_gate_open(&gate);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
 

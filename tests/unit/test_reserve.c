@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "gate.h"
 #include "pool_helpers.h"
 
 /* extra_idle_ns 0: the default extra idle timeout. */
@@ -32,9 +33,7 @@ static up_pool *make_with(unsigned shards, unsigned shard_max, unsigned max_work
      * machine), unless the test asks for it. */
     cfg.idle_timeout_ns = 60ull * 1000000000u;
     cfg.extra_idle_timeout_ns = extra_idle_ns ? extra_idle_ns : cfg.idle_timeout_ns;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_pool_create(&cfg);
 }
 
 static up_pool *make(unsigned shards, unsigned shard_max, unsigned max_workers)
@@ -81,18 +80,12 @@ static void busy_not_counted(void)
     test_gate_reset(&g2);
     CHECK_EQ(up_pool_reserve(p, 6), 6);
     CHECK_EQ(up_submit(p, test_gate_task, &g1), UP_OK);
-    test_gate_wait_running(&g1);
+    test_gate_wait_running(&g1, 1);
     CHECK_EQ(up_submit(p, test_gate_task, &g2), UP_OK);
-    test_gate_wait_running(&g2);
+    test_gate_wait_running(&g2, 1);
     /* The other four settle into searching or parked. */
     up_stats st;
-    for (unsigned ms = 0; ms < 10000; ms++) {
-        up_pool_stats(p, &st);
-        if (st.parked + st.searching == 4)
-            break;
-        test_sleep_ms(1);
-    }
-    CHECK_EQ(st.parked + st.searching, 4);
+    WAIT_UNTIL((up_pool_stats(p, &st), st.parked + st.searching == 4), 10000);
     unsigned got = up_pool_reserve(p, UINT_MAX);
     printf("two of six busy: reserve(UINT_MAX) = %u\n", got);
     CHECK_EQ(got, 4);
@@ -132,8 +125,8 @@ static void retiring_while_reserving(void)
     up_pool_stats(p, &st);
     printf("retiring at 1 us: reserve(UINT_MAX) = %u, %llu started, %llu retired\n", got,
            (unsigned long long)st.spawned, (unsigned long long)st.retired);
-    CHECK(got <= 64);
-    CHECK(st.spawned <= 64 + 64); /* the floor's start, then at most the cap's room */
+    CHECK_LE(got, 64);
+    CHECK_LE(st.spawned, 64 + 64); /* the floor's start, then at most the cap's room */
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
 

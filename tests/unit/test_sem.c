@@ -127,7 +127,7 @@ static void large_not_starved(void)
     CHECK_EQ(up_sem_release(s, 10), UP_OK);
     for (int i = 0; i < SMALL; i++) {
         pthread_join(small_th[i], NULL);
-        CHECK(atomic_load(&small[i].order) > 0); /* all after the large one */
+        CHECK_GT(atomic_load(&small[i].order), 0); /* all after the large one */
     }
     CHECK_EQ(up_sem_held(s), SMALL);
     CHECK_EQ(up_sem_release(s, SMALL), UP_OK);
@@ -198,8 +198,8 @@ static void timeout_expires(void)
     CHECK_EQ(up_sem_acquire_timeout(s, 1, 20000000), UP_ETIMEDOUT);
     uint64_t waited = test_now_ns() - t0;
     printf("timeout of 20 ms returned after %.1f ms\n", (double)waited / 1e6);
-    CHECK(waited >= 20000000);
-    CHECK(waited < 5000000000u);
+    CHECK_GE(waited, 20000000);
+    CHECK_LT(waited, 5000000000u);
     CHECK_EQ(up_sem_waiting(s), 0);
     CHECK_EQ(up_sem_held(s), 1);
     CHECK_EQ(up_sem_release(s, 1), UP_OK);
@@ -276,7 +276,7 @@ static void *stress_main(void *arg)
             continue;
         }
         uint64_t now = atomic_fetch_add(&st->in_use, w) + w;
-        CHECK(now <= st->cap);
+        CHECK_LE(now, st->cap);
         uint64_t old = atomic_load(&st->peak);
         while (now > old && !atomic_compare_exchange_weak(&st->peak, &old, now))
             ;
@@ -308,9 +308,9 @@ static void stress_run(uint64_t seed)
            (unsigned long long)atomic_load(&st.acquired),
            (unsigned long long)atomic_load(&st.refused), (unsigned long long)atomic_load(&st.peak),
            (unsigned long long)st.cap);
-    CHECK(atomic_load(&st.peak) <= st.cap);
+    CHECK_LE(atomic_load(&st.peak), st.cap);
     CHECK_EQ(atomic_load(&st.acquired) + atomic_load(&st.refused), THREADS * st.iters);
-    CHECK(atomic_load(&st.acquired) > 0);
+    CHECK_GT(atomic_load(&st.acquired), 0);
     CHECK_EQ(up_sem_held(st.s), 0);
     CHECK_EQ(up_sem_waiting(st.s), 0);
     CHECK_EQ(up_sem_destroy(st.s), UP_OK);

@@ -74,7 +74,7 @@ int main(void)
     up_pool_stats(pool, &st);
     fprintf(stderr, "%llu snapshots, %llu bad; %llu tasks ran\n", (unsigned long long)snapshots,
             (unsigned long long)bad, (unsigned long long)atomic_load(&ran));
-    CHECK(last_executed > 0); /* the snapshots saw tasks moving */
+    CHECK_GT(last_executed, 0); /* the snapshots saw tasks moving */
     CHECK_EQ(bad, 0);
     CHECK_EQ(st.executed, st.submitted); /* and all of them ran in the end */
     CHECK_EQ(st.executed, atomic_load(&ran));

@@ -9,9 +9,9 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "gate.h"
 
 static _Atomic uint64_t ran;
-static _Atomic int gate;
 
 static void quick(void *arg)
 {
@@ -23,14 +23,6 @@ static void slow(void *arg)
 {
     (void)arg;
     test_sleep_ms(1);
-    atomic_fetch_add(&ran, 1);
-}
-
-static void hold(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&gate))
-        test_sleep_ms(1);
     atomic_fetch_add(&ran, 1);
 }
 
@@ -64,7 +56,7 @@ static void *race_submitter(void *arg)
             atomic_fetch_add(&r->rejected, 1);
             break;
         } else
-            CHECK(rc == UP_EOVERLOAD);
+            CHECK_EQ(rc, UP_EOVERLOAD);
     }
     return NULL;
 }
@@ -89,9 +81,9 @@ int main(void)
 
     /* Stop with a timeout: expiry, then success. */
     CHECK_EQ(up_pool_create(&p, NULL), UP_OK);
-    atomic_store(&gate, 0);
-    atomic_store(&ran, 0);
-    CHECK_EQ(up_submit(p, hold, NULL), UP_OK);
+    static test_gate gate;
+    test_gate_reset(&gate);
+    CHECK_EQ(up_submit(p, test_gate_task, &gate), UP_OK);
     uint64_t t0 = test_now_ns();
     CHECK_EQ(up_pool_stop_timeout(p, 50000000ull), UP_ETIMEDOUT);
     uint64_t took = test_now_ns() - t0;
@@ -100,12 +92,12 @@ int main(void)
      * far past the bound it returned is the scheduler's, not a property
      * (a busy machine took seconds), so it is printed, not checked. */
     printf("stop_timeout(50 ms) returned UP_ETIMEDOUT after %.1f ms\n", (double)took / 1e6);
-    CHECK(took >= 50000000ull);
-    CHECK_EQ(atomic_load(&ran), 0);
+    CHECK_GE(took, 50000000ull);
+    CHECK_EQ(atomic_load(&gate.passed), 0);
     CHECK_EQ(up_submit(p, quick, NULL), UP_ESTOPPED);
-    atomic_store(&gate, 1);
+    test_gate_open(&gate);
     CHECK_EQ(up_pool_stop_timeout(p, 10000000000ull), UP_OK);
-    CHECK_EQ(atomic_load(&ran), 1);
+    CHECK_EQ(atomic_load(&gate.passed), 1);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 
     /* Waiting stops from inside a task are refused. */

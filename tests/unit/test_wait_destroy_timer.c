@@ -103,12 +103,12 @@ int main(void)
                "after its destroy\n",
                part_names[k], s, rc, before, after);
         fflush(stdout);
-        CHECK(atomic_load(&swept) == events);
+        CHECK_EQ(atomic_load(&swept), events);
         /* A timed wait parked during the destroy ends cancelled; a sleep
          * ends (early, like a parked one the destroy releases). */
         CHECK(k == PART_TIMED_WAIT ? rc == UP_ECANCELED : rc == UP_OK);
         /* Every thread the pool started was joined: the timer thread too. */
-        CHECK(after <= before);
+        CHECK_LE(after, before);
         if (events) {
             up_event_destroy(cancel_ev);
             up_event_destroy(never_ev);

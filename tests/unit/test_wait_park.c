@@ -17,6 +17,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 
 static uint64_t now_ns(void)
 {
@@ -36,9 +37,7 @@ static up_pool *make_pool(unsigned workers, up_config *cfgp)
     cfg.shard_min_workers = cfgp ? cfgp->shard_min_workers : 1;
     cfg.shard_max_workers = workers;
     cfg.max_workers = workers;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_pool_create(&cfg);
 }
 
 #define SECOND UINT64_C(1000000000)
@@ -67,7 +66,7 @@ static void test_sleep_one_worker(void)
            "workers peak %u\n",
            n, ms, (unsigned long long)st.tasks_parked, (unsigned long long)st.tasks_resumed,
            st.workers_peak);
-    CHECK(st.tasks_resumed >= n);
+    CHECK_GE(st.tasks_resumed, n);
     CHECK_EQ(st.workers_peak, 1);
     up_pool_stop_and_wait(p);
     up_pool_destroy(p);
@@ -127,7 +126,7 @@ static void *on_start(void *ctx, unsigned shard, unsigned id)
     (void)id;
     pthread_mutex_lock(&hook_mu);
     unsigned i = atomic_load(&hook_n);
-    CHECK(i < 8);
+    CHECK_LT(i, 8);
     hooks[i].t = tid();
     hooks[i].local = &hook_marks[i];
     atomic_store(&hook_n, i + 1);
@@ -159,8 +158,8 @@ static void migrant(void *arg)
     long before = tid();
     for (int k = 0; k < 3; k++) {
         CHECK_EQ(up_sleep_ns(1000000 + (id % 7) * 100000), UP_OK);
-        CHECK(up_current_pool() == mig_pool);
-        CHECK(up_worker_local() == local_of_self());
+        CHECK_EQ(up_current_pool(), mig_pool);
+        CHECK_EQ(up_worker_local(), local_of_self());
         x = x * 1.5 + 0.25;
         /* Keep both workers busy, so that resumes land on either. */
         uint64_t t0 = now_ns();
@@ -172,7 +171,7 @@ static void migrant(void *arg)
     double want = 1.0 + (double)id;
     for (int k = 0; k < 3; k++)
         want = want * 1.5 + 0.25;
-    CHECK(x == want);
+    CHECK_EQ(x, want);
     if (before != tid())
         atomic_fetch_add(&migrated, 1);
     atomic_fetch_add(&mig_done, 1);
@@ -192,7 +191,7 @@ static void test_migration(void)
     printf("migration: %u of %u tasks ended on another thread than they began\n",
            atomic_load(&migrated), n);
     /* Two workers busy in turn: resumes land on both. */
-    CHECK(atomic_load(&migrated) > 0);
+    CHECK_GT(atomic_load(&migrated), 0);
     up_pool_stop_and_wait(mig_pool);
     up_pool_destroy(mig_pool);
 }
@@ -246,7 +245,7 @@ static void waits_timeout(void *arg)
     (void)arg;
     uint64_t t0 = now_ns();
     atomic_store(&rc_timeout, up_event_wait_timeout(ev_t, 30000000));
-    CHECK(now_ns() - t0 >= 30000000);
+    CHECK_GE(now_ns() - t0, 30000000);
     atomic_fetch_add(&t_done, 1);
 }
 static up_event *ev_s;
@@ -277,7 +276,7 @@ static void test_timeouts(void)
     CHECK_EQ(atomic_load(&rc_set), UP_OK);
     up_stats st;
     up_pool_stats(p, &st);
-    CHECK(st.tasks_resumed >= 3);
+    CHECK_GE(st.tasks_resumed, 3);
     up_pool_stop_and_wait(p);
     up_pool_destroy(p);
     up_event_destroy(ev_t);
@@ -408,7 +407,7 @@ static void test_plain_thread(void)
 {
     uint64_t t0 = now_ns();
     CHECK_EQ(up_sleep_ns(2000000), UP_OK);
-    CHECK(now_ns() - t0 >= 2000000);
+    CHECK_GE(now_ns() - t0, 2000000);
     CHECK_EQ(up_yield(), UP_OK);
 }
 

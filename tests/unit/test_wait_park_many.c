@@ -205,9 +205,9 @@ static int test_beyond_the_stack_budget(void)
      * workers wait there in the kernel, look blocked, and the monitor adds
      * workers for them. What must hold is that no task blocked its thread
      * (above) and the pool did not grow to its cap, as it used to. */
-    CHECK(st.workers_peak < 1024);
+    CHECK_LT(st.workers_peak, 1024);
 #else
-    CHECK(st.workers_peak <= cpus + 1);
+    CHECK_LE(st.workers_peak, cpus + 1);
 #endif
     up_pool_destroy(p);
     free((void *)runs);
@@ -239,7 +239,7 @@ static void test_short_sleeps(void)
            atomic_load(&short_early), (unsigned long long)st.tasks_resumed);
     CHECK_EQ(atomic_load(&short_done), n);
     CHECK_EQ(atomic_load(&short_early), 0u);
-    CHECK(st.tasks_resumed >= n); /* each parked at least once: none held the worker */
+    CHECK_GE(st.tasks_resumed, n); /* each parked at least once: none held the worker */
     up_pool_stop_and_wait(p);
     up_pool_destroy(p);
 }

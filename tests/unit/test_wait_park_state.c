@@ -28,16 +28,12 @@ static uint64_t parked_now(up_pool *p)
     return st.tasks_parked;
 }
 
+static int one_parked(void *p) { return parked_now(p) >= 1; }
+
 /* Waits until one task is parked; 0 when none parks within 10 s (times
  * test_time_factor(); the pool cannot park here: no stacks). Not
  * WAIT_UNTIL, which fails the test: not parking is a skip. */
-static int wait_parked(up_pool *p)
-{
-    uint64_t bound = 10000ull * test_time_factor() * 1000000u, t0 = test_now_ns();
-    while (parked_now(p) < 1 && test_now_ns() - t0 < bound)
-        test_sleep_ms(1);
-    return parked_now(p) >= 1;
-}
+static int wait_parked(up_pool *p) { return test_poll_until(one_parked, p, 10000); }
 
 /* 1. The group task stays parked on ev1 until the test has seen what it
  * checks (a short sleep ended before a slow machine's test thread looked). */

@@ -28,6 +28,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "pool_helpers.h"
 
 #define MS UINT64_C(1000000)
 
@@ -53,9 +54,7 @@ static up_pool *queue_all_pool(unsigned n)
     while (cap < n)
         cap *= 2;
     cfg.queue_capacity = cap;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
+    return test_pool_create(&cfg);
 }
 
 typedef struct outcome {
@@ -132,7 +131,7 @@ static void test_destroy_queued_waiters(unsigned n)
     /* Each wait's timer record went with it: one left on the wheel (the
      * event's record ran before it was pushed) held the destroy until the
      * timeout. */
-    CHECK(s < (double)WAIT_NEVER_NS / 1e9);
+    CHECK_LT(s, (double)WAIT_NEVER_NS / 1e9);
     up_event_destroy(never);
 }
 
@@ -157,7 +156,7 @@ int main(void)
     if (got.peak > 2 * small)
         fprintf(stderr, "stop: workers peak %u, the reference %u (CPUs %u)\n", got.peak, ref.peak,
                 got.cpus);
-    CHECK(got.peak <= 2 * small);
+    CHECK_LE(got.peak, 2 * small);
     /* Time comparable to the reference (blocked sleepers took 3x): twice
      * the slower of two reference runs plus one sleep, so a busy spell
      * during one run alone does not fail it. */
@@ -167,7 +166,7 @@ int main(void)
         if (got.seconds > 2 * slow + 0.2)
             fprintf(stderr, "stop: %.2f s, the references %.2f s and %.2f s\n", got.seconds,
                     ref.seconds, again.seconds);
-        CHECK(got.seconds <= 2 * slow + 0.2);
+        CHECK_LE(got.seconds, 2 * slow + 0.2);
     }
     test_destroy_queued_waiters(nd);
     free((void *)runs);

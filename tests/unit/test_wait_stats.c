@@ -67,12 +67,7 @@ static void round_of(int set)
     for (unsigned i = 0; i < PARKED + TIMED; i++)
         CHECK_EQ(up_submit(p, i < PARKED ? parker : timed_parker, &w), UP_OK);
     up_stats st;
-    for (unsigned ms = 0; ms < 20000; ms++) {
-        up_pool_stats(p, &st);
-        if (st.tasks_parked == PARKED + TIMED)
-            break;
-        test_sleep_ms(1);
-    }
+    WAIT_UNTIL((up_pool_stats(p, &st), st.tasks_parked == PARKED + TIMED), 20000);
     show("all waiting", &st);
     CHECK_EQ(atomic_load(&w.started), PARKED + TIMED);
     CHECK_EQ(st.tasks_parked, PARKED + TIMED);
@@ -85,12 +80,7 @@ static void round_of(int set)
         CHECK_EQ(atomic_load(&w.done), PLAIN + PARKED + TIMED);
         /* A timed wait's timer record is taken back when the event wins;
          * wait for the counts to settle (a record in flight). */
-        for (unsigned ms = 0; ms < 20000; ms++) {
-            up_pool_stats(p, &st);
-            if (st.waiting == 0 && st.tasks_parked == 0)
-                break;
-            test_sleep_ms(1);
-        }
+        WAIT_UNTIL((up_pool_stats(p, &st), st.waiting == 0 && st.tasks_parked == 0), 20000);
         show("after the set", &st);
         CHECK_EQ(st.waiting, 0);
         CHECK_EQ(st.tasks_parked, 0);

@@ -11,6 +11,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "due.h"
 #include "pool_helpers.h"
 
 static up_pool *make_pool(void)
@@ -20,31 +21,14 @@ static up_pool *make_pool(void)
     cfg.shards = 1;
     cfg.shard_min_workers = 1;
     cfg.shard_max_workers = 2;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    return p;
-}
-
-typedef struct due {
-    uint64_t deadline; /* monotonic ns */
-    _Atomic uint64_t ran_at;
-    _Atomic unsigned runs;
-    _Atomic int cancelled;
-} due;
-
-static void on_due(void *arg)
-{
-    due *d = arg;
-    atomic_store(&d->ran_at, test_now_ns());
-    atomic_store(&d->cancelled, up_cancelled());
-    atomic_fetch_add(&d->runs, 1);
+    return test_pool_create(&cfg);
 }
 
 /* Random delays from 0 to 40 ms, some equal, in random order. */
 static void test_after(uint64_t seed)
 {
     uint64_t n = test_size("UP_TEST_WAIT_TIMERS", 20000);
-    due *d = calloc(n, sizeof *d);
+    timer_due *d = calloc(n, sizeof *d);
     CHECK(d);
     up_pool *p = make_pool();
     uint64_t s = seed;
@@ -54,16 +38,13 @@ static void test_after(uint64_t seed)
             delay = 0;
         if (i % 11 == 0)
             delay = test_rand(&s) % 3000000u; /* below a tick or two */
-        d[i].deadline = test_now_ns() + delay;
-        CHECK_EQ(up_submit_after(p, delay, on_due, &d[i]), UP_OK);
+        CHECK_EQ(timer_due_after(p, &d[i], delay), UP_OK);
     }
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK); /* waits for the wheel too */
     uint64_t worst = 0;
     for (uint64_t i = 0; i < n; i++) {
-        CHECK_EQ(atomic_load(&d[i].runs), 1);
-        CHECK(atomic_load(&d[i].ran_at) >= d[i].deadline);
+        uint64_t late = timer_due_check(&d[i]);
         CHECK_EQ(atomic_load(&d[i].cancelled), 0);
-        uint64_t late = atomic_load(&d[i].ran_at) - d[i].deadline;
         if (late > worst)
             worst = late;
     }
@@ -73,7 +54,7 @@ static void test_after(uint64_t seed)
     CHECK_EQ(st.executed, n);
     printf("after: %llu tasks, none early, latest %.2f ms late\n", (unsigned long long)n,
            (double)worst / 1e6);
-    CHECK_EQ(up_submit_after(p, 1000, on_due, &d[0]), UP_ESTOPPED);
+    CHECK_EQ(up_submit_after(p, 1000, timer_due_task, &d[0]), UP_ESTOPPED);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     free(d);
 }
@@ -110,7 +91,7 @@ static void test_periodic(void)
     tick k = {0};
     CHECK_EQ(up_timer_start(p, 5000000, 5000000, on_tick, &k, &k.t), UP_OK);
     WAIT_UNTIL(atomic_load(&k.runs) >= 5, 10000);
-    CHECK(atomic_load(&k.runs) >= 5);
+    CHECK_GE(atomic_load(&k.runs), 5);
     CHECK_EQ(up_timer_stop(k.t), UP_OK);
     atomic_store(&k.after_stop, 1);
     test_sleep_ms(30);
@@ -121,7 +102,7 @@ static void test_periodic(void)
     slow.sleep_ms = 12;
     CHECK_EQ(up_timer_start(p, 0, 2000000, on_tick, &slow, &slow.t), UP_OK);
     WAIT_UNTIL(atomic_load(&slow.runs) >= 3, 10000);
-    CHECK(up_timer_skipped(slow.t) > 0);
+    CHECK_GT(up_timer_skipped(slow.t), 0);
     CHECK_EQ(up_timer_stop(slow.t), UP_OK); /* waits for the run in progress */
     atomic_store(&slow.after_stop, 1);
     test_sleep_ms(30);
@@ -177,19 +158,18 @@ static void test_periodic(void)
 static void test_stop_destroy(void)
 {
     up_pool *p = make_pool();
-    due never[3] = {0}, later = {0};
+    timer_due never[3] = {0}, later = {0};
     for (int i = 0; i < 3; i++)
-        CHECK_EQ(up_submit_after(p, i == 0 ? UINT64_MAX : 3600000000000ull, on_due, &never[i]),
-                 UP_OK);
-    later.deadline = test_now_ns() + 40000000u;
-    CHECK_EQ(up_submit_after(p, 40000000u, on_due, &later), UP_OK);
+        CHECK_EQ(
+            up_submit_after(p, i == 0 ? UINT64_MAX : 3600000000000ull, timer_due_task, &never[i]),
+            UP_OK);
+    CHECK_EQ(timer_due_after(p, &later, 40000000u), UP_OK);
     CHECK_EQ(up_pool_stop_timeout(p, 5000000), UP_ETIMEDOUT);
     up_stats st;
     up_pool_stats(p, &st);
     CHECK_EQ(st.waiting, 4);
     WAIT_UNTIL(atomic_load(&later.runs) == 1, 10000);
-    CHECK_EQ(atomic_load(&later.runs), 1);
-    CHECK(atomic_load(&later.ran_at) >= later.deadline);
+    timer_due_check(&later);
     CHECK_EQ(up_pool_stop_timeout(p, 5000000), UP_ETIMEDOUT);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     for (int i = 0; i < 3; i++) {
@@ -247,7 +227,7 @@ static void check_deadlines(uint64_t first, uint64_t period, unsigned stall_ms)
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     uint64_t end = test_now_ns();
     uint64_t runs = atomic_load(&k.runs), skipped = up_timer_skipped(t);
-    CHECK(runs >= 3);
+    CHECK_GE(runs, 3);
     uint64_t third_last = atomic_load(&k.at[(runs - 3) % 3]);
     uint64_t hi = (end - start0 - first) / period + 1;
     uint64_t lo = third_last < start1 + first ? 0 : (third_last - start1 - first) / period + 1;
@@ -259,8 +239,8 @@ static void check_deadlines(uint64_t first, uint64_t period, unsigned stall_ms)
            (unsigned long long)(runs + skipped), (unsigned long long)lo,
            (double)(third_last - start0) / 1e6, (unsigned long long)hi,
            (double)(end - start0) / 1e6);
-    CHECK(runs + skipped >= lo);
-    CHECK(runs + skipped <= hi);
+    CHECK_GE(runs + skipped, lo);
+    CHECK_LE(runs + skipped, hi);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     CHECK_EQ(up_timer_stop(t), UP_OK);
 }

@@ -10,6 +10,7 @@
 
 #include "alloc_count.h"
 #include "check.h"
+#include "pool_helpers.h"
 
 static _Atomic uint64_t ran;
 
@@ -40,19 +41,13 @@ int main(void)
         printf("skipped: needs glibc's allocator and no sanitizer\n");
         return TEST_SKIP;
     }
-    up_config cfg;
-    up_config_init(&cfg);
-    cfg.shards = 1;
-    cfg.shard_min_workers = 2; /* fixed workers: no thread starts while counting */
-    cfg.shard_max_workers = 2;
-    up_pool *p;
-    CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
+    up_pool *p = test_fixed_pool(2); /* fixed workers: no thread starts while counting */
     up_event *ev;
     CHECK_EQ(up_event_create(p, &ev), UP_OK);
     uint64_t n = test_size("UP_TEST_ALLOC_WAITERS", 100000);
     uint64_t expect = round_of(p, ev, n, 0);
     uint64_t before = alloc_count_calls();
-    CHECK(before > 0);
+    CHECK_GT(before, 0);
     for (int r = 0; r < 3; r++)
         expect = round_of(p, ev, n, expect);
     uint64_t during = alloc_count_calls() - before;

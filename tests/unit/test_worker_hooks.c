@@ -17,6 +17,7 @@
 #include <ultrapool/group.h>
 
 #include "check.h"
+#include "gate.h"
 #include "pool_helpers.h"
 
 #define MAGIC      0x5eed5eedu
@@ -41,7 +42,7 @@ static void *on_start(void *ctx, unsigned shard, unsigned worker)
     hooks *h = ctx;
     CHECK_EQ(h->magic, MAGIC);
     unsigned i = atomic_fetch_add(&h->starts, 1);
-    CHECK(i < MAX_LOCALS);
+    CHECK_LT(i, MAX_LOCALS);
     local *l = calloc(1, sizeof *l);
     CHECK(l != NULL);
     l->magic = MAGIC;
@@ -144,8 +145,8 @@ static void hooks_once_per_worker(void)
     }
     up_stats st;
     up_pool_stats(pool, &st);
-    CHECK_EQ(st.helped, 0); /* no task ran outside a worker */
-    CHECK(st.spawned > 1);  /* the pool did grow and so started workers later */
+    CHECK_EQ(st.helped, 0);  /* no task ran outside a worker */
+    CHECK_GT(st.spawned, 1); /* the pool did grow and so started workers later */
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
     unsigned starts = atomic_load(&h.starts);
     CHECK_EQ(starts, st.spawned);
@@ -155,7 +156,7 @@ static void hooks_once_per_worker(void)
         local *l = h.locals[i];
         CHECK_EQ(atomic_load(&l->stopped), 1);
         for (unsigned k = 0; k < i; k++) /* distinct ids */
-            CHECK(h.locals[k]->worker != l->worker);
+            CHECK_NE(h.locals[k]->worker, l->worker);
         by_workers += atomic_load(&l->tasks);
     }
     CHECK_EQ(atomic_load(&tasks_without_state), 0);
@@ -207,7 +208,7 @@ static void foreign_tasks_see_no_state(void)
     up_pool *mainp = test_one_worker_pool(64, hook_start_plain, &state_token);
     test_gate_reset(&gate);
     CHECK_EQ(up_submit(other, test_gate_task, &gate), UP_OK);
-    test_gate_wait_running(&gate); /* on other's worker, not queued */
+    test_gate_wait_running(&gate, 1); /* on other's worker, not queued */
     _Atomic int fed = 0;
     CHECK_EQ(up_submit(mainp, feeder, (void *)&fed), UP_OK);
     WAIT_UNTIL(atomic_load(&fed), 10000);
@@ -221,7 +222,7 @@ static void foreign_tasks_see_no_state(void)
     up_pool_stats(other, &st);
     printf("another pool's tasks: %llu of 6 run by the waiting worker, none saw its state\n",
            (unsigned long long)st.helped);
-    CHECK(st.helped > 0); /* the situation under test did happen */
+    CHECK_GT(st.helped, 0); /* the situation under test did happen */
     CHECK_EQ(up_pool_destroy(mainp), UP_OK);
     CHECK_EQ(up_pool_destroy(other), UP_OK);
 }
@@ -259,20 +260,12 @@ static void start_hook_waits_for_a_task(void)
     up_pool *p;
     CHECK_EQ(up_pool_create(&p, &c), UP_OK);
     up_stats st;
-    for (unsigned ms = 0; ms < 10000; ms++) {
-        up_pool_stats(p, &st);
-        if (st.parked == 1 && atomic_load(&hook_starts) == 2)
-            break;
-        test_sleep_ms(1);
-    }
-    CHECK_EQ(st.parked, 1u);
+    WAIT_UNTIL((up_pool_stats(p, &st), st.parked == 1 && atomic_load(&hook_starts) == 2), 10000);
     uint64_t t0 = test_now_ns();
     CHECK_EQ(up_submit(p, init_task, NULL), UP_OK);
-    for (unsigned ms = 0; ms < 5000 && !atomic_load(&init_ran); ms++)
-        test_sleep_ms(1);
-    printf("a start hook waiting for a task: the task %s after %.1f ms\n",
-           atomic_load(&init_ran) ? "ran" : "had not run", (double)(test_now_ns() - t0) / 1e6);
-    CHECK(atomic_load(&init_ran));
+    WAIT_UNTIL(atomic_load(&init_ran), 10000);
+    printf("a start hook waiting for a task: the task ran after %.1f ms\n",
+           (double)(test_now_ns() - t0) / 1e6);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
 

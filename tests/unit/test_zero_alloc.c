@@ -87,7 +87,7 @@ int main(void)
     uint64_t expect = burst(1000); /* warm-up: thread-locals, first touches */
     WAIT_UNTIL(atomic_load(&ran) == expect, 10000);
     uint64_t before = alloc_count_calls();
-    CHECK(before > 0); /* the counting wrappers are live: creating the pool allocated */
+    CHECK_GT(before, 0); /* the counting wrappers are live: creating the pool allocated */
     expect += burst(n);
     WAIT_UNTIL(atomic_load(&ran) == expect, 30000);
     uint64_t during = alloc_count_calls() - before;
