@@ -471,6 +471,8 @@ int harness_main(int argc, char **argv, const char *runner, const peer *const *p
     counter_values hw, sde;
     int rc = measure(p, submitters, warmup, NULL);
     workload_reset();
+    if (p->settle)
+        p->settle();
     if (p->exports_sde)
         counters_sde_start();
     rc = rc ? rc : measure(p, submitters, tasks, &m);

@@ -50,6 +50,11 @@ typedef struct peer {
     /* 1: the peer is ultrapool, whose counters the process exports as
      * sde:::ULTRAPOOL::* events; they must match the run. */
     int exports_sde;
+    /* Waits until the peer's own counters have counted every task that
+     * ran (NULL: nothing to wait for). A task's completion reaches the
+     * harness before its worker counts it executed: without this the
+     * warm-up's last tasks could land in the measured run's counters. */
+    void (*settle)(void);
 } peer;
 
 /* Parses the arguments, runs the cell and prints the result line. Returns

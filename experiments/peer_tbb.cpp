@@ -61,7 +61,8 @@ const peer p_tbb = {"tbb",       "oneTBB task_arena::enqueue into one arena of o
                     0,           tbb_init,
                     tbb_submit,  nullptr,
                     tbb_fini,    nullptr,
-                    tbb_version, 0};
+                    tbb_version, 0,
+                    nullptr};
 
 } // namespace
 
