@@ -217,6 +217,35 @@ def recipe_names(path):
     return variants, mapped, pinned
 
 
+# Options of tests/consumer, a project of its own: the package build never
+# sees them.
+NOT_PROJECT_OPTIONS = {"UP_CONSUMER_PKGCONFIG", "UP_CONSUMER_SHARED_ONLY"}
+
+
+def check_debian_rules(root, rules_path):
+    """Every project option named in debian/rules with -D<NAME>=, so that no
+    AUTO option follows what the build machine happens to have, and no
+    name there that CMake does not declare. Returns the exit status."""
+    declared = cmake_options(root)
+    with open(rules_path, encoding="utf-8") as f:
+        named = set(re.findall(r"-D(UP_[A-Z0-9_]+)=", f.read()))
+    problems = [
+        "%s (declared at %s) is not set in %s" % (opt, ", ".join(declared[opt]), rules_path)
+        for opt in sorted(set(declared) - named - NOT_PROJECT_OPTIONS)
+    ]
+    problems += [
+        "%s sets %s, which no CMake file declares" % (rules_path, opt)
+        for opt in sorted(named - set(declared))
+    ]
+    if problems:
+        print("FAIL: debian/rules and the CMake options are out of step:")
+        for p in problems:
+            print("  - " + p)
+        return 1
+    print("ok: debian/rules sets all %d project options" % len(set(declared) - NOT_PROJECT_OPTIONS))
+    return 0
+
+
 def main(argv=None):
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(
@@ -230,10 +259,19 @@ def main(argv=None):
     ap.add_argument(
         "--recipe", help="the Spack recipe (default: <source-dir>/packaging/spack/package.py)"
     )
+    ap.add_argument(
+        "--debian-rules",
+        metavar="PATH",
+        help="check instead that this debian/rules names every option with -D<NAME>=",
+    )
     ap.add_argument("-v", "--verbose", action="store_true", help="list every option and its fate")
     args = ap.parse_args(argv)
 
     root = os.path.abspath(args.source_dir)
+    if args.debian_rules:
+        if not os.path.isfile(args.debian_rules):
+            ap.error("no rules file at %s" % args.debian_rules)
+        return check_debian_rules(root, args.debian_rules)
     recipe = args.recipe or os.path.join(root, "packaging", "spack", "package.py")
     if not os.path.isfile(os.path.join(root, "CMakeLists.txt")):
         ap.error("no CMakeLists.txt in %s" % root)
