@@ -36,18 +36,16 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <ultrapool/pool.h>
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "hogs.h"
 #include "pool_helpers.h"
 #include "runnable.h"
 
@@ -197,35 +195,6 @@ static void slow_holders(unsigned ncpus)
     CHECK_EQ(atomic_load(&cpu_ran), n);
     CHECK_LE(st.workers_peak, ncpus + 1);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
-}
-
-/* One busy process per CPU, killed by stop_hogs. */
-static pid_t hogs[1024];
-static unsigned nhogs;
-
-static void start_hogs(unsigned n)
-{
-    for (nhogs = 0; nhogs < n && nhogs < 1024; nhogs++) {
-        pid_t pid = fork();
-        CHECK_GE(pid, 0);
-        if (pid == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed CHECK leaves no hog behind */
-            if (getppid() == 1)
-                _exit(0);
-            for (;;)
-                test_spin(1000000);
-        }
-        hogs[nhogs] = pid;
-    }
-}
-
-static void stop_hogs(void)
-{
-    for (unsigned i = 0; i < nhogs; i++) {
-        kill(hogs[i], SIGKILL);
-        waitpid(hogs[i], NULL, 0);
-    }
-    nhogs = 0;
 }
 
 /* ---- 2 and 3. Tasks blocked in read() ---------------------------------- */
@@ -507,10 +476,11 @@ int main(void)
     cpu_bound("quiet", cpu_task, ncpus);
     cpu_bound("quiet, one lock", locked_task, ncpus);
     slow_holders(ncpus);
-    start_hogs(ncpus);
+    test_hogs hogs;
+    test_hogs_start(&hogs, ncpus);
     cpu_bound("beside one busy process per CPU", cpu_task, ncpus);
     cpu_bound("beside one busy process per CPU, one lock", locked_task, ncpus);
-    stop_hogs();
+    test_hogs_stop(&hogs);
 
     blocked_readers("read() on a pipe", reader, 1000000ull, 0, ncpus);
     blocked_readers("read() in a blocking region, monitor every 10 s", hinted_reader,
