@@ -113,13 +113,25 @@ unsigned par_crew_post(par_thread *master, par_team *t, unsigned n)
     return posted;
 }
 
+/* Sends docked th back to its pool's loop. Until it is there it counts
+ * as a starting worker (up__return_expected, counted before the post so
+ * that its loop cannot take the count back first): a region gathered
+ * meanwhile has the pool wait for it instead of starting a thread. */
+static void post_free(par_thread *th)
+{
+    up_pool *pool = th->dock_pool;
+    up__return_expected(pool, 1);
+    if (!post(th, PAR_DOCK_FREE))
+        up__return_expected(pool, -1);
+}
+
 /* Releases up to max of c's docked threads; returns how many. */
 static unsigned release_locked(par_crew *c, unsigned max)
 {
     unsigned n = 0;
     for (unsigned i = c->cap; i-- > 1 && n < max;)
         if (c->th[i]) {
-            post(c->th[i], PAR_DOCK_FREE);
+            post_free(c->th[i]);
             c->th[i] = NULL;
             n++;
         }
@@ -177,10 +189,10 @@ void par_crew_update(par_thread *master, par_team *t)
              * size could have, so it cannot be, but a thread left docked
              * with no crew entry would never come back. */
             if (th[m->index])
-                post(th[m->index], PAR_DOCK_FREE);
+                post_free(th[m->index]);
             th[m->index] = m->th;
         } else {
-            post(m->th, PAR_DOCK_FREE); /* no crew (memory, a pause): no docking */
+            post_free(m->th); /* no crew (memory, a pause): no docking */
         }
     }
     if (c)
@@ -223,8 +235,10 @@ void par_dock_serve(par_thread *th)
     while (up__load_relaxed(&th->dock) != PAR_DOCK_NONE) {
         uintptr_t d = dock_wait(th);
         up__store_relaxed(&th->dock, PAR_DOCK_NONE);
-        if (d == PAR_DOCK_FREE)
+        if (d == PAR_DOCK_FREE) {
+            up__return_mark(th->dock_pool); /* counted by post_free */
             return;
+        }
         par_team *t = (par_team *)d;
         /* Still the worker's task at its loop: it may dock again. */
         th->dock_ok = 1;

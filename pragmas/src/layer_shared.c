@@ -19,6 +19,8 @@ unsigned up__pool_workers(const up_pool *p) { return up_layer_pool_workers(p); }
 
 int up__pool_stopped(const up_pool *p) { return up_layer_pool_stopped(p); }
 
+int up__pool_work_visible(up_pool *p) { return up_layer_pool_work_visible(p); }
+
 void up__set_error(const char *fmt, ...)
 {
     va_list ap;
@@ -43,6 +45,10 @@ int up__help_enter(void) { return up_layer_help_enter(); }
 void up__help_leave(void) { up_layer_help_leave(); }
 
 int up__worker_at_loop(const up_pool *p) { return up_layer_worker_at_loop(p); }
+
+void up__return_expected(up_pool *p, int n) { up_layer_return_expected(p, n); }
+
+void up__return_mark(up_pool *p) { up_layer_return_mark(p); }
 
 void up__set_cancel_hook(int (*fn)(void)) { up_layer_set_cancel_hook(fn); }
 

@@ -242,6 +242,7 @@ struct par_team {
     /* Gathering: state = (closed << 31) | joined; members claim an index
      * with a CAS while it is open, the master closes it. */
     _Atomic uint32_t state;
+    _Atomic unsigned taken;   /* (atomic) member tasks a worker has begun, joined or not */
     _Atomic unsigned size;    /* (atomic) final team size, set when closed */
     _Atomic int running;      /* (atomic) 1 once members may start */
     _Atomic int abandoned;    /* (atomic) set before running: members leave at once */

@@ -179,6 +179,8 @@ void par_member_start(par_thread *th, par_team *t, unsigned slot)
 static void member_task(void *arg)
 {
     par_team *t = *(par_team **)arg;
+    /* First: its gatherer needs no worker for this task any more. */
+    up__fetch_add_relaxed(&t->taken, 1);
     /* Everything a member needs is made before it joins: once counted in
      * the team, the others wait for it at every barrier. */
     par_thread *th = par_self();
@@ -477,6 +479,7 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, up_re
     for (unsigned i = 0; i < PAR_WS_SLOTS; i++)
         atomic_init(&t->ws[i].gen, i);
     atomic_init(&t->state, 1); /* the master is member 0 */
+    atomic_init(&t->taken, 0);
     atomic_init(&t->refs, 1);
 
     /* A top-level region queues its member tasks without growing the pool
@@ -528,12 +531,21 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, up_re
         if (joined >= 1 + posted + submitted || now >= deadline)
             break;
         if ((!asked || mode == PAR_TEAM_FULL) && now - start >= GATHER_GRACE_NS) {
-            /* Only queued member tasks need workers: a posted thread is
-             * docked and on its way. */
+            /* Only member tasks still queued need workers: a posted thread
+             * is docked and on its way, and so is a worker that took a
+             * member task but has not joined yet (the pool counts it busy,
+             * and a loaded machine can hold it there for a time slice).
+             * With none left in the queues, look again after the next
+             * grace instead of starting a thread. */
             unsigned missing = 1 + posted + submitted - joined;
-            if (submitted)
-                want_workers(pool, missing < submitted ? missing : submitted);
-            asked = 1;
+            unsigned taken = up__load_relaxed(&t->taken);
+            unsigned queued = taken < submitted ? submitted - taken : 0;
+            if (queued && up__pool_work_visible(pool)) {
+                want_workers(pool, missing < queued ? missing : queued);
+                asked = 1;
+            } else if (!submitted) {
+                asked = 1;
+            }
             start = now;
         }
         /* Parked, woken by each join, or at the grace's end to ask. */

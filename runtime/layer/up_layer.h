@@ -48,6 +48,13 @@ int up__submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_t siz
 /* Workers the pool has now (running, searching, parked or starting). */
 unsigned up__pool_workers(const up_pool *p);
 
+/* 1 when a task may be queued that no worker has taken yet (the idle
+ * protocol's test, which may answer 1 for nothing but never 0 for a
+ * queued task). A gatherer whose member tasks were all taken needs no
+ * more workers: a worker that took one is on its way to join, though it
+ * may count as busy for a while on a loaded machine. */
+int up__pool_work_visible(up_pool *p);
+
 /* 1 once the pool is stopped (its queues closed): a region of one, which
  * submits nothing, runs on a stopped pool no more than a larger one. */
 int up__pool_stopped(const up_pool *p);
@@ -73,6 +80,21 @@ void up__set_error(const char *fmt, ...);
  * member that docks for its master's next region, pragmas/src/crew.c):
  * a nested one would hold up the wait it runs in. */
 int up__worker_at_loop(const up_pool *p);
+
+/* A released thread on its way back. A docked member that its master's
+ * end releases (crew.c) may take a while, on a busy machine, to wake and
+ * leave its task; until its loop looks for work it is neither searching
+ * nor parked, so a region gathered meanwhile would have up_pool_reserve
+ * start a thread for work this one is about to take. The releaser calls
+ * up__return_expected(p, 1) before its post (and (p, -1) if the post
+ * failed): the worker counts as starting, which up_pool_reserve and the
+ * monitor take for available. The released task calls up__return_mark(p)
+ * once it has read the post; its loop then moves the worker from starting
+ * to searching in one step when the task returns, as a new thread's does.
+ * A task that is not one of p's workers at its loop gives the count back
+ * at once. */
+void up__return_expected(up_pool *p, int n);
+void up__return_mark(up_pool *p);
 
 /* The one pseudo-random generator (up__rng_seed, up__rng_next,
  * up__rng_below; inline, a word of state per thread): for a thief's first

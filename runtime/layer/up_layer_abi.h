@@ -23,6 +23,7 @@
 UP_API int up_layer_submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_t size);
 UP_API unsigned up_layer_pool_workers(const up_pool *p);
 UP_API int up_layer_pool_stopped(const up_pool *p);
+UP_API int up_layer_pool_work_visible(up_pool *p);
 /* up__set_error with its arguments already gathered. */
 UP_API void up_layer_set_error_v(const char *fmt, va_list ap);
 /* The waits of the layer (up_layer.h: up__pool_spin ... up__waiter_wake). */
@@ -35,6 +36,9 @@ UP_API int up_layer_help_enter(void);
 UP_API void up_layer_help_leave(void);
 /* up_layer.h: up__worker_at_loop. */
 UP_API int up_layer_worker_at_loop(const up_pool *p);
+/* up_layer.h: up__return_expected and up__return_mark. */
+UP_API void up_layer_return_expected(up_pool *p, int n);
+UP_API void up_layer_return_mark(up_pool *p);
 /* up_cancelled()'s taskgroup half (up_layer.h: up__set_cancel_hook). */
 UP_API void up_layer_set_cancel_hook(int (*fn)(void));
 /* up_layer.h: up__set_pinned_hook. */

@@ -36,6 +36,7 @@
 #include "pool_internal.h"
 #include "wait_internal.h"
 #include "workmap.h"
+#include "../layer/up_layer.h"
 
 /* Is any task queued or pushed anywhere in the pool? Sequentially
  * consistent loads: this is the "last look" of the idle protocol. With
@@ -51,6 +52,8 @@ static int work_visible(up_pool *p)
             return 1;
     return 0;
 }
+
+int up__pool_work_visible(up_pool *p) { return work_visible(p); }
 
 /* Under s->idle_lock: the idle list's length, to check nparked (an
  * expensive assertion). */

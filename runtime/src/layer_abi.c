@@ -14,6 +14,8 @@ unsigned up_layer_pool_workers(const up_pool *p) { return up__pool_workers(p); }
 
 int up_layer_pool_stopped(const up_pool *p) { return up__pool_stopped(p); }
 
+int up_layer_pool_work_visible(up_pool *p) { return up__pool_work_visible(p); }
+
 void up_layer_set_error_v(const char *fmt, va_list ap)
 {
     /* The runtime's message buffer is 256 bytes; this one is as long, so
@@ -39,6 +41,10 @@ int up_layer_help_enter(void) { return up__help_enter(); }
 void up_layer_help_leave(void) { up__help_leave(); }
 
 int up_layer_worker_at_loop(const up_pool *p) { return up__worker_at_loop(p); }
+
+void up_layer_return_expected(up_pool *p, int n) { up__return_expected(p, n); }
+
+void up_layer_return_mark(up_pool *p) { up__return_mark(p); }
 
 void up_layer_set_cancel_hook(int (*fn)(void)) { up__set_cancel_hook(fn); }
 

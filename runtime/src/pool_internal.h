@@ -64,6 +64,7 @@ struct up__worker {
     _Atomic int looking;       /* (atomic) */
     _Atomic unsigned blocking; /* (atomic) */
     int in_loop;               /* (owner) this thread's loop has started once */
+    int returning;             /* (owner) counted starting until its loop looks again (waiter.c) */
     unsigned cede_tasks;       /* (owner) tasks since it last asked whether to cede */
     uint64_t cede_at;          /* (owner) when it last asked; 0: since it looked for work */
     _Atomic uint64_t cedes;    /* (atomic, owner writes) times it stood aside (cede.c) */

@@ -68,3 +68,27 @@ int up__worker_at_loop(const up_pool *p)
     up__worker *w = up__tls_worker;
     return w && w->pool == p && up__help_depth() == 0;
 }
+
+/* The count is added before the post that releases the worker, so its
+ * loop, which takes it back, can never run first and borrow from the
+ * searching field. The worker is one of p's workers and runs a task, so
+ * it is in none of the idle word's counts: adding it keeps the sum within
+ * p->workers (up__idle_sane). */
+void up__return_expected(up_pool *p, int n)
+{
+    if (n > 0)
+        up__fetch_add_seqcst(&p->idle, UP__IDLE_START_ONE);
+    else
+        up__fetch_sub_seqcst(&p->idle, UP__IDLE_START_ONE);
+    up__assert_internal(up__idle_sane(p, up__load_relaxed(&p->idle)));
+}
+
+void up__return_mark(up_pool *p)
+{
+    up__worker *w = up__tls_worker;
+    up__assert_internal(w && w->pool == p && !w->returning);
+    if (w && w->pool == p && up__help_depth() == 0 && !w->returning)
+        w->returning = 1; /* worker.c: the loop takes the count back */
+    else
+        up__return_expected(p, -1); /* no loop will: give it back now */
+}

@@ -328,6 +328,17 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
                 up__region_close(w);
             up__count_executed(p, w, &p->shards[w->shard], 1);
             up__cede_check(w);
+            if (__builtin_expect(w->returning, 0)) {
+                /* Counted starting since its release (up__return_mark):
+                 * to searching in one step, as a new thread's loop. */
+                w->returning = 0;
+                searching = 1;
+                spins = 0;
+                up__cede_searching(w);
+                up__store_relaxed(&w->looking, 1);
+                up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE - UP__IDLE_START_ONE);
+                up__assert_internal(up__idle_sane(p, up__load_relaxed(&p->idle)));
+            }
             continue;
         }
         if (!searching) {
@@ -394,6 +405,7 @@ void *up__worker_main(void *arg)
     up_pool *p = w->pool;
     up__tls_worker = w;
     w->in_loop = 0;
+    w->returning = 0;
     up__store_relaxed(&w->blocking, 0);
     up__os_thread_self(&w->os_thread);
     char name[32];

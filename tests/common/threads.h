@@ -5,7 +5,9 @@
 #ifndef UP_TEST_THREADS_H
 #define UP_TEST_THREADS_H
 
+#include <dirent.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -38,6 +40,33 @@ static inline int test_threads_settled(void)
         last = now;
     }
     return last;
+}
+
+/* Prints the name of every thread of the process on one line (Linux:
+ * /proc/self/task/TID/comm), for a test that found more or fewer threads
+ * than it expected to say which. Prints nothing where it cannot read them. */
+static inline void test_threads_print(FILE *out, const char *what)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return;
+    fprintf(out, "%s:", what);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(comm, sizeof comm, f))
+            comm[strcspn(comm, "\n")] = 0;
+        fclose(f);
+        fprintf(out, " [%s] %s", e->d_name, comm);
+    }
+    closedir(d);
+    fputc('\n', out);
 }
 
 #endif

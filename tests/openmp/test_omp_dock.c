@@ -10,7 +10,13 @@
  * With the argument "cap" (ctest runs it with UP_MAX_WORKERS=4): a pool
  * that may start no more workers gives docked threads back to a region
  * that needs them. main's region of 4 leaves 3 docked; another thread's
- * region of 3 must still get its 2 workers (alarm: a hang fails). */
+ * region of 3 must still get its 2 workers (alarm: a hang fails).
+ * With the argument "starved" (Linux): case 1 with released threads that
+ * cannot get a CPU. The docked threads are put at SCHED_IDLE and one busy
+ * process per CPU runs when their master ends, so they are still on their
+ * way back to the pool when main's region gathers its team; the pool must
+ * wait for them (counted as starting, crew.c) rather than start two more
+ * threads. What a busy machine does now and then, made certain. */
 #include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -20,6 +26,13 @@
 
 #include "omp_check.h"
 #include "../common/threads.h"
+#ifdef __linux__
+#include <dirent.h>
+#include <sched.h>
+#include <stdatomic.h>
+
+#include "../common/hogs.h"
+#endif
 
 static double cpu_seconds(void)
 {
@@ -68,12 +81,95 @@ static int capped(void)
     return omp_report("test_omp_dock cap");
 }
 
+#ifdef __linux__
+/* The pool's worker threads (named "up-worker ..."): how many, and with
+ * to_idle, each put at SCHED_IDLE (it runs only when no other thread
+ * wants the CPU). */
+static int pool_workers(int to_idle)
+{
+    DIR *d = opendir("/proc/self/task");
+    CHECK(d != NULL);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (!fgets(comm, sizeof comm, f))
+            comm[0] = 0;
+        fclose(f);
+        if (strncmp(comm, "up-worker", 9) != 0)
+            continue;
+        struct sched_param sp = {0};
+        if (to_idle)
+            CHECK(sched_setscheduler((pid_t)atoi(e->d_name), SCHED_IDLE, &sp) == 0);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static atomic_int master_may_end, master_docked;
+
+/* Opens regions of 3, waits for the pool's other workers to retire
+ * (ctest sets a short UP_IDLE_TIMEOUT and no floor), so that only its two
+ * docked members are left, and starves them before it ends. */
+static void *starved_master(void *arg)
+{
+    (void)arg;
+    regions(3, 5);
+    WAIT_UNTIL(pool_workers(0) == 2, 5000);
+    atomic_store(&master_docked, pool_workers(1));
+    while (!atomic_load(&master_may_end))
+        test_sleep_ms(1);
+    return NULL; /* its end releases its two docked threads */
+}
+
+static int starved(void)
+{
+    alarm(120); /* SIGALRM ends a hung region with a failure */
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, starved_master, NULL) == 0);
+    while (atomic_load(&master_docked) == 0)
+        test_sleep_ms(1);
+    test_hogs hogs;
+    test_hogs_start(&hogs, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+    atomic_store(&master_may_end, 1);
+    CHECK(pthread_join(t, NULL) == 0);
+    int before = test_threads();
+    regions(3, 1); /* gathered while its threads are still starved */
+    int after = test_threads();
+    unsigned nhogs = hogs.n;
+    test_hogs_stop(&hogs);
+    regions(3, 5);
+    printf("figure: %d pool workers at SCHED_IDLE; threads after their master ended %d, after "
+           "main's region beside %u busy processes %d\n",
+           atomic_load(&master_docked), before, nhogs, after);
+    EXPECT(atomic_load(&master_docked) == 2, "%d pool workers left beside the master, 2 expected",
+           atomic_load(&master_docked));
+    EXPECT(after <= before, "main's region started %d more threads", after - before);
+    return omp_report("test_omp_dock starved");
+}
+#endif
+
 int main(int argc, char **argv)
 {
     require_ultrapool();
     omp_set_dynamic(0);
     if (argc > 1 && !strcmp(argv[1], "cap"))
         return capped();
+    if (argc > 1 && !strcmp(argv[1], "starved")) {
+#ifdef __linux__
+        return starved();
+#else
+        printf("SCHED_IDLE is Linux's: skipped\n");
+        return 77;
+#endif
+    }
 
     /* 1. A master that ends, before main opened any region. Its two docked
      * threads are released; main's first regions of 3, which have no
@@ -83,9 +179,12 @@ int main(int argc, char **argv)
     CHECK(pthread_create(&t, NULL, master_thread, NULL) == 0);
     CHECK(pthread_join(t, NULL) == 0);
     int before = test_threads_settled();
+    test_threads_print(stderr, "threads before");
     regions(3, 20);
     regions(3, 20);
     int after = test_threads_settled();
+    if (after > before)
+        test_threads_print(stderr, "threads after");
     printf("figure: threads after the master thread ended %d, after main's regions %d\n", before,
            after);
     EXPECT(after <= before, "main's regions started %d more threads", after - before);
