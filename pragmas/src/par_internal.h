@@ -345,7 +345,7 @@ struct par_thread {
      * pool it parks in. As a master: its crew. */
     _Alignas(PAR_LINE) _Atomic uintptr_t dock;
     unsigned dock_slot; /* (master writes before the post; member reads after) its slot */
-    up_pool *dock_pool; /* (owner) */
+    up_pool *dock_pool; /* (owner; read by a releaser under the crew's lock after the left count) */
     int dock_ok;        /* (owner) this member part may dock at its end */
     par_crew *crew;     /* (owner, and crew.c's lock for a release) */
 };

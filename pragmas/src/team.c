@@ -517,9 +517,10 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, up_re
     }
     /* Wait for the members: long for a top-level region, whose threads the
      * pool was asked for; briefly for a nested one; for a full team, until
-     * every member came, asking the pool again each grace period (its
-     * workers may be busy in other regions, which never wait for this
-     * one, so reserving more always makes progress). */
+     * every member came, asking the pool again each grace period while
+     * member tasks are still queued (its workers may be busy in other
+     * regions, which never wait for this one, so reserving more always
+     * makes progress; a task already taken needs nobody). */
     uint64_t start = up__now_ns();
     uint64_t deadline =
         mode == PAR_TEAM_FULL ? UINT64_MAX : start + (level == 1 ? 200000000u : 200000u);

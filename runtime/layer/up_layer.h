@@ -49,10 +49,12 @@ int up__submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_t siz
 unsigned up__pool_workers(const up_pool *p);
 
 /* 1 when a task may be queued that no worker has taken yet (the idle
- * protocol's test, which may answer 1 for nothing but never 0 for a
- * queued task). A gatherer whose member tasks were all taken needs no
- * more workers: a worker that took one is on its way to join, though it
- * may count as busy for a while on a loaded machine. */
+ * protocol's test: it may answer 1 for nothing, and 0 for a task whose
+ * push is still being published, so a caller that must not miss one
+ * looks again later, as the gatherer does each grace period). A gatherer
+ * whose member tasks were all taken needs no more workers: a worker that
+ * took one is on its way to join, though it may count as busy for a
+ * while on a loaded machine. */
 int up__pool_work_visible(up_pool *p);
 
 /* 1 once the pool is stopped (its queues closed): a region of one, which

@@ -23,9 +23,11 @@
 /* The pool-wide idle word packs three counts of UP__IDLE_BITS bits, so
  * that one load tells a submitter whether anyone is looking for work and
  * up_pool_reserve how many workers are free: searching workers
- * (spinning), started threads not yet in their loop (starting: they may
- * still be in the start hook, so nobody counts on them to look) and
- * parked workers. A new thread leaves starting for searching with one
+ * (spinning), workers on their way to their loop (starting: a new thread,
+ * perhaps still in the start hook, or a worker whose task a layer ended
+ * early, up__return_expected; nobody counts on them to look yet, but
+ * up_pool_reserve and the monitor count on them to come) and parked
+ * workers. A worker leaves starting for searching with one
  * read-modify-write, so no load sees it in both or in neither. Each count
  * is at most the pool's workers, which up__reserve_worker keeps at or
  * below UP__IDLE_FIELD_MAX, so no field carries into the next. */

@@ -217,8 +217,9 @@ int up__reserve_holds(up_pool *p)
  * round of nshards refusals in a row, at the first thread the OS refuses,
  * or once it started as many as the caps had room for when it began,
  * whatever n is (no worker retires meanwhile, but another caller may take
- * the room). Available means searching, just woken, or starting (created,
- * not yet looking for work): workers that run a task are not counted. */
+ * the room). Available means searching, just woken, or starting (on the
+ * way to the loop: created, or released by a layer; pool_internal.h):
+ * workers that run a task are not counted. */
 unsigned up_pool_reserve(up_pool *p, unsigned n)
 {
     if (!p || n == 0 || up__load_acquire(&p->stopping))
