@@ -42,7 +42,7 @@ trap cleanup EXIT
 logtail() { tail -n 15 "$1" 2>/dev/null | sed 's/^/    /' >&2 || true; }
 
 # munge with its own key and socket, so that no munged of the host is used.
-mkdir -p "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/results"
+mkdir -p "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/results" "$tmp/tmpfs" "$tmp/pmix"
 chmod 0700 "$tmp/munge"
 dd if=/dev/urandom of="$tmp/munge/munge.key" bs=1024 count=1 status=none
 chmod 0400 "$tmp/munge/munge.key"
@@ -59,8 +59,28 @@ if [ ! -S "$sock" ]; then
   skip "munged would not start"
 fi
 
-# Ports of its own (not Slurm's 6817/6818, which a host's Slurm may hold).
-base=$((20000 + $$ % 20000))
+# Ports of its own (not Slurm's 6817/6818, which a host's Slurm may hold),
+# and job numbers and temporary folders of its own: two of these clusters
+# on one host (two test runs at once) would otherwise both run job 1, whose
+# PMIx folders in the shared /tmp carry only the job and step numbers, and
+# one job's launch fails. Each cluster takes a block of 64 ports (the two
+# daemons' and srun's range), spread by the process number so that two
+# started together get different blocks, and skips a block where anything
+# already listens (ss, when there).
+listening=$(ss -Hltn 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }' || true)
+block_free() {
+  local p
+  for p in $(seq "$1" $(($1 + 63))); do
+    grep -qx "$p" <<<"$listening" && return 1
+  done
+  return 0
+}
+for k in $(seq 0 311); do
+  base=$((20000 + ($$ + k) % 312 * 64))
+  block_free "$base" && break
+done
+block=$(((base - 20000) / 64))
+first_job=$((block * 1000 + 1))
 node=$(slurmd -C | head -n 1) # NodeName=<host> CPUs=... RealMemory=...
 [[ $node == NodeName=* ]] || skip "slurmd -C did not describe this host: $node"
 host=${node#NodeName=}
@@ -71,7 +91,7 @@ ClusterName=uptest
 SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$base
 SlurmdPort=$((base + 1))
-SrunPortRange=$((base + 2))-$((base + 60))
+SrunPortRange=$((base + 2))-$((base + 63))
 AuthType=auth/munge
 AuthInfo=socket=$sock
 CredType=cred/munge
@@ -79,6 +99,8 @@ SlurmUser=root
 SlurmdUser=root
 StateSaveLocation=$tmp/state
 SlurmdSpoolDir=$tmp/spool
+TmpFS=$tmp/tmpfs
+FirstJobId=$first_job
 SlurmctldPidFile=$tmp/slurmctld.pid
 SlurmdPidFile=$tmp/slurmd.pid
 SlurmctldLogFile=$tmp/slurmctld.log
@@ -105,6 +127,8 @@ EOF
 # No cgroup plugin is used; a cgroup.conf beside slurm.conf keeps slurmd
 # from probing the host's.
 echo "CgroupPlugin=autodetect" >"$tmp/cgroup.conf"
+# The PMIx plugin's folders for the job's processes, in this cluster's own.
+echo "PMIxCliTmpDirBase=$tmp/pmix" >"$tmp/mpi.conf"
 export SLURM_CONF=$tmp/slurm.conf
 
 slurmctld -D -c -i -f "$SLURM_CONF" >"$tmp/slurmctld.stdout" 2>&1 &
@@ -149,7 +173,7 @@ for mpi in pmix pmi2; do
     exit 0
   fi
   echo "srun --mpi=$mpi: job ${job:-?} ${st:-not found}; its output:" >&2
-  for f in "$tmp"/slurm-*.out "$out"/rank-*.log; do
+  for f in "$tmp"/slurm-*.out "$out"/rank-*.log "$tmp/slurmd.log"; do
     [ -f "$f" ] && { echo "  $f:" >&2; logtail "$f"; }
   done
 done
