@@ -107,7 +107,7 @@ int main(int argc, char **argv)
         return 1;
     }
     up_event *ev;
-    up_event_create(p, &ev);
+    up_event_create(&ev, p);
     up_timer *ticker;
     tick_first_ns = now_ns() + TICK_NS;
     up_timer_start(p, TICK_NS, TICK_NS, on_tick, NULL, &ticker);

@@ -461,8 +461,8 @@ static void run_round(uint64_t index)
     int rc = up_pool_create(&R.pool, &cfg);
     if (rc != UP_OK)
         soak_fail("up_pool_create returned %s (%s)", up_strerror(rc), up_last_error());
-    CHECK_EQ(up_event_create(R.pool, &R.ev[0]), UP_OK);
-    CHECK_EQ(up_event_create(R.pool, &R.ev[1]), UP_OK);
+    CHECK_EQ(up_event_create(&R.ev[0], R.pool), UP_OK);
+    CHECK_EQ(up_event_create(&R.ev[1], R.pool), UP_OK);
     R.sem_cap = 1 + test_rand(&rng) % 16;
     CHECK_EQ(up_sem_create(&R.sem, R.sem_cap), UP_OK);
     memset((void *)soak_runs, 0, SOAK_IDS);

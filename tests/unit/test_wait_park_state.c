@@ -72,7 +72,7 @@ static void outsider(void *arg)
 static int parked_group_task(void)
 {
     up_pool *p = test_one_worker_pool(0, NULL, NULL);
-    CHECK_EQ(up_event_create(p, &ev1), UP_OK);
+    CHECK_EQ(up_event_create(&ev1, p), UP_OK);
     CHECK_EQ(up_group_create(&g1, p, 1), UP_OK);
     CHECK_EQ(up_group_go(g1, sleeper, NULL), UP_OK);
     if (!wait_parked(p)) {

@@ -35,9 +35,10 @@ extern "C" {
  * wait on it, concurrently. */
 typedef struct up_event up_event;
 
-/** UP_EINVAL for a NULL pool or out, UP_ENOMEM. An event may be created on
+/** Creates an unset event of pool p and stores it in *out (NULL on failure).
+ * UP_EINVAL for a NULL out or pool, UP_ENOMEM. An event may be created on
  * a stopped pool (it then works as a flag only). */
-UP_API int up_event_create(up_pool *p, up_event **out);
+UP_API int up_event_create(up_event **out, up_pool *p);
 /** Releases every task waiting on ev: each runs once on the pool, in no
  * particular order. The setter only detaches the list (one atomic
  * exchange) and hands it to the pool, so setting costs the same for one
