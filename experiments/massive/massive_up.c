@@ -45,7 +45,7 @@ static int setup(massive_run *run, char *why, size_t why_size)
         rc = up_event_create(&ev, pool);
     if (rc == UP_OK) {
         massive_ticker_start(run);
-        rc = up_timer_start(pool, run->ticker_ns, run->ticker_ns, on_tick, run, &timer);
+        rc = up_timer_start(&timer, pool, run->ticker_ns, run->ticker_ns, on_tick, run);
     }
     if (rc != UP_OK)
         snprintf(why, why_size, "cannot set up the pool, its event and its ticker: %s",

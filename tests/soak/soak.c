@@ -277,7 +277,7 @@ static void op_timer(uint64_t *rng)
     uint64_t first = test_rand(rng) % 2000000;
     uint64_t period = test_rand(rng) % 4 ? 100000 + test_rand(rng) % 2000000 : 0;
     k->self_stop_at = test_rand(rng) % 4 == 0 ? 1 + test_rand(rng) % 3 : 0;
-    int rc = up_timer_start(R.pool, first, period, tick_run, k, &k->t);
+    int rc = up_timer_start(&k->t, R.pool, first, period, tick_run, k);
     if (rc != UP_OK) {
         if (rc != UP_ESTOPPED || !atomic_load(&R.stop_begun))
             soak_fail("up_timer_start returned %s (%s)", up_strerror(rc), up_last_error());

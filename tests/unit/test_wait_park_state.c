@@ -133,7 +133,7 @@ static void stopper(void *arg)
 static int parked_timer_run(void)
 {
     up_pool *p = test_fixed_pool(2);
-    CHECK_EQ(up_timer_start(p, MS, 0, timer_fn, NULL, &t2), UP_OK);
+    CHECK_EQ(up_timer_start(&t2, p, MS, 0, timer_fn, NULL), UP_OK);
     WAIT_UNTIL(atomic_load(&run_parked), 10000);
     int parked = atomic_load(&run_parked) && wait_parked(p);
     /* Until a stopper lands on the run's thread while the run sleeps. */
