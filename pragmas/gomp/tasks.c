@@ -156,8 +156,8 @@ void gomp_deps_convert(void **depend, up_dep *out)
 /* Dependencies of up to this many addresses convert on the stack. */
 #define DEPS_ON_STACK 16
 
-int gomp_task_create(const char *who, up_task_fn fn, const par_task *proto,
-                     const up_task_opts *opts, void **depend)
+int gomp_task_create(const char *who, up_fn fn, const par_task *proto, const up_task_opts *opts,
+                     void **depend)
 {
     if (!depend)
         return par_task_create(who, fn, proto, opts, NULL, 0);

@@ -121,9 +121,9 @@ int main(void)
     still_works(p);
 
     /* The OpenMP-style layer. */
-    EXPECT(up_parallel(NULL, 2, (up_region_fn)task, NULL), UP_EINVAL);
+    EXPECT(up_parallel(NULL, 2, (up_fn)task, NULL), UP_EINVAL);
     EXPECT(up_parallel(p, 2, NULL, NULL), UP_EINVAL);
-    EXPECT(up_parallel(p, 1u << 30, (up_region_fn)task, NULL), UP_EINVAL);
+    EXPECT(up_parallel(p, 1u << 30, (up_fn)task, NULL), UP_EINVAL);
     EXPECT(up_for(0, 10, NULL, NULL, NULL), UP_EINVAL);
     up_for_opts fo = {UP_SCHED_DYNAMIC, -5, 0};
     EXPECT(up_for(0, 10, &fo, range, NULL), UP_EINVAL);
