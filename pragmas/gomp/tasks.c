@@ -21,7 +21,7 @@
 #include "par_env.h"
 
 /* The firstprivate bytes that fit in a record beside GCC's function. */
-#define INLINE_ARGS (UP_TASK_PAYLOAD - 8)
+#define INLINE_ARGS (UP_PAYLOAD_MAX - 8)
 
 /* A record holding GCC's function and up to INLINE_ARGS bytes of its
  * block: words[0] the function, the block from words[1] on. Its ICVs are
@@ -223,7 +223,7 @@ void gomp_task_spawn(const char *who, void (*fn)(void *), void *data, void (*cpy
             memcpy((char *)t.words + at, data, (size_t)arg_size);
         if (bounds) /* a taskloop chunk: its first two words are its range */
             memcpy((char *)t.words + at, bounds, 2 * sizeof *bounds);
-        t.size = UP_TASK_PAYLOAD;
+        t.size = UP_PAYLOAD_MAX;
         if (gomp_task_create(who, icv ? inline_run_icv : inline_run, &t, opts, depend) != UP_OK)
             gomp_fatal("%s: a task cannot be created: %s", who, up_last_error());
         return;

@@ -228,7 +228,7 @@ typedef struct copy_rec {
     task_rec r;
     union {
         max_align_t align;
-        unsigned char bytes[UP_TASK_PAYLOAD];
+        unsigned char bytes[UP_PAYLOAD_MAX];
     } pay;
 } copy_rec;
 

@@ -93,13 +93,13 @@ typedef struct par_task {
     par_frame *parent; /* the frame that created it and waits for it */
     par_node *node;    /* dependency node, NULL for a task without deps */
     uint64_t size;     /* 0: words[0] is the argument pointer */
-    uint64_t words[UP_TASK_PAYLOAD / 8];
+    uint64_t words[UP_PAYLOAD_MAX / 8];
 } par_task;
 
 #define PAR_TASK_HDR 4
 _Static_assert(offsetof(par_task, size) == 8 * (PAR_TASK_HDR - 1) &&
                    offsetof(par_task, words) == 8 * PAR_TASK_HDR &&
-                   UP_TASK_PAYLOAD == 8 * UP__TASK_WORDS && sizeof(void *) == 8,
+                   UP_PAYLOAD_MAX == 8 * UP__TASK_WORDS && sizeof(void *) == 8,
                "a task is a header of four 8-byte words, then its words");
 
 struct par_group {

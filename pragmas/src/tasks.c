@@ -1003,8 +1003,8 @@ static int task_args(const char *who, up_fn fn, int copy, const void *payload, s
         up__set_error("%s: task function is NULL", who);
     else if (copy && !payload)
         up__set_error("%s: payload is NULL", who);
-    else if (copy && (size == 0 || size > UP_TASK_PAYLOAD))
-        up__set_error("%s: payload of %zu bytes (1 to %d)", who, size, UP_TASK_PAYLOAD);
+    else if (copy && (size == 0 || size > UP_PAYLOAD_MAX))
+        up__set_error("%s: payload of %zu bytes (1 to %d)", who, size, UP_PAYLOAD_MAX);
     else if (!deps_valid(deps, ndeps))
         up__set_error("%s: %s", who,
                       deps ? "a dependency kind is not an up_dep_kind" : "deps is NULL");

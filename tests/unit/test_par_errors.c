@@ -83,7 +83,7 @@ static void local_calls(void)
     EXPECT(up_task(NULL, NULL, NULL), UP_EINVAL, "up_task");
     EXPECT(up_task_copy(task, NULL, 8, NULL), UP_EINVAL, "up_task_copy");
     EXPECT(up_task_copy(task, payload, 0, NULL), UP_EINVAL, "up_task_copy");
-    EXPECT(up_task_copy(task, payload, UP_TASK_PAYLOAD + 1, NULL), UP_EINVAL, "up_task_copy");
+    EXPECT(up_task_copy(task, payload, UP_PAYLOAD_MAX + 1, NULL), UP_EINVAL, "up_task_copy");
     EXPECT(up_task_copy(NULL, payload, 8, NULL), UP_EINVAL, "up_task_copy");
     EXPECT(up_task_deps(task, NULL, NULL, 1, NULL), UP_EINVAL, "up_task_deps");
     EXPECT(up_task_deps(task, NULL, &bad_dep, 1, NULL), UP_EINVAL, "up_task_deps");

@@ -240,9 +240,7 @@ typedef struct up_task_opts {
  * does when this thread already has tasks queued for others to take), so
  * a task must not wait for something a task created after it provides. */
 UP_API int up_task(up_fn fn, void *arg, const up_task_opts *opts);
-/** Largest payload up_task_copy() and up_task_deps_copy() copy into a task. */
-#define UP_TASK_PAYLOAD 40
-/** Like up_task, with size (1 to UP_TASK_PAYLOAD; UP_EINVAL otherwise)
+/** Like up_task, with size (1 to UP_PAYLOAD_MAX; UP_EINVAL otherwise)
  * bytes copied into the task (firstprivate); fn receives a pointer to the
  * copy. */
 UP_API int up_task_copy(up_fn fn, const void *payload, size_t size, const up_task_opts *opts);
@@ -277,7 +275,7 @@ typedef struct up_dep {
 /** As up_task, with ndeps dependences deps on its sibling tasks. */
 UP_API int up_task_deps(up_fn fn, void *arg, const up_dep *deps, size_t ndeps,
                         const up_task_opts *opts);
-/** The same with size (<= UP_TASK_PAYLOAD) bytes copied into the task. */
+/** The same with size (<= UP_PAYLOAD_MAX) bytes copied into the task. */
 UP_API int up_task_deps_copy(up_fn fn, const void *payload, size_t size, const up_dep *deps,
                              size_t ndeps, const up_task_opts *opts);
 

@@ -72,7 +72,9 @@ UP_API const char *up_last_error(void);
  * UP_VERSION_STRING (<ultrapool/version.h>) is that of the headers. */
 UP_API const char *up_version(void);
 
-/** Largest payload up_submit_copy() stores inline in a queue slot. */
+/** Largest payload, in bytes, that up_submit_copy() and UP_TYPED store
+ * inline in a queue slot, and that up_task_copy() and up_task_deps_copy()
+ * (<ultrapool/parallel.h>) copy into a task. */
 #define UP_PAYLOAD_MAX 40
 
 /** How workers are bound to CPUs (up_config.bind, UP_BIND). */
