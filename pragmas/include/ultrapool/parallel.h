@@ -16,7 +16,7 @@
  *   \#pragma omp critical(name)           -> up_critical_begin("name") ... up_critical_end("name")
  *   \#pragma omp for schedule(s, c)       -> up_for(lo, hi, &opts, body, ctx)
  *   \#pragma omp for collapse(2)          -> up_for_2d(...)
- *   reduction(+: x)                      -> up_reduce(&x, UP_SUM, UP_DOUBLE) after the loop
+ *   reduction(+: x)                      -> up_reduce(&x, UP_RED_SUM, UP_RED_DOUBLE) after the loop
  *   \#pragma omp parallel for             -> up_parallel_for(pool, lo, hi, &opts, body, ctx)
  *   \#pragma omp task [if/final/priority] -> up_task(fn, arg, &topts) / up_task_copy(...)
  *   \#pragma omp taskwait                 -> up_taskwait()
@@ -206,9 +206,20 @@ UP_API int up_parallel_for(up_pool *pool, int64_t lo, int64_t hi, const up_for_o
 /* ---- Reductions ------------------------------------------------------ */
 
 /** The operators of up_reduce. */
-typedef enum up_red_op { UP_SUM, UP_PROD, UP_MIN, UP_MAX } up_red_op;
+typedef enum up_red_op {
+    UP_RED_SUM = 0, /**< reduction(+: x) */
+    UP_RED_PROD,    /**< reduction(*: x) */
+    UP_RED_MIN,     /**< reduction(min: x) */
+    UP_RED_MAX      /**< reduction(max: x) */
+} up_red_op;
 /** The value types of up_reduce. */
-typedef enum up_red_type { UP_INT64, UP_UINT64, UP_DOUBLE, UP_FLOAT, UP_INT32 } up_red_type;
+typedef enum up_red_type {
+    UP_RED_INT64 = 0, /**< int64_t */
+    UP_RED_UINT64,    /**< uint64_t */
+    UP_RED_DOUBLE,    /**< double */
+    UP_RED_FLOAT,     /**< float */
+    UP_RED_INT32      /**< int32_t */
+} up_red_type;
 /** Combines *value across the team (every member calls it with its partial
  * value); on return *value holds the result in every member. Partials live
  * on separate cache lines. Implies a barrier. Integer sums and products
