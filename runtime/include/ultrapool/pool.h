@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <ultrapool/export.h>
@@ -243,8 +244,9 @@ UP_API unsigned up_pool_shards(const up_pool *p);
  * rank's, under mpirun or srun) unless the configuration names others;
  * 0 for NULL. */
 UP_API unsigned up_pool_cpus(const up_pool *p);
-/** Prints the effective configuration (what UP_PRINT_CONFIG=1 shows). */
-UP_API void up_pool_print_config(const up_pool *p, void *file /* FILE * */);
+/** Prints the effective configuration (what UP_PRINT_CONFIG=1 shows) on
+ * file, or on stderr when file is NULL. Nothing for a NULL pool. */
+UP_API void up_pool_print_config(const up_pool *p, FILE *file);
 
 /** For layers that need n tasks running at the same time (a parallel
  * region's team): wakes parked workers and starts new ones (beyond one per
