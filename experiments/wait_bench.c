@@ -107,10 +107,10 @@ int main(int argc, char **argv)
         return 1;
     }
     up_event *ev;
-    up_event_create(p, &ev);
+    up_event_create(&ev, p);
     up_timer *ticker;
     tick_first_ns = now_ns() + TICK_NS;
-    up_timer_start(p, TICK_NS, TICK_NS, on_tick, NULL, &ticker);
+    up_timer_start(&ticker, p, TICK_NS, TICK_NS, on_tick, NULL);
 
     /* Stackless on one event. */
     double rss0 = rss_bytes(), t0 = now_s();

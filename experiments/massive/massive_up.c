@@ -42,10 +42,10 @@ static int setup(massive_run *run, char *why, size_t why_size)
     if (rc == UP_OK)
         rc = up_pool_create(&pool, &cfg);
     if (rc == UP_OK)
-        rc = up_event_create(pool, &ev);
+        rc = up_event_create(&ev, pool);
     if (rc == UP_OK) {
         massive_ticker_start(run);
-        rc = up_timer_start(pool, run->ticker_ns, run->ticker_ns, on_tick, run, &timer);
+        rc = up_timer_start(&timer, pool, run->ticker_ns, run->ticker_ns, on_tick, run);
     }
     if (rc != UP_OK)
         snprintf(why, why_size, "cannot set up the pool, its event and its ticker: %s",
@@ -193,7 +193,7 @@ int massive_stackful_parks(char *what, size_t what_size)
     cfg.shard_min_workers = 1;
     cfg.shard_max_workers = 1;
     cfg.max_workers = 1;
-    if (up_pool_create(&p, &cfg) != UP_OK || up_event_create(p, &probe_ev) != UP_OK) {
+    if (up_pool_create(&p, &cfg) != UP_OK || up_event_create(&probe_ev, p) != UP_OK) {
         snprintf(what, what_size, "the probe could not create its pool or event");
         return 0;
     }

@@ -13,7 +13,7 @@ extern up_pool *par_up_pool;
 extern unsigned par_up_threads;
 /* Runs a region on par_up_threads threads; aborts if the runtime refuses
  * (a benchmark cannot go on without its region). */
-void par_up_region(up_region_fn fn, void *ctx);
+void par_up_region(up_fn fn, void *ctx);
 /* Called by every member at the start of a region: records its size. */
 void par_up_note_team(void);
 

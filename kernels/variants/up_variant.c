@@ -35,7 +35,7 @@ void par_teardown(void)
     }
 }
 
-void par_up_region(up_region_fn fn, void *ctx)
+void par_up_region(up_fn fn, void *ctx)
 {
     int rc = up_parallel(par_up_pool, par_up_threads, fn, ctx);
     if (rc != UP_OK) {

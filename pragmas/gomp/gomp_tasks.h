@@ -30,8 +30,8 @@
 /* The thread's layer state, made on first use (fatal when it cannot be). */
 par_thread *gomp_thread_state(const char *who);
 /* par_task_create with GCC's depend array (NULL: none). */
-int gomp_task_create(const char *who, up_task_fn fn, const par_task *proto,
-                     const up_task_opts *opts, void **depend);
+int gomp_task_create(const char *who, up_fn fn, const par_task *proto, const up_task_opts *opts,
+                     void **depend);
 /* A task of GCC's function fn on a copy of its block (tasks.c says where
  * the copy lives); detach: the detach variable, NULL for none; bounds: a
  * taskloop chunk's [start, end) written over the copy's first two words. */

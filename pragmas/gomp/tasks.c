@@ -21,7 +21,7 @@
 #include "par_env.h"
 
 /* The firstprivate bytes that fit in a record beside GCC's function. */
-#define INLINE_ARGS (UP_TASK_PAYLOAD - 8)
+#define INLINE_ARGS (UP_PAYLOAD_MAX - 8)
 
 /* A record holding GCC's function and up to INLINE_ARGS bytes of its
  * block: words[0] the function, the block from words[1] on. Its ICVs are
@@ -156,8 +156,8 @@ void gomp_deps_convert(void **depend, up_dep *out)
 /* Dependencies of up to this many addresses convert on the stack. */
 #define DEPS_ON_STACK 16
 
-int gomp_task_create(const char *who, up_task_fn fn, const par_task *proto,
-                     const up_task_opts *opts, void **depend)
+int gomp_task_create(const char *who, up_fn fn, const par_task *proto, const up_task_opts *opts,
+                     void **depend)
 {
     if (!depend)
         return par_task_create(who, fn, proto, opts, NULL, 0);
@@ -223,7 +223,7 @@ void gomp_task_spawn(const char *who, void (*fn)(void *), void *data, void (*cpy
             memcpy((char *)t.words + at, data, (size_t)arg_size);
         if (bounds) /* a taskloop chunk: its first two words are its range */
             memcpy((char *)t.words + at, bounds, 2 * sizeof *bounds);
-        t.size = UP_TASK_PAYLOAD;
+        t.size = UP_PAYLOAD_MAX;
         if (gomp_task_create(who, icv ? inline_run_icv : inline_run, &t, opts, depend) != UP_OK)
             gomp_fatal("%s: a task cannot be created: %s", who, up_last_error());
         return;

@@ -67,7 +67,7 @@ static int group_cancelled(const group *g) { return g && up__load_relaxed(&g->ca
 
 /* ---- regions ---------------------------------------------------------- */
 
-static int parallel(unsigned nthreads, int exact, up_region_fn fn, void *ctx)
+static int parallel(unsigned nthreads, int exact, up_fn fn, void *ctx)
 {
     /* As on ultrapool: above the thread limit is a team that can never
      * be (UP_EINVAL), no level left to be active one that cannot be now. */
@@ -218,7 +218,7 @@ static int reduce(void *value, size_t size, up_omp_combine_fn combine, void *cct
  * common case, and what the runtime copies for every task), the payload
  * beside it only for up_task_copy. */
 typedef struct task_rec {
-    up_task_fn fn;
+    up_fn fn;
     void *arg;
     group *g;
     unsigned depth;
@@ -228,7 +228,7 @@ typedef struct copy_rec {
     task_rec r;
     union {
         max_align_t align;
-        unsigned char bytes[UP_TASK_PAYLOAD];
+        unsigned char bytes[UP_PAYLOAD_MAX];
     } pay;
 } copy_rec;
 
@@ -253,7 +253,7 @@ static char null_stand_in;
 
 /* The common case on its own: a small frame, and the record built where
  * OpenMP copies it from. */
-static int task_plain(up_task_fn fn, void *arg)
+static int task_plain(up_fn fn, void *arg)
 {
     task_rec r = {fn, arg, cur.g, cur.depth + 1};
     cur.spawned = 1;
@@ -267,7 +267,7 @@ static int task_plain(up_task_fn fn, void *arg)
     return UP_OK;
 }
 
-static int task(up_task_fn fn, void *arg, const void *payload, size_t size, const up_dep *deps,
+static int task(up_fn fn, void *arg, const void *payload, size_t size, const up_dep *deps,
                 size_t ndeps, const up_task_opts *opts)
 {
     if (!opts && !size && ndeps == 0)
@@ -347,7 +347,7 @@ static void taskyield(void)
 
 static unsigned task_depth(void) { return cur.depth; }
 
-static int taskgroup(up_region_fn fn, void *ctx)
+static int taskgroup(up_fn fn, void *ctx)
 {
     group g;
     atomic_init(&g.cancelled, 0);

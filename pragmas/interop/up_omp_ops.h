@@ -32,7 +32,7 @@ typedef struct up_omp_ops {
     /* A region of nthreads (0: the runtime's default, which follows
      * OMP_NUM_THREADS). exact: all or nothing, UP_EAGAIN when the runtime
      * would give fewer, UP_EINVAL above its thread limit. */
-    int (*parallel)(unsigned nthreads, int exact, up_region_fn fn, void *ctx);
+    int (*parallel)(unsigned nthreads, int exact, up_fn fn, void *ctx);
     unsigned (*thread_num)(void);
     unsigned (*num_threads)(void);
     unsigned (*level)(void);
@@ -53,13 +53,13 @@ typedef struct up_omp_ops {
 
     /* A task running fn(arg), or fn(copy of payload) when size > 0, after
      * the sibling tasks that deps name. */
-    int (*task)(up_task_fn fn, void *arg, const void *payload, size_t size, const up_dep *deps,
+    int (*task)(up_fn fn, void *arg, const void *payload, size_t size, const up_dep *deps,
                 size_t ndeps, const up_task_opts *opts);
     void (*taskwait)(void);
     void (*taskyield)(void);
     unsigned (*task_depth)(void);
     /* UP_ECANCELED when cancelled, else UP_OK. */
-    int (*taskgroup)(up_region_fn fn, void *ctx);
+    int (*taskgroup)(up_fn fn, void *ctx);
     void (*cancel_taskgroup)(void);
     int (*cancelled)(void);
     /* Tasks for chunks 0 .. k - 1, one each, as children of the current
@@ -70,7 +70,7 @@ typedef struct up_omp_ops {
     /* task() without payload, dependencies or options, up_task's common
      * case: the layer calls it straight from up_task, without building a
      * task description first. */
-    int (*task_plain)(up_task_fn fn, void *arg);
+    int (*task_plain)(up_fn fn, void *arg);
     /* omp_get_active_level() and omp_get_max_active_levels(): the layer
      * names the limit when an exact region is refused for want of a
      * level that may be active. */

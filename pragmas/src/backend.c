@@ -65,7 +65,7 @@ static char failure[1024]; /* written once, before failed_ops is published */
 /* The failed table's entries do nothing: the calls that return an error
  * have already returned it (par_backend_error), and the others have no
  * way to say it. */
-static int f_parallel(unsigned n, int exact, up_region_fn fn, void *ctx)
+static int f_parallel(unsigned n, int exact, up_fn fn, void *ctx)
 {
     (void)n, (void)exact, (void)fn, (void)ctx;
     return UP_EINVAL;
@@ -83,18 +83,18 @@ static int f_reduce(void *value, size_t size, up_omp_combine_fn combine, void *c
     (void)value, (void)size, (void)combine, (void)cctx;
     return UP_EINVAL;
 }
-static int f_task(up_task_fn fn, void *arg, const void *payload, size_t size, const up_dep *deps,
+static int f_task(up_fn fn, void *arg, const void *payload, size_t size, const up_dep *deps,
                   size_t ndeps, const up_task_opts *opts)
 {
     (void)fn, (void)arg, (void)payload, (void)size, (void)deps, (void)ndeps, (void)opts;
     return UP_EINVAL;
 }
-static int f_task_plain(up_task_fn fn, void *arg)
+static int f_task_plain(up_fn fn, void *arg)
 {
     (void)fn, (void)arg;
     return UP_EINVAL;
 }
-static int f_taskgroup(up_region_fn fn, void *ctx)
+static int f_taskgroup(up_fn fn, void *ctx)
 {
     (void)fn, (void)ctx;
     return UP_EINVAL;

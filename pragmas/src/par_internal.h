@@ -89,17 +89,17 @@ typedef struct par_crew par_crew;
  * deque's terms (deque.h) a record of PAR_TASK_HDR header words, the last
  * of them the payload size. */
 typedef struct par_task {
-    up_task_fn fn;
+    up_fn fn;
     par_frame *parent; /* the frame that created it and waits for it */
     par_node *node;    /* dependency node, NULL for a task without deps */
     uint64_t size;     /* 0: words[0] is the argument pointer */
-    uint64_t words[UP_TASK_PAYLOAD / 8];
+    uint64_t words[UP_PAYLOAD_MAX / 8];
 } par_task;
 
 #define PAR_TASK_HDR 4
 _Static_assert(offsetof(par_task, size) == 8 * (PAR_TASK_HDR - 1) &&
                    offsetof(par_task, words) == 8 * PAR_TASK_HDR &&
-                   UP_TASK_PAYLOAD == 8 * UP__TASK_WORDS && sizeof(void *) == 8,
+                   UP_PAYLOAD_MAX == 8 * UP__TASK_WORDS && sizeof(void *) == 8,
                "a task is a header of four 8-byte words, then its words");
 
 struct par_group {
@@ -231,8 +231,8 @@ typedef struct par_ctx {
 
 struct par_team {
     up_pool *pool;         /* (ro) */
-    up_region_fn fn;       /* (ro) */
-    up_region_fn leave;    /* (ro) NULL, or each member's last step (par_parallel_leave) */
+    up_fn fn;              /* (ro) */
+    up_fn leave;           /* (ro) NULL, or each member's last step (par_parallel_leave) */
     void *ctx;             /* (ro) */
     unsigned requested;    /* (ro) */
     unsigned level;        /* (ro) OpenMP's nesting level */
@@ -357,7 +357,7 @@ extern _Thread_local par_thread *par_tls;
 void par_run_task(par_thread *th, par_task *t);
 /* Creates a task of the current frame (up_task's and the GOMP ABI's one
  * path): proto's payload, fn, opts and dependencies as up_task_deps. */
-int par_task_create(const char *who, up_task_fn fn, const par_task *proto, const up_task_opts *opts,
+int par_task_create(const char *who, up_fn fn, const par_task *proto, const up_task_opts *opts,
                     const up_dep *deps, size_t ndeps);
 /* The current frame of th (a root frame outside any region). */
 par_frame *par_current_frame(par_thread *th);
@@ -398,7 +398,7 @@ int par_event_fulfill(par_event *ev);
 int par_in_final(void);
 /* Runs fn(arg) now as an undeferred child task of the current frame: its
  * own frame, skipped in a cancelled taskgroup, done when this returns. */
-void par_run_undeferred(par_thread *th, up_task_fn fn, void *arg);
+void par_run_undeferred(par_thread *th, up_fn fn, void *arg);
 /* Tasks queued in a thread's deque from which on a new task runs at once
  * (tasks.c says why). */
 #define PAR_INLINE_BACKLOG 4
@@ -415,7 +415,7 @@ up__deque *par_level_deque(par_thread *th, unsigned level);
  * when that library loads. Their tasks and every par_ext_task complete
  * when their body returns (OpenMP); every other task of the layer after
  * its children too (parallel.h). */
-extern up_task_fn par_alone_fn, par_alone_icv_fn;
+extern up_fn par_alone_fn, par_alone_icv_fn;
 /* Waits for f's children (a taskwait), then drops its dependency table. */
 void par_join(par_thread *th, par_frame *f);
 /* Waits for every descendant of f: its children and the child frames that
@@ -488,7 +488,7 @@ void par_ws_wait(par_thread *th, par_ready_fn ready, void *arg);
  * UP_EAGAIN runs nothing); or full, waiting as long as it takes for every
  * member the limits allow (OpenMP's regions with dynamic adjustment off,
  * the GOMP ABI in pragmas/gomp/; always on ultrapool's own scheduler). */
-int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, par_team_mode mode,
+int par_parallel(up_pool *pool, unsigned nthreads, up_fn fn, void *ctx, par_team_mode mode,
                  const char *who);
 /* par_parallel in two halves, for an ABI whose master runs its part of
  * the region outside any call (GOMP_parallel_start / _end): enter gathers
@@ -499,14 +499,14 @@ int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, p
  * fn(ctx), leave. enter needs ultrapool's own teams: on an OpenMP backend
  * it refuses, UP_EINVAL. leave: UP_EINVAL (nothing done) when the calling
  * thread is not the master of an entered region, at its root frame. */
-int par_parallel_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx,
-                       par_team_mode mode, const char *who);
+int par_parallel_enter(up_pool *pool, unsigned nthreads, up_fn fn, void *ctx, par_team_mode mode,
+                       const char *who);
 int par_parallel_leave(const char *who);
 /* par_parallel where every member, after the closing barrier (the tasks
  * of the region all done), runs leave(ctx) before it leaves the team:
  * where an ABI restores per-thread state that the region's tasks use. */
-int par_parallel_hooked(up_pool *pool, unsigned nthreads, up_region_fn fn, up_region_fn leave,
-                        void *ctx, par_team_mode mode, const char *who);
+int par_parallel_hooked(up_pool *pool, unsigned nthreads, up_fn fn, up_fn leave, void *ctx,
+                        par_team_mode mode, const char *who);
 void par_barrier(par_thread *th);
 /* A reference on t, for a thread outside it that must touch its slots
  * after publishing what may let it end (an event's fulfiller); taken
@@ -587,7 +587,7 @@ static inline int par_deque_push(par_thread *th, const par_task *t)
 
 /* Owner: the same for a task whose argument is a pointer (up_task's fast
  * path), its five words written without building a par_task first. */
-static inline int par_deque_push_ptr(par_thread *th, up_task_fn fn, par_frame *parent, void *arg)
+static inline int par_deque_push_ptr(par_thread *th, up_fn fn, par_frame *parent, void *arg)
 {
     up__deque *d = th->c.dq;
     int64_t b = up__deque_bottom(d);

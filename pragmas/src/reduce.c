@@ -21,18 +21,18 @@
         memcpy(&x_, a, sizeof x_);                                                                 \
         memcpy(&y_, b, sizeof y_);                                                                 \
         switch (op) {                                                                              \
-        case UP_SUM:                                                                               \
+        case UP_RED_SUM:                                                                           \
             u_ = (U)((U)x_ + (U)y_);                                                               \
             memcpy(&x_, &u_, sizeof x_);                                                           \
             break;                                                                                 \
-        case UP_PROD:                                                                              \
+        case UP_RED_PROD:                                                                          \
             u_ = (U)((U)x_ * (U)y_);                                                               \
             memcpy(&x_, &u_, sizeof x_);                                                           \
             break;                                                                                 \
-        case UP_MIN:                                                                               \
+        case UP_RED_MIN:                                                                           \
             x_ = y_ < x_ ? y_ : x_;                                                                \
             break;                                                                                 \
-        case UP_MAX:                                                                               \
+        case UP_RED_MAX:                                                                           \
             x_ = y_ > x_ ? y_ : x_;                                                                \
             break;                                                                                 \
         }                                                                                          \
@@ -42,12 +42,12 @@
 static size_t type_size(up_red_type type)
 {
     switch (type) {
-    case UP_INT64:
-    case UP_UINT64:
-    case UP_DOUBLE:
+    case UP_RED_INT64:
+    case UP_RED_UINT64:
+    case UP_RED_DOUBLE:
         return 8;
-    case UP_FLOAT:
-    case UP_INT32:
+    case UP_RED_FLOAT:
+    case UP_RED_INT32:
         return 4;
     }
     return 0;
@@ -56,19 +56,19 @@ static size_t type_size(up_red_type type)
 static void combine_builtin(void *into, const void *from, up_red_op op, up_red_type type)
 {
     switch (type) {
-    case UP_INT64:
+    case UP_RED_INT64:
         COMBINE(int64_t, uint64_t, into, from, op);
         break;
-    case UP_UINT64:
+    case UP_RED_UINT64:
         COMBINE(uint64_t, uint64_t, into, from, op);
         break;
-    case UP_DOUBLE:
+    case UP_RED_DOUBLE:
         COMBINE(double, double, into, from, op);
         break;
-    case UP_FLOAT:
+    case UP_RED_FLOAT:
         COMBINE(float, float, into, from, op);
         break;
-    case UP_INT32:
+    case UP_RED_INT32:
         COMBINE(int32_t, uint32_t, into, from, op);
         break;
     }
@@ -130,7 +130,7 @@ static int reduce(void *value, size_t size, up_red_op op, up_red_type type, up_c
 int up_reduce(void *value, up_red_op op, up_red_type type)
 {
     size_t size = type_size(type);
-    if (!value || size == 0 || (unsigned)op > UP_MAX) {
+    if (!value || size == 0 || (unsigned)op > UP_RED_MAX) {
         if (!value)
             up__set_error("up_reduce: value is NULL");
         else if (size == 0)
@@ -151,5 +151,5 @@ int up_reduce_user(void *value, size_t size, up_combine_fn combine)
             up__set_error("up_reduce_user: size %zu (1 to 256)", size);
         return UP_EINVAL;
     }
-    return reduce(value, size, UP_SUM, UP_INT64, combine, "up_reduce_user");
+    return reduce(value, size, UP_RED_SUM, UP_RED_INT64, combine, "up_reduce_user");
 }

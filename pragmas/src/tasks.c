@@ -138,7 +138,7 @@ up__deque *par_level_deque(par_thread *th, unsigned level)
  * completing after that one RMW, as a completion on another thread does.
  * A parallel.h task's frame stays on the stack, and a completion on the
  * frame's thread still reads owner with a plain (relaxed) load. */
-up_task_fn par_alone_fn, par_alone_icv_fn;
+up_fn par_alone_fn, par_alone_icv_fn;
 
 /* Frames a thread makes or adopts before it frees those it releases. */
 #define FRAME_CACHE 64
@@ -173,7 +173,7 @@ static PAR_ALWAYS_INLINE void frame_init(par_frame *f, par_thread *th, par_frame
 /* Runs fn(arg) in frame f on this thread (f current meanwhile). Skipped
  * in a cancelled taskgroup or region (OpenMP discards the tasks of a
  * cancelled taskgroup or parallel region not yet started). */
-static PAR_ALWAYS_INLINE int frame_body(par_thread *th, par_frame *f, up_task_fn fn, void *arg,
+static PAR_ALWAYS_INLINE int frame_body(par_thread *th, par_frame *f, up_fn fn, void *arg,
                                         int always)
 {
     int run =
@@ -190,7 +190,7 @@ static PAR_ALWAYS_INLINE int frame_body(par_thread *th, par_frame *f, up_task_fn
  * program runs (the drain loop of a waiting frame, and up_task when it runs
  * a task at once): a call and its register saves per task are a good part
  * of a fine-grained task's cost. */
-static PAR_ALWAYS_INLINE int run_body(par_thread *th, par_frame *parent, up_task_fn fn, void *arg,
+static PAR_ALWAYS_INLINE int run_body(par_thread *th, par_frame *parent, up_fn fn, void *arg,
                                       int final, int always)
 {
     par_frame f;
@@ -321,8 +321,8 @@ static PAR_ALWAYS_INLINE void frame_end(par_thread *th, par_frame *f)
 
 /* run_body for a task that completes when its body returns (the GOMP
  * ABI's): its frame from the free list, which may outlive the body. */
-static PAR_ALWAYS_INLINE int run_alone_body(par_thread *th, par_frame *parent, up_task_fn fn,
-                                            void *arg, int final, int always)
+static PAR_ALWAYS_INLINE int run_alone_body(par_thread *th, par_frame *parent, up_fn fn, void *arg,
+                                            int final, int always)
 {
     par_frame *f = frame_get(th);
     frame_init(f, th, parent, final);
@@ -500,7 +500,7 @@ int par_in_final(void)
     return th && th->c.frame && th->c.frame->final;
 }
 
-void par_run_undeferred(par_thread *th, up_task_fn fn, void *arg)
+void par_run_undeferred(par_thread *th, up_fn fn, void *arg)
 {
     run_body(th, th->c.frame, fn, arg, 0, 0);
 }
@@ -851,7 +851,7 @@ static void wait_event(par_thread *th, par_frame *f, par_event *ev)
 }
 
 /* who: the public call, for the error messages. */
-int par_task_create(const char *who, up_task_fn fn, const par_task *proto, const up_task_opts *opts,
+int par_task_create(const char *who, up_fn fn, const par_task *proto, const up_task_opts *opts,
                     const up_dep *deps, size_t ndeps)
 {
     if (!fn) { /* the other calls check fn before they come here */
@@ -923,7 +923,7 @@ int par_task_create(const char *who, up_task_fn fn, const par_task *proto, const
 
 /* Everything but the fast path, kept out of line so that the fast path
  * stays a handful of instructions without a stack frame to set up. */
-static PAR_NOINLINE int task_slow(up_task_fn fn, void *arg, const up_task_opts *opts)
+static PAR_NOINLINE int task_slow(up_fn fn, void *arg, const up_task_opts *opts)
 {
     /* On an OpenMP backend, the common case goes straight to its plain
      * task, with no task description built for it. */
@@ -958,7 +958,7 @@ static PAR_NOINLINE int task_slow(up_task_fn fn, void *arg, const up_task_opts *
  * after a long task (a Strassen leaf of 70 us) was far away; publishing
  * every push took Strassen (1024, tasks down to 128, 2 threads) 0.95x the
  * time, fib 1.07x, and left the other kernels level. */
-int up_task(up_task_fn fn, void *arg, const up_task_opts *opts)
+int up_task(up_fn fn, void *arg, const up_task_opts *opts)
 {
     /* The fast paths: ultrapool's scheduler, a thread with a frame (in a
      * region, or outside one after its first task), no options. */
@@ -996,15 +996,15 @@ static int deps_valid(const up_dep *deps, size_t ndeps)
 
 /* The arguments of task call who: UP_OK, or UP_EINVAL with the reason in
  * up_last_error(). copy: a payload of size bytes is copied. */
-static int task_args(const char *who, up_task_fn fn, int copy, const void *payload, size_t size,
+static int task_args(const char *who, up_fn fn, int copy, const void *payload, size_t size,
                      const up_dep *deps, size_t ndeps)
 {
     if (!fn)
         up__set_error("%s: task function is NULL", who);
     else if (copy && !payload)
         up__set_error("%s: payload is NULL", who);
-    else if (copy && (size == 0 || size > UP_TASK_PAYLOAD))
-        up__set_error("%s: payload of %zu bytes (1 to %d)", who, size, UP_TASK_PAYLOAD);
+    else if (copy && (size == 0 || size > UP_PAYLOAD_MAX))
+        up__set_error("%s: payload of %zu bytes (1 to %d)", who, size, UP_PAYLOAD_MAX);
     else if (!deps_valid(deps, ndeps))
         up__set_error("%s: %s", who,
                       deps ? "a dependency kind is not an up_dep_kind" : "deps is NULL");
@@ -1013,7 +1013,7 @@ static int task_args(const char *who, up_task_fn fn, int copy, const void *paylo
     return UP_EINVAL;
 }
 
-int up_task_copy(up_task_fn fn, const void *payload, size_t size, const up_task_opts *opts)
+int up_task_copy(up_fn fn, const void *payload, size_t size, const up_task_opts *opts)
 {
     int rc = task_args("up_task_copy", fn, 1, payload, size, NULL, 0);
     if (rc != UP_OK)
@@ -1025,8 +1025,7 @@ int up_task_copy(up_task_fn fn, const void *payload, size_t size, const up_task_
     return par_task_create("up_task_copy", fn, &t, opts, NULL, 0);
 }
 
-int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
-                 const up_task_opts *opts)
+int up_task_deps(up_fn fn, void *arg, const up_dep *deps, size_t ndeps, const up_task_opts *opts)
 {
     int rc = task_args("up_task_deps", fn, 0, NULL, 0, deps, ndeps);
     if (rc != UP_OK)
@@ -1037,8 +1036,8 @@ int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
     return par_task_create("up_task_deps", fn, &t, opts, deps, ndeps);
 }
 
-int up_task_deps_copy(up_task_fn fn, const void *payload, size_t size, const up_dep *deps,
-                      size_t ndeps, const up_task_opts *opts)
+int up_task_deps_copy(up_fn fn, const void *payload, size_t size, const up_dep *deps, size_t ndeps,
+                      const up_task_opts *opts)
 {
     int rc = task_args("up_task_deps_copy", fn, 1, payload, size, deps, ndeps);
     if (rc != UP_OK)
@@ -1092,7 +1091,7 @@ unsigned up_task_depth(void)
     return d;
 }
 
-int up_taskgroup(up_region_fn fn, void *ctx)
+int up_taskgroup(up_fn fn, void *ctx)
 {
     if (!fn) {
         up__set_error("up_taskgroup: function is NULL");

@@ -201,7 +201,7 @@ static void member_task(void *arg)
 
 /* A region on an OpenMP backend: the pool is only checked; the OpenMP
  * runtime's threads form the team. */
-static int parallel_omp(const up_omp_ops *omp, up_pool *pool, unsigned nthreads, up_region_fn fn,
+static int parallel_omp(const up_omp_ops *omp, up_pool *pool, unsigned nthreads, up_fn fn,
                         void *ctx, int exact, const char *who)
 {
     int rc = par_backend_error(omp, who);
@@ -375,8 +375,8 @@ static void number_members(par_team *t, unsigned size)
 /* Gathers the team and enters it as member 0 (par_parallel_enter): *out
  * is the team, or NULL when an OpenMP backend ran the whole region
  * (possible only when !split). */
-static int region_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, up_region_fn leave,
-                        void *ctx, par_team_mode mode, const char *who, int split, par_team **out)
+static int region_enter(up_pool *pool, unsigned nthreads, up_fn fn, up_fn leave, void *ctx,
+                        par_team_mode mode, const char *who, int split, par_team **out)
 {
     *out = NULL;
     int exact = mode == PAR_TEAM_EXACT;
@@ -598,8 +598,8 @@ static void region_leave(par_thread *th, par_team *t)
     group_give(cg, extra);
 }
 
-int par_parallel_hooked(up_pool *pool, unsigned nthreads, up_region_fn fn, up_region_fn leave,
-                        void *ctx, par_team_mode mode, const char *who)
+int par_parallel_hooked(up_pool *pool, unsigned nthreads, up_fn fn, up_fn leave, void *ctx,
+                        par_team_mode mode, const char *who)
 {
     par_team *t;
     int rc = region_enter(pool, nthreads, fn, leave, ctx, mode, who, 0, &t);
@@ -610,14 +610,14 @@ int par_parallel_hooked(up_pool *pool, unsigned nthreads, up_region_fn fn, up_re
     return UP_OK;
 }
 
-int par_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx, par_team_mode mode,
+int par_parallel(up_pool *pool, unsigned nthreads, up_fn fn, void *ctx, par_team_mode mode,
                  const char *who)
 {
     return par_parallel_hooked(pool, nthreads, fn, NULL, ctx, mode, who);
 }
 
-int par_parallel_enter(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx,
-                       par_team_mode mode, const char *who)
+int par_parallel_enter(up_pool *pool, unsigned nthreads, up_fn fn, void *ctx, par_team_mode mode,
+                       const char *who)
 {
     par_team *t;
     return region_enter(pool, nthreads, fn, NULL, ctx, mode, who, 1, &t);
@@ -637,12 +637,12 @@ int par_parallel_leave(const char *who)
     return UP_OK;
 }
 
-int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx)
+int up_parallel(up_pool *pool, unsigned nthreads, up_fn fn, void *ctx)
 {
     return par_parallel(pool, nthreads, fn, ctx, PAR_TEAM_UPTO, "up_parallel");
 }
 
-int up_parallel_exact(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx)
+int up_parallel_exact(up_pool *pool, unsigned nthreads, up_fn fn, void *ctx)
 {
     return par_parallel(pool, nthreads, fn, ctx, PAR_TEAM_EXACT, "up_parallel_exact");
 }

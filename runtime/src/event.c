@@ -32,7 +32,7 @@
 #include "pool_internal.h"
 #include "wait_internal.h"
 
-int up_event_create(up_pool *p, up_event **out)
+int up_event_create(up_event **out, up_pool *p)
 {
     if (!out || !p) {
         up__set_error("event_create: %s is NULL", out ? "pool" : "out");

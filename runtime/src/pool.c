@@ -464,10 +464,10 @@ unsigned up_pool_cpus(const up_pool *p)
     return p && n == 0 ? 1 : n;
 }
 
-void up_pool_print_config(const up_pool *p, void *file)
+void up_pool_print_config(const up_pool *p, FILE *file)
 {
     if (p)
-        up__print_config(&p->cfg, &p->plan, file ? (FILE *)file : stderr);
+        up__print_config(&p->cfg, &p->plan, file ? file : stderr);
 }
 
 /* Only a task of the worker's own pool sees the worker's state: a worker of

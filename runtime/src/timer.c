@@ -522,8 +522,8 @@ static void timer_run(void *arg)
     timer_unref(t);
 }
 
-int up_timer_start(up_pool *p, uint64_t first_ns, uint64_t period_ns, up_fn fn, void *arg,
-                   up_timer **out)
+int up_timer_start(up_timer **out, up_pool *p, uint64_t first_ns, uint64_t period_ns, up_fn fn,
+                   void *arg)
 {
     if (!out || !p || !fn) {
         up__set_error("timer_start: %s is NULL", !out ? "out" : !p ? "pool" : "fn");

@@ -156,7 +156,7 @@ int main(int argc, char **argv)
         expect_error(up_task_deps_copy(task, payload, sizeof payload, &dep, 1, NULL),
                      "up_task_deps_copy", "UP_BACKEND");
         double v = 1;
-        expect_error(up_reduce(&v, UP_SUM, UP_DOUBLE), "up_reduce", "UP_BACKEND");
+        expect_error(up_reduce(&v, UP_RED_SUM, UP_RED_DOUBLE), "up_reduce", "UP_BACKEND");
         CHECK_EQ(up_set_backend(UP_BACKEND_ULTRAPOOL), UP_OK);
         CHECK_EQ(up_parallel(pool, 2, region, NULL), UP_OK);
         CHECK_EQ(atomic_load(&ran), 1);

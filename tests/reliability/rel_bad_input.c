@@ -121,18 +121,18 @@ int main(void)
     still_works(p);
 
     /* The OpenMP-style layer. */
-    EXPECT(up_parallel(NULL, 2, (up_region_fn)task, NULL), UP_EINVAL);
+    EXPECT(up_parallel(NULL, 2, (up_fn)task, NULL), UP_EINVAL);
     EXPECT(up_parallel(p, 2, NULL, NULL), UP_EINVAL);
-    EXPECT(up_parallel(p, 1u << 30, (up_region_fn)task, NULL), UP_EINVAL);
+    EXPECT(up_parallel(p, 1u << 30, (up_fn)task, NULL), UP_EINVAL);
     EXPECT(up_for(0, 10, NULL, NULL, NULL), UP_EINVAL);
     up_for_opts fo = {UP_SCHED_DYNAMIC, -5, 0};
     EXPECT(up_for(0, 10, &fo, range, NULL), UP_EINVAL);
     EXPECT(up_for_2d(0, 1, 0, 1, NULL, NULL, NULL), UP_EINVAL);
     EXPECT(up_parallel_for(p, 0, 10, &fo, range, NULL), UP_EINVAL);
-    EXPECT(up_reduce(NULL, UP_SUM, UP_INT64), UP_EINVAL);
+    EXPECT(up_reduce(NULL, UP_RED_SUM, UP_RED_INT64), UP_EINVAL);
     int64_t v = 0;
-    EXPECT(up_reduce(&v, (up_red_op)77, UP_INT64), UP_EINVAL);
-    EXPECT(up_reduce(&v, UP_SUM, (up_red_type)77), UP_EINVAL);
+    EXPECT(up_reduce(&v, (up_red_op)77, UP_RED_INT64), UP_EINVAL);
+    EXPECT(up_reduce(&v, UP_RED_SUM, (up_red_type)77), UP_EINVAL);
     EXPECT(up_reduce_user(&v, 0, NULL), UP_EINVAL);
     EXPECT(up_reduce_user(&v, 100000, NULL), UP_EINVAL);
     EXPECT(up_task(NULL, NULL, NULL), UP_EINVAL);

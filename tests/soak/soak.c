@@ -277,7 +277,7 @@ static void op_timer(uint64_t *rng)
     uint64_t first = test_rand(rng) % 2000000;
     uint64_t period = test_rand(rng) % 4 ? 100000 + test_rand(rng) % 2000000 : 0;
     k->self_stop_at = test_rand(rng) % 4 == 0 ? 1 + test_rand(rng) % 3 : 0;
-    int rc = up_timer_start(R.pool, first, period, tick_run, k, &k->t);
+    int rc = up_timer_start(&k->t, R.pool, first, period, tick_run, k);
     if (rc != UP_OK) {
         if (rc != UP_ESTOPPED || !atomic_load(&R.stop_begun))
             soak_fail("up_timer_start returned %s (%s)", up_strerror(rc), up_last_error());
@@ -461,8 +461,8 @@ static void run_round(uint64_t index)
     int rc = up_pool_create(&R.pool, &cfg);
     if (rc != UP_OK)
         soak_fail("up_pool_create returned %s (%s)", up_strerror(rc), up_last_error());
-    CHECK_EQ(up_event_create(R.pool, &R.ev[0]), UP_OK);
-    CHECK_EQ(up_event_create(R.pool, &R.ev[1]), UP_OK);
+    CHECK_EQ(up_event_create(&R.ev[0], R.pool), UP_OK);
+    CHECK_EQ(up_event_create(&R.ev[1], R.pool), UP_OK);
     R.sem_cap = 1 + test_rand(&rng) % 16;
     CHECK_EQ(up_sem_create(&R.sem, R.sem_cap), UP_OK);
     memset((void *)soak_runs, 0, SOAK_IDS);

@@ -106,7 +106,7 @@ static void reg_body(void *ctx)
         break;
     default: { /* REG_REDUCE */
         int64_t v = (int64_t)up_thread_num() + 1, t = (int64_t)up_num_threads();
-        if ((rc = up_reduce(&v, UP_SUM, UP_INT64)) == UP_OK && v != t * (t + 1) / 2)
+        if ((rc = up_reduce(&v, UP_RED_SUM, UP_RED_INT64)) == UP_OK && v != t * (t + 1) / 2)
             soak_fail("a reduction over %" PRId64 " members gave %" PRId64, t, v);
         up_critical_begin("soak");
         g->in_critical++;

@@ -91,8 +91,8 @@ int main(void)
         cfg.shard_max_workers = 1 + (unsigned)(test_rand(&s) % 3);
         cfg.queue_capacity = 64;
         CHECK_EQ(up_pool_create(&pool, &cfg), UP_OK);
-        CHECK_EQ(up_event_create(pool, &evs[0]), UP_OK);
-        CHECK_EQ(up_event_create(pool, &evs[1]), UP_OK);
+        CHECK_EQ(up_event_create(&evs[0], pool), UP_OK);
+        CHECK_EQ(up_event_create(&evs[1], pool), UP_OK);
         pthread_t th[SUBMITTERS + TOGGLERS];
         ctx cs[SUBMITTERS + TOGGLERS];
         atomic_store(&toggling, 1);

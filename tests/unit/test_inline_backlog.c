@@ -280,7 +280,7 @@ int main(int argc, char **argv)
      * inline either. */
     reset(n);
     up_pool *ep = one_worker_pool(2, 1, capacity);
-    CHECK_EQ(up_event_create(ep, &set_event), UP_OK);
+    CHECK_EQ(up_event_create(&set_event, ep), UP_OK);
     up_event_set(set_event);
     st = submit_all_keep(ep, event_task, n);
     check_each_once(n);

@@ -53,7 +53,7 @@ static int push_task(up__deque *d, const par_task *t)
 
 /* What up_task's fast path writes for a pointer task (par_deque_push_ptr
  * without its wake-up, which needs a team). */
-static int push_ptr(up__deque *d, up_task_fn fn, par_frame *parent, void *arg)
+static int push_ptr(up__deque *d, up_fn fn, par_frame *parent, void *arg)
 {
     int64_t b = up__deque_bottom(d);
     if (!up__deque_room(d, b))

@@ -71,9 +71,9 @@ static void local_calls(void)
     EXPECT(up_taskloop(0, 10, NULL, NULL, NULL), UP_EINVAL, "up_taskloop");
     EXPECT(up_taskloop(0, 10, &bad_grain, body, NULL), UP_EINVAL, "up_taskloop");
     EXPECT(up_taskloop(0, 10, &bad_ntasks, body, NULL), UP_EINVAL, "up_taskloop");
-    EXPECT(up_reduce(NULL, UP_SUM, UP_INT64), UP_EINVAL, "up_reduce");
-    EXPECT(up_reduce(&v, (up_red_op)9, UP_INT64), UP_EINVAL, "up_reduce");
-    EXPECT(up_reduce(&v, UP_SUM, (up_red_type)9), UP_EINVAL, "up_reduce");
+    EXPECT(up_reduce(NULL, UP_RED_SUM, UP_RED_INT64), UP_EINVAL, "up_reduce");
+    EXPECT(up_reduce(&v, (up_red_op)9, UP_RED_INT64), UP_EINVAL, "up_reduce");
+    EXPECT(up_reduce(&v, UP_RED_SUM, (up_red_type)9), UP_EINVAL, "up_reduce");
     EXPECT(up_reduce_user(NULL, 8, combine), UP_EINVAL, "up_reduce_user");
     EXPECT(up_reduce_user(&v, 8, NULL), UP_EINVAL, "up_reduce_user");
     EXPECT(up_reduce_user(&v, 0, combine), UP_EINVAL, "up_reduce_user");
@@ -83,7 +83,7 @@ static void local_calls(void)
     EXPECT(up_task(NULL, NULL, NULL), UP_EINVAL, "up_task");
     EXPECT(up_task_copy(task, NULL, 8, NULL), UP_EINVAL, "up_task_copy");
     EXPECT(up_task_copy(task, payload, 0, NULL), UP_EINVAL, "up_task_copy");
-    EXPECT(up_task_copy(task, payload, UP_TASK_PAYLOAD + 1, NULL), UP_EINVAL, "up_task_copy");
+    EXPECT(up_task_copy(task, payload, UP_PAYLOAD_MAX + 1, NULL), UP_EINVAL, "up_task_copy");
     EXPECT(up_task_copy(NULL, payload, 8, NULL), UP_EINVAL, "up_task_copy");
     EXPECT(up_task_deps(task, NULL, NULL, 1, NULL), UP_EINVAL, "up_task_deps");
     EXPECT(up_task_deps(task, NULL, &bad_dep, 1, NULL), UP_EINVAL, "up_task_deps");

@@ -34,31 +34,31 @@ static void region(void *p)
         u32prod = (uint32_t)(u32prod * (uint32_t)part32(m));
     }
     int64_t v = part64(me);
-    CHECK_EQ(up_reduce(&v, UP_SUM, UP_INT64), UP_OK);
+    CHECK_EQ(up_reduce(&v, UP_RED_SUM, UP_RED_INT64), UP_OK);
     if ((uint64_t)v != usum)
         fail("int64 sum", n, (uint64_t)v, usum);
     v = part64(me);
-    CHECK_EQ(up_reduce(&v, UP_PROD, UP_INT64), UP_OK);
+    CHECK_EQ(up_reduce(&v, UP_RED_PROD, UP_RED_INT64), UP_OK);
     if ((uint64_t)v != uprod)
         fail("int64 product", n, (uint64_t)v, uprod);
     v = part64(me);
-    CHECK_EQ(up_reduce(&v, UP_MIN, UP_INT64), UP_OK);
+    CHECK_EQ(up_reduce(&v, UP_RED_MIN, UP_RED_INT64), UP_OK);
     if (v != (n > 1 ? INT64_MIN : INT64_MAX))
         fail("int64 min", n, (uint64_t)v, n > 1 ? (uint64_t)INT64_MIN : (uint64_t)INT64_MAX);
     v = part64(me);
-    CHECK_EQ(up_reduce(&v, UP_MAX, UP_INT64), UP_OK);
+    CHECK_EQ(up_reduce(&v, UP_RED_MAX, UP_RED_INT64), UP_OK);
     if (v != INT64_MAX)
         fail("int64 max", n, (uint64_t)v, (uint64_t)INT64_MAX);
     int32_t w = part32(me);
-    CHECK_EQ(up_reduce(&w, UP_SUM, UP_INT32), UP_OK);
+    CHECK_EQ(up_reduce(&w, UP_RED_SUM, UP_RED_INT32), UP_OK);
     if ((uint32_t)w != u32sum)
         fail("int32 sum", n, (uint32_t)w, u32sum);
     w = part32(me);
-    CHECK_EQ(up_reduce(&w, UP_PROD, UP_INT32), UP_OK);
+    CHECK_EQ(up_reduce(&w, UP_RED_PROD, UP_RED_INT32), UP_OK);
     if ((uint32_t)w != u32prod)
         fail("int32 product", n, (uint32_t)w, u32prod);
     uint64_t u = UINT64_MAX;
-    CHECK_EQ(up_reduce(&u, UP_SUM, UP_UINT64), UP_OK);
+    CHECK_EQ(up_reduce(&u, UP_RED_SUM, UP_RED_UINT64), UP_OK);
     if (u != (uint64_t)0 - n)
         fail("uint64 sum", n, u, (uint64_t)0 - n);
 }

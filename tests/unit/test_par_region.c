@@ -119,11 +119,11 @@ static void loops_region(void *p)
     CHECK_EQ(up_for(0, N, &l->opts, sum_range, &pt), UP_OK);
     double s = pt.s;
     int64_t mn = pt.mn, mx = pt.mx;
-    CHECK_EQ(up_reduce(&s, UP_SUM, UP_DOUBLE), UP_OK);
-    CHECK_EQ(up_reduce(&mn, UP_MIN, UP_INT64), UP_OK);
-    CHECK_EQ(up_reduce(&mx, UP_MAX, UP_INT64), UP_OK);
+    CHECK_EQ(up_reduce(&s, UP_RED_SUM, UP_RED_DOUBLE), UP_OK);
+    CHECK_EQ(up_reduce(&mn, UP_RED_MIN, UP_RED_INT64), UP_OK);
+    CHECK_EQ(up_reduce(&mx, UP_RED_MAX, UP_RED_INT64), UP_OK);
     double pr = 2.0; /* the product over the team is 2^n */
-    CHECK_EQ(up_reduce(&pr, UP_PROD, UP_DOUBLE), UP_OK);
+    CHECK_EQ(up_reduce(&pr, UP_RED_PROD, UP_RED_DOUBLE), UP_OK);
     if (up_master()) {
         l->sum = s;
         l->imin = mn;
@@ -330,7 +330,7 @@ int main(void)
     CHECK_EQ(up_for(0, 10, NULL, NULL, NULL), UP_EINVAL);
     up_for_opts bad = {(up_schedule)9, 0, 0};
     CHECK_EQ(up_for(0, 10, &bad, mark_range, NULL), UP_EINVAL);
-    CHECK_EQ(up_reduce(NULL, UP_SUM, UP_DOUBLE), UP_EINVAL);
+    CHECK_EQ(up_reduce(NULL, UP_RED_SUM, UP_RED_DOUBLE), UP_EINVAL);
     /* Outside a region everything degrades to one thread. */
     CHECK_EQ(up_thread_num(), 0);
     CHECK_EQ(up_num_threads(), 1);

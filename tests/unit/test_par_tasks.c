@@ -424,7 +424,7 @@ int main(void)
 
     CHECK_EQ(up_task(NULL, NULL, NULL), UP_EINVAL);
     CHECK_EQ(up_task_copy(add_task, NULL, 8, NULL), UP_EINVAL);
-    CHECK_EQ(up_task_copy(add_task, &r, UP_TASK_PAYLOAD + 1, NULL), UP_EINVAL);
+    CHECK_EQ(up_task_copy(add_task, &r, UP_PAYLOAD_MAX + 1, NULL), UP_EINVAL);
     CHECK_EQ(up_taskgroup(NULL, NULL), UP_EINVAL);
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
     printf("tasks: fib(%d) at 1, 2, 4 threads, nqueens 4..9, all-member creation, options, "

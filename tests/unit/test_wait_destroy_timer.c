@@ -82,8 +82,8 @@ int main(void)
             test_fixed_pool(2); /* one worker holds the task, one runs the sweep's */
         int events = k != PART_SLEEP_FIRST_WAIT;
         if (events) {
-            CHECK_EQ(up_event_create(p, &cancel_ev), UP_OK);
-            CHECK_EQ(up_event_create(p, &never_ev), UP_OK);
+            CHECK_EQ(up_event_create(&cancel_ev, p), UP_OK);
+            CHECK_EQ(up_event_create(&never_ev, p), UP_OK);
             CHECK_EQ(up_submit_on(p, cancel_ev, sweep_seen, NULL), UP_OK);
         }
         CHECK_EQ(up_submit(p, late_timer_user, NULL), UP_OK);

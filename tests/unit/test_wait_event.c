@@ -74,7 +74,7 @@ static void test_basic(void)
     const uint64_t n = 1000;
     alloc_ids(2 * n);
     up_pool *p = make_pool(2);
-    CHECK_EQ(up_event_create(p, &gate), UP_OK);
+    CHECK_EQ(up_event_create(&gate, p), UP_OK);
     CHECK_EQ(up_event_is_set(gate), 0);
     for (uint64_t i = 0; i < n; i++)
         CHECK_EQ(up_submit_on(p, gate, mark_after_gate, (void *)(uintptr_t)i), UP_OK);
@@ -119,10 +119,10 @@ static void test_errors(void)
 {
     up_pool *p = make_pool(1), *q = make_pool(1);
     up_event *ev;
-    CHECK_EQ(up_event_create(NULL, &ev), UP_EINVAL);
+    CHECK_EQ(up_event_create(&ev, NULL), UP_EINVAL);
     CHECK(ev == NULL);
-    CHECK_EQ(up_event_create(p, NULL), UP_EINVAL);
-    CHECK_EQ(up_event_create(p, &ev), UP_OK);
+    CHECK_EQ(up_event_create(NULL, p), UP_EINVAL);
+    CHECK_EQ(up_event_create(&ev, p), UP_OK);
     CHECK_EQ(up_submit_on(NULL, ev, nop, NULL), UP_EINVAL);
     CHECK_EQ(up_submit_on(p, NULL, nop, NULL), UP_EINVAL);
     CHECK_EQ(up_submit_on(p, ev, NULL, NULL), UP_EINVAL);
@@ -148,8 +148,8 @@ static void test_destroy(void)
     alloc_ids(2 * n);
     up_pool *p = make_pool(2);
     up_event *a, *b;
-    CHECK_EQ(up_event_create(p, &a), UP_OK);
-    CHECK_EQ(up_event_create(p, &b), UP_OK);
+    CHECK_EQ(up_event_create(&a, p), UP_OK);
+    CHECK_EQ(up_event_create(&b, p), UP_OK);
     for (uint64_t i = 0; i < n; i++) {
         CHECK_EQ(up_submit_on(p, a, mark, (void *)(uintptr_t)i), UP_OK);
         CHECK_EQ(up_submit_on(p, b, mark, (void *)(uintptr_t)(n + i)), UP_OK);
@@ -177,7 +177,7 @@ static void test_stop_rules(void)
     const uint64_t n = 2000;
     alloc_ids(n + 1);
     up_pool *p = make_pool(2);
-    CHECK_EQ(up_event_create(p, &gate), UP_OK);
+    CHECK_EQ(up_event_create(&gate, p), UP_OK);
     for (uint64_t i = 0; i < n; i++)
         CHECK_EQ(up_submit_on(p, gate, mark_after_gate, (void *)(uintptr_t)i), UP_OK);
     CHECK_EQ(up_pool_stop_timeout(p, 30000000), UP_ETIMEDOUT);
@@ -250,7 +250,7 @@ static void test_race(uint64_t seed)
     CHECK(accepted);
     up_pool *p = make_pool(2);
     up_event *ev;
-    CHECK_EQ(up_event_create(p, &ev), UP_OK);
+    CHECK_EQ(up_event_create(&ev, p), UP_OK);
     racer rs[SUBMITTERS + TOGGLERS];
     pthread_t th[SUBMITTERS + TOGGLERS];
     atomic_store(&race_stop, 0);
@@ -329,7 +329,7 @@ static void test_set_race(uint64_t seed)
     uint64_t rounds = test_size("UP_TEST_WAIT_SET_ROUNDS", 200);
     set_race r = {0};
     r.p = make_pool(2);
-    CHECK_EQ(up_event_create(r.p, &r.ev), UP_OK);
+    CHECK_EQ(up_event_create(&r.ev, r.p), UP_OK);
     pthread_t th[THREADS];
     for (int i = 0; i < THREADS; i++)
         CHECK_EQ(pthread_create(&th[i], NULL, set_race_submitter, &r), 0);
@@ -370,7 +370,7 @@ static void test_large(void)
     uint64_t n = test_size("UP_TEST_WAIT_LARGE", 1000000);
     alloc_ids(n);
     up_pool *p = make_pool(2);
-    CHECK_EQ(up_event_create(p, &gate), UP_OK);
+    CHECK_EQ(up_event_create(&gate, p), UP_OK);
     uint64_t t0 = test_now_ns();
     for (uint64_t i = 0; i < n; i++)
         CHECK_EQ(up_submit_on(p, gate, mark_after_gate, (void *)(uintptr_t)i), UP_OK);
@@ -407,7 +407,7 @@ static void test_blocking(void)
 {
     up_pool *p = make_pool(1);
     up_event *ev;
-    CHECK_EQ(up_event_create(p, &ev), UP_OK);
+    CHECK_EQ(up_event_create(&ev, p), UP_OK);
     pthread_t th[3];
     for (int i = 0; i < 3; i++)
         CHECK_EQ(pthread_create(&th[i], NULL, waiter, ev), 0);

@@ -91,7 +91,7 @@ static void task_b(void *arg)
 static void test_wait_then_set_one_worker(void)
 {
     up_pool *p = make_pool(1, NULL);
-    CHECK_EQ(up_event_create(p, &ev_ab), UP_OK);
+    CHECK_EQ(up_event_create(&ev_ab, p), UP_OK);
     for (int round = 0; round < 50; round++) {
         atomic_store(&ab_done, 0);
         up_event_reset(ev_ab);
@@ -266,8 +266,8 @@ static void sets_later(void *arg)
 static void test_timeouts(void)
 {
     up_pool *p = make_pool(1, NULL);
-    CHECK_EQ(up_event_create(p, &ev_t), UP_OK);
-    CHECK_EQ(up_event_create(p, &ev_s), UP_OK);
+    CHECK_EQ(up_event_create(&ev_t, p), UP_OK);
+    CHECK_EQ(up_event_create(&ev_s, p), UP_OK);
     CHECK_EQ(up_submit_wait(p, waits_timeout, NULL), UP_OK);
     CHECK_EQ(up_submit_wait(p, waits_set, NULL), UP_OK);
     CHECK_EQ(up_submit_wait(p, sets_later, NULL), UP_OK);
@@ -301,7 +301,7 @@ static void waits_never(void *arg)
 static void test_destroy_parked(void)
 {
     up_pool *p = make_pool(1, NULL);
-    CHECK_EQ(up_event_create(p, &ev_never), UP_OK);
+    CHECK_EQ(up_event_create(&ev_never, p), UP_OK);
     for (uintptr_t i = 0; i < NDESTROY; i++)
         CHECK_EQ(up_submit_wait(p, waits_never, (void *)i), UP_OK);
     WAIT_PROGRESS(atomic_load(&d_started), NDESTROY, 10000);
@@ -342,7 +342,7 @@ static void race_waiter(void *arg)
 static void test_race_set_reset(void)
 {
     up_pool *p = make_pool(2, NULL);
-    CHECK_EQ(up_event_create(p, &ev_race), UP_OK);
+    CHECK_EQ(up_event_create(&ev_race, p), UP_OK);
     for (uintptr_t i = 0; i < NRACE; i++) {
         CHECK_EQ(up_submit_wait(p, race_waiter, (void *)i), UP_OK);
         if (i % 7 == 0)

@@ -72,7 +72,7 @@ static void outsider(void *arg)
 static int parked_group_task(void)
 {
     up_pool *p = test_one_worker_pool(0, NULL, NULL);
-    CHECK_EQ(up_event_create(p, &ev1), UP_OK);
+    CHECK_EQ(up_event_create(&ev1, p), UP_OK);
     CHECK_EQ(up_group_create(&g1, p, 1), UP_OK);
     CHECK_EQ(up_group_go(g1, sleeper, NULL), UP_OK);
     if (!wait_parked(p)) {
@@ -133,7 +133,7 @@ static void stopper(void *arg)
 static int parked_timer_run(void)
 {
     up_pool *p = test_fixed_pool(2);
-    CHECK_EQ(up_timer_start(p, MS, 0, timer_fn, NULL, &t2), UP_OK);
+    CHECK_EQ(up_timer_start(&t2, p, MS, 0, timer_fn, NULL), UP_OK);
     WAIT_UNTIL(atomic_load(&run_parked), 10000);
     int parked = atomic_load(&run_parked) && wait_parked(p);
     /* Until a stopper lands on the run's thread while the run sleeps. */

@@ -113,7 +113,7 @@ static void wait_never(void *arg)
 static void test_destroy_queued_waiters(unsigned n)
 {
     up_pool *p = queue_all_pool(n);
-    CHECK_EQ(up_event_create(p, &never), UP_OK);
+    CHECK_EQ(up_event_create(&never, p), UP_OK);
     memset((void *)runs, 0, n);
     for (unsigned i = 0; i < n; i++)
         CHECK_EQ(up_submit(p, wait_never, (void *)(uintptr_t)i), UP_OK);

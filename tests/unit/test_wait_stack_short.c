@@ -89,7 +89,7 @@ static void run(int with_poller)
     cfg.stack_size = 64 * 1024;
     up_pool *p;
     CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    CHECK_EQ(up_event_create(p, &ev), UP_OK);
+    CHECK_EQ(up_event_create(&ev, p), UP_OK);
     if (with_poller) {
         CHECK_EQ(up_submit(p, poller, NULL), UP_OK);
         test_sleep_ms(50);

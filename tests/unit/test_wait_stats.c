@@ -61,7 +61,7 @@ static void round_of(int set)
 {
     up_pool *p = test_one_worker_pool(0, NULL, NULL);
     waiters w = {0};
-    CHECK_EQ(up_event_create(p, &w.ev), UP_OK);
+    CHECK_EQ(up_event_create(&w.ev, p), UP_OK);
     for (unsigned i = 0; i < PLAIN; i++)
         CHECK_EQ(up_submit_on(p, w.ev, stackless, &w), UP_OK);
     for (unsigned i = 0; i < PARKED + TIMED; i++)

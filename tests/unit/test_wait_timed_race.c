@@ -59,7 +59,7 @@ int main(void)
     CHECK(runs != NULL);
 
     pool = test_fixed_pool(4);
-    CHECK_EQ(up_event_create(pool, &ev), UP_OK);
+    CHECK_EQ(up_event_create(&ev, pool), UP_OK);
     for (unsigned i = 0; i < nwaiters; i++)
         CHECK_EQ(up_submit_wait(pool, waiter, (void *)(uintptr_t)(seed + i)), UP_OK);
 

@@ -89,7 +89,7 @@ static void test_periodic(void)
 {
     up_pool *p = make_pool();
     tick k = {0};
-    CHECK_EQ(up_timer_start(p, 5000000, 5000000, on_tick, &k, &k.t), UP_OK);
+    CHECK_EQ(up_timer_start(&k.t, p, 5000000, 5000000, on_tick, &k), UP_OK);
     WAIT_UNTIL(atomic_load(&k.runs) >= 5, 10000);
     CHECK_GE(atomic_load(&k.runs), 5);
     CHECK_EQ(up_timer_stop(k.t), UP_OK);
@@ -100,7 +100,7 @@ static void test_periodic(void)
     /* Runs that would overlap are skipped. */
     tick slow = {0};
     slow.sleep_ms = 12;
-    CHECK_EQ(up_timer_start(p, 0, 2000000, on_tick, &slow, &slow.t), UP_OK);
+    CHECK_EQ(up_timer_start(&slow.t, p, 0, 2000000, on_tick, &slow), UP_OK);
     WAIT_UNTIL(atomic_load(&slow.runs) >= 3, 10000);
     CHECK_GT(up_timer_skipped(slow.t), 0);
     CHECK_EQ(up_timer_stop(slow.t), UP_OK); /* waits for the run in progress */
@@ -111,7 +111,7 @@ static void test_periodic(void)
     /* A timer stopped from its own run. */
     tick self = {0};
     atomic_store(&self.self_stop_rc, 1);
-    CHECK_EQ(up_timer_start(p, 1000000, 1000000, on_tick_self_stop, &self, &self.t), UP_OK);
+    CHECK_EQ(up_timer_start(&self.t, p, 1000000, 1000000, on_tick_self_stop, &self), UP_OK);
     WAIT_UNTIL(atomic_load(&self.self_stop_rc) != 1, 10000);
     CHECK_EQ(atomic_load(&self.self_stop_rc), UP_EDEADLK);
     test_sleep_ms(20);
@@ -119,7 +119,7 @@ static void test_periodic(void)
 
     /* One run (period 0). */
     tick once = {0};
-    CHECK_EQ(up_timer_start(p, 1000000, 0, on_tick, &once, &once.t), UP_OK);
+    CHECK_EQ(up_timer_start(&once.t, p, 1000000, 0, on_tick, &once), UP_OK);
     test_sleep_ms(30);
     CHECK_EQ(atomic_load(&once.runs), 1);
     CHECK_EQ(up_timer_stop(once.t), UP_OK);
@@ -129,7 +129,7 @@ static void test_periodic(void)
     const uint64_t huge[] = {UINT64_MAX, UINT64_MAX - 1, UINT64_MAX / 2 + 1};
     for (int i = 0; i < 3; i++) {
         tick far = {0};
-        CHECK_EQ(up_timer_start(p, 0, huge[i], on_tick, &far, &far.t), UP_OK);
+        CHECK_EQ(up_timer_start(&far.t, p, 0, huge[i], on_tick, &far), UP_OK);
         WAIT_UNTIL(atomic_load(&far.runs) >= 1, 10000);
         test_sleep_ms(30);
         CHECK_EQ(atomic_load(&far.runs), 1);
@@ -138,15 +138,15 @@ static void test_periodic(void)
 
     /* Stopped pool: no new timers; a running one stops firing. */
     tick ticker = {0};
-    CHECK_EQ(up_timer_start(p, 1000000, 1000000, on_tick, &ticker, &ticker.t), UP_OK);
+    CHECK_EQ(up_timer_start(&ticker.t, p, 1000000, 1000000, on_tick, &ticker), UP_OK);
     WAIT_UNTIL(atomic_load(&ticker.runs) >= 2, 10000);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     unsigned at_stop = atomic_load(&ticker.runs);
     test_sleep_ms(20);
     CHECK_EQ(atomic_load(&ticker.runs), at_stop);
     up_timer *t2;
-    CHECK_EQ(up_timer_start(p, 1000, 1000, on_tick, &ticker, &t2), UP_ESTOPPED);
-    CHECK_EQ(up_timer_start(p, 1000, 1000, NULL, &ticker, &t2), UP_EINVAL);
+    CHECK_EQ(up_timer_start(&t2, p, 1000, 1000, on_tick, &ticker), UP_ESTOPPED);
+    CHECK_EQ(up_timer_start(&t2, p, 1000, 1000, NULL, &ticker), UP_EINVAL);
     CHECK_EQ(up_timer_stop(NULL), UP_EINVAL);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     CHECK_EQ(up_timer_stop(ticker.t), UP_OK); /* after destroy: frees it */
@@ -213,7 +213,7 @@ static void check_deadlines(uint64_t first, uint64_t period, unsigned stall_ms)
     ticker k = {0};
     up_timer *t;
     uint64_t start0 = test_now_ns();
-    CHECK_EQ(up_timer_start(p, first, period, on_ticker, &k, &t), UP_OK);
+    CHECK_EQ(up_timer_start(&t, p, first, period, on_ticker, &k), UP_OK);
     uint64_t start1 = test_now_ns();
     WAIT_UNTIL(atomic_load(&k.runs) >= 5, 20000);
     uint64_t before = atomic_load(&k.runs), stalled = before;

@@ -43,7 +43,7 @@ int main(void)
     }
     up_pool *p = test_fixed_pool(2); /* fixed workers: no thread starts while counting */
     up_event *ev;
-    CHECK_EQ(up_event_create(p, &ev), UP_OK);
+    CHECK_EQ(up_event_create(&ev, p), UP_OK);
     uint64_t n = test_size("UP_TEST_ALLOC_WAITERS", 100000);
     uint64_t expect = round_of(p, ev, n, 0);
     uint64_t before = alloc_count_calls();

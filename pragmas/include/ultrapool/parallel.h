@@ -16,7 +16,7 @@
  *   \#pragma omp critical(name)           -> up_critical_begin("name") ... up_critical_end("name")
  *   \#pragma omp for schedule(s, c)       -> up_for(lo, hi, &opts, body, ctx)
  *   \#pragma omp for collapse(2)          -> up_for_2d(...)
- *   reduction(+: x)                      -> up_reduce(&x, UP_SUM, UP_DOUBLE) after the loop
+ *   reduction(+: x)                      -> up_reduce(&x, UP_RED_SUM, UP_RED_DOUBLE) after the loop
  *   \#pragma omp parallel for             -> up_parallel_for(pool, lo, hi, &opts, body, ctx)
  *   \#pragma omp task [if/final/priority] -> up_task(fn, arg, &topts) / up_task_copy(...)
  *   \#pragma omp taskwait                 -> up_taskwait()
@@ -59,9 +59,6 @@ extern "C" {
 
 /* ---- Parallel regions ------------------------------------------------ */
 
-/** A region's function, run by every member of the team. */
-typedef void (*up_region_fn)(void *ctx);
-
 /** Runs fn(ctx) on a team of up to nthreads threads and returns when all
  * of them, and every task they created, are done. nthreads 0 is the size
  * UP_NUM_THREADS, else OMP_NUM_THREADS, gives the region's nesting level
@@ -82,7 +79,7 @@ typedef void (*up_region_fn)(void *ctx);
  * UP_ESTOPPED when the pool is stopped: then the region does not run,
  * whatever nthreads (a team of one included). up_parallel_exact and
  * up_parallel_for return UP_ESTOPPED the same way. */
-UP_API int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx);
+UP_API int up_parallel(up_pool *pool, unsigned nthreads, up_fn fn, void *ctx);
 
 /** Like up_parallel, but all or nothing: when fewer than nthreads members
  * can be gathered in time, runs nothing and returns UP_EAGAIN. For code
@@ -95,7 +92,7 @@ UP_API int up_parallel(up_pool *pool, unsigned nthreads, up_region_fn fn, void *
 /* up_level() counts the regions enclosing the caller, teams of one
  * included (OpenMP's omp_get_level), at any depth. Regions nested more
  * than 8 deep run on a team of one, whose tasks run at once. */
-UP_API int up_parallel_exact(up_pool *pool, unsigned nthreads, up_region_fn fn, void *ctx);
+UP_API int up_parallel_exact(up_pool *pool, unsigned nthreads, up_fn fn, void *ctx);
 
 UP_API unsigned up_thread_num(void);  /**< 0 .. up_num_threads() - 1; 0 outside */
 UP_API unsigned up_num_threads(void); /**< 1 outside a region */
@@ -209,9 +206,20 @@ UP_API int up_parallel_for(up_pool *pool, int64_t lo, int64_t hi, const up_for_o
 /* ---- Reductions ------------------------------------------------------ */
 
 /** The operators of up_reduce. */
-typedef enum up_red_op { UP_SUM, UP_PROD, UP_MIN, UP_MAX } up_red_op;
+typedef enum up_red_op {
+    UP_RED_SUM = 0, /**< reduction(+: x) */
+    UP_RED_PROD,    /**< reduction(*: x) */
+    UP_RED_MIN,     /**< reduction(min: x) */
+    UP_RED_MAX      /**< reduction(max: x) */
+} up_red_op;
 /** The value types of up_reduce. */
-typedef enum up_red_type { UP_INT64, UP_UINT64, UP_DOUBLE, UP_FLOAT, UP_INT32 } up_red_type;
+typedef enum up_red_type {
+    UP_RED_INT64 = 0, /**< int64_t */
+    UP_RED_UINT64,    /**< uint64_t */
+    UP_RED_DOUBLE,    /**< double */
+    UP_RED_FLOAT,     /**< float */
+    UP_RED_INT32      /**< int32_t */
+} up_red_type;
 /** Combines *value across the team (every member calls it with its partial
  * value); on return *value holds the result in every member. Partials live
  * on separate cache lines. Implies a barrier. Integer sums and products
@@ -225,9 +233,6 @@ typedef void (*up_combine_fn)(void *into, const void *from);
 UP_API int up_reduce_user(void *value, size_t size, up_combine_fn combine);
 
 /* ---- Tasks ----------------------------------------------------------- */
-
-/** A task's function. */
-typedef void (*up_task_fn)(void *arg);
 
 /** Options of a task (up_task and its kinds). */
 typedef struct up_task_opts {
@@ -245,20 +250,18 @@ typedef struct up_task_opts {
  * As OpenMP allows, the task may run at once on the calling thread (it
  * does when this thread already has tasks queued for others to take), so
  * a task must not wait for something a task created after it provides. */
-UP_API int up_task(up_task_fn fn, void *arg, const up_task_opts *opts);
-/** Largest payload up_task_copy() and up_task_deps_copy() copy into a task. */
-#define UP_TASK_PAYLOAD 40
-/** Like up_task, with size (1 to UP_TASK_PAYLOAD; UP_EINVAL otherwise)
+UP_API int up_task(up_fn fn, void *arg, const up_task_opts *opts);
+/** Like up_task, with size (1 to UP_PAYLOAD_MAX; UP_EINVAL otherwise)
  * bytes copied into the task (firstprivate); fn receives a pointer to the
  * copy. */
-UP_API int up_task_copy(up_task_fn fn, const void *payload, size_t size, const up_task_opts *opts);
+UP_API int up_task_copy(up_fn fn, const void *payload, size_t size, const up_task_opts *opts);
 /** Waits for the children of the current task; runs tasks meanwhile. */
 UP_API void up_taskwait(void);
 /** Runs one other pending task if there is one. */
 UP_API void up_taskyield(void);
 /** Runs fn(ctx) and waits for every task created inside it (and their
  * descendants). UP_ECANCELED when the group was cancelled. */
-UP_API int up_taskgroup(up_region_fn fn, void *ctx);
+UP_API int up_taskgroup(up_fn fn, void *ctx);
 /** Inside a taskgroup: tasks of the innermost group not yet started are
  * skipped (a task inside a nested up_taskgroup, or inside a taskloop's
  * implicit group, belongs to that group, as in OpenMP);
@@ -281,10 +284,10 @@ typedef struct up_dep {
     up_dep_kind kind; /**< in, out, inout or mutexinoutset */
 } up_dep;
 /** As up_task, with ndeps dependences deps on its sibling tasks. */
-UP_API int up_task_deps(up_task_fn fn, void *arg, const up_dep *deps, size_t ndeps,
+UP_API int up_task_deps(up_fn fn, void *arg, const up_dep *deps, size_t ndeps,
                         const up_task_opts *opts);
-/** The same with size (<= UP_TASK_PAYLOAD) bytes copied into the task. */
-UP_API int up_task_deps_copy(up_task_fn fn, const void *payload, size_t size, const up_dep *deps,
+/** The same with size (<= UP_PAYLOAD_MAX) bytes copied into the task. */
+UP_API int up_task_deps_copy(up_fn fn, const void *payload, size_t size, const up_dep *deps,
                              size_t ndeps, const up_task_opts *opts);
 
 /** Options of a taskloop (up_taskloop). */

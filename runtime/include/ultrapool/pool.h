@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <ultrapool/export.h>
@@ -72,7 +73,9 @@ UP_API const char *up_last_error(void);
  * UP_VERSION_STRING (<ultrapool/version.h>) is that of the headers. */
 UP_API const char *up_version(void);
 
-/** Largest payload up_submit_copy() stores inline in a queue slot. */
+/** Largest payload, in bytes, that up_submit_copy() and UP_TYPED store
+ * inline in a queue slot, and that up_task_copy() and up_task_deps_copy()
+ * (<ultrapool/parallel.h>) copy into a task. */
 #define UP_PAYLOAD_MAX 40
 
 /** How workers are bound to CPUs (up_config.bind, UP_BIND). */
@@ -241,8 +244,9 @@ UP_API unsigned up_pool_shards(const up_pool *p);
  * rank's, under mpirun or srun) unless the configuration names others;
  * 0 for NULL. */
 UP_API unsigned up_pool_cpus(const up_pool *p);
-/** Prints the effective configuration (what UP_PRINT_CONFIG=1 shows). */
-UP_API void up_pool_print_config(const up_pool *p, void *file /* FILE * */);
+/** Prints the effective configuration (what UP_PRINT_CONFIG=1 shows) on
+ * file, or on stderr when file is NULL. Nothing for a NULL pool. */
+UP_API void up_pool_print_config(const up_pool *p, FILE *file);
 
 /** For layers that need n tasks running at the same time (a parallel
  * region's team): wakes parked workers and starts new ones (beyond one per

@@ -35,9 +35,10 @@ extern "C" {
  * wait on it, concurrently. */
 typedef struct up_event up_event;
 
-/** UP_EINVAL for a NULL pool or out, UP_ENOMEM. An event may be created on
+/** Creates an unset event of pool p and stores it in *out (NULL on failure).
+ * UP_EINVAL for a NULL out or pool, UP_ENOMEM. An event may be created on
  * a stopped pool (it then works as a flag only). */
-UP_API int up_event_create(up_pool *p, up_event **out);
+UP_API int up_event_create(up_event **out, up_pool *p);
 /** Releases every task waiting on ev: each runs once on the pool, in no
  * particular order. The setter only detaches the list (one atomic
  * exchange) and hands it to the pool, so setting costs the same for one
@@ -76,8 +77,9 @@ UP_API int up_submit_after(up_pool *p, uint64_t delay_ns, up_fn fn, void *arg);
 /** A periodic timer, started by up_timer_start() and freed by up_timer_stop(). */
 typedef struct up_timer up_timer;
 
-/** A periodic timer: fn(arg) runs on p first after first_ns, then every
- * period_ns (period_ns 0: once), until up_timer_stop or up_pool_stop.
+/** Starts a periodic timer of p and stores it in *out (NULL on failure):
+ * fn(arg) runs on p first after first_ns, then every period_ns
+ * (period_ns 0: once), until up_timer_stop or up_pool_stop.
  * Periods are counted from the first deadline, not from the runs, so a
  * ticker does not drift: its deadlines are D_k = start + first_ns +
  * k * period_ns (start: the call's CLOCK_MONOTONIC time), k = 0, 1, ...
@@ -96,10 +98,10 @@ typedef struct up_timer up_timer;
  * up_stats.waiting between periods. *out is
  * stored before the first run can start, so a run may read it (to stop
  * its own timer). UP_EINVAL
- * (NULL p, fn or out), UP_ESTOPPED, UP_ENOMEM, UP_EAGAIN (no timer
+ * (NULL out, p or fn), UP_ESTOPPED, UP_ENOMEM, UP_EAGAIN (no timer
  * thread). */
-UP_API int up_timer_start(up_pool *p, uint64_t first_ns, uint64_t period_ns, up_fn fn, void *arg,
-                          up_timer **out);
+UP_API int up_timer_start(up_timer **out, up_pool *p, uint64_t first_ns, uint64_t period_ns,
+                          up_fn fn, void *arg);
 /** Stops the timer, waits for a run in progress to return, and frees it:
  * no run of the timer starts after this returns. Every started timer must
  * be stopped once (after up_pool_stop or up_pool_destroy too: the timer
