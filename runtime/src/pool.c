@@ -362,7 +362,7 @@ static void add_shard_executed(up__shard *s, up_stats *out)
 {
     uint64_t helped = up__load_acquire(&s->helped);
     for (unsigned i = 0; i < UP__LEASES; i++)
-        helped += up__load_acquire(&s->inline_counts[i].executed);
+        helped += up__load_acquire(&s->cede.inline_counts[i].executed);
     out->helped += helped;
     out->executed += helped;
     unsigned used = up__load_acquire(&s->slots_used);
@@ -387,7 +387,7 @@ static void add_shard_submitted(up__shard *s, up_stats *out)
 {
     uint64_t direct = up__load_acquire(&s->direct);
     for (unsigned i = 0; i < UP__LEASES; i++)
-        direct += up__load_acquire(&s->inline_counts[i].submitted);
+        direct += up__load_acquire(&s->cede.inline_counts[i].submitted);
     out->inlined += direct;
     out->submitted += up__mpmc_accepted(&s->q) + direct;
     unsigned used = up__load_acquire(&s->slots_used);

@@ -178,7 +178,7 @@ static inline unsigned up__shard_cpus(const up__shard *s) { return s->ncpus ? s-
 static inline unsigned up__shard_busy(up__shard *s)
 {
     unsigned n = up__load_relaxed(&s->nworkers);
-    unsigned idle = up__load_relaxed(&s->nparked) + up__load_relaxed(&s->ceded);
+    unsigned idle = up__load_relaxed(&s->nparked) + up__load_relaxed(&s->cede.ceded);
     return n > idle ? n - idle : 0;
 }
 

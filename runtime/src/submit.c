@@ -229,7 +229,7 @@ static void space_chain(up__shard *s)
  * worker has run the first of them the mark is not there yet: wait.h.) */
 static int tasks_park(up_pool *p, unsigned home)
 {
-    return up__load_relaxed(&p->shards[home].parking);
+    return up__load_relaxed(&p->shards[home].cede.parking);
 }
 
 static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadline)

@@ -121,6 +121,30 @@ typedef struct up__inline_count {
     _Atomic uint64_t executed;
 } up__inline_count;
 
+/* A shard's part in cede.c: its submitters that run their own tasks, and
+ * the workers that stand aside for them. */
+typedef struct up__shard_cede {
+    /* Submitters running their own tasks while the queue has a backlog:
+     * per slot, when its lease lapses (ns, monotonic); and the workers
+     * standing aside for them now. */
+    UP_ALIGNED_LINE _Atomic uint64_t lease[UP__LEASES];
+    UP_ALIGNED_LINE _Atomic unsigned ceded;
+    _Atomic uint64_t task_ns; /* the workers' recent time per task; 0: not known */
+    _Atomic int parking;      /* a task parked since a worker's last CEDE_EVERY returned */
+    /* Whether a backlog's submits run inline, and the measurement that
+     * decides it: read by every submitter, changed per window. */
+    UP_ALIGNED_LINE _Atomic int inline_way; /* (atomic) UP__WAY_* */
+    _Atomic uint64_t next;     /* (atomic) when the next step is due; 0: never measured */
+    _Atomic int lock;          /* (atomic) held by the submitter taking the step */
+    _Atomic uint64_t seen;     /* (atomic) when submits were last seen, to GAP_NS */
+    _Atomic int gap;           /* (atomic) a pause since the window started */
+    int phase, counting, last; /* (cede.lock) the rest of the measurement */
+    unsigned hold, left;
+    uint64_t start, executed, inlined;
+    double inline_rate;
+    up__inline_count inline_counts[UP__LEASES];
+} up__shard_cede;
+
 struct up__shard {
     up__mpmc q;
     UP_ALIGNED_LINE _Atomic unsigned nworkers; /* (atomic) reserved worker count */
@@ -146,25 +170,7 @@ struct up__shard {
      * each returns). */
     UP_ALIGNED_LINE _Atomic uint64_t helped;
     _Atomic uint64_t direct; /* accepted by running them on the submitter */
-    /* Submitters running their own tasks while the queue has a backlog
-     * (cede.c): per slot, when its lease lapses (ns, monotonic); and the
-     * workers standing aside for them now. */
-    UP_ALIGNED_LINE _Atomic uint64_t lease[UP__LEASES];
-    UP_ALIGNED_LINE _Atomic unsigned ceded;
-    _Atomic uint64_t task_ns; /* the workers' recent time per task; 0: not known */
-    _Atomic int parking;      /* a task parked since a worker's last CEDE_EVERY returned */
-    /* Whether a backlog's submits run inline, and the measurement that
-     * decides it (cede.c): read by every submitter, changed per window. */
-    UP_ALIGNED_LINE _Atomic int inline_way; /* (atomic) UP__WAY_* */
-    _Atomic uint64_t ctl_next; /* (atomic) when the next step is due; 0: never measured */
-    _Atomic int ctl_lock;      /* (atomic) held by the submitter taking the step */
-    _Atomic uint64_t ctl_seen; /* (atomic) when submits were last seen, to GAP_NS */
-    _Atomic int ctl_gap;       /* (atomic) a pause since the window started */
-    int ctl_phase, ctl_counting, ctl_last; /* (ctl_lock) the rest of the measurement */
-    unsigned ctl_hold, ctl_left;
-    uint64_t ctl_start, ctl_executed, ctl_inlined;
-    double ctl_inline_rate;
-    up__inline_count inline_counts[UP__LEASES];
+    up__shard_cede cede;     /* cede.c */
     /* The monitor's view of progress. */
     uint64_t mon_head, mon_tail;    /* (monitor thread only) positions at its last look */
     uint64_t mon_deque_taken;       /* (monitor thread only) deque tasks taken, at its last look */
