@@ -53,6 +53,13 @@ typedef struct up__tfiber {
     up__fiber *resumer;   /* (owner: the code on the fiber) NULL until first resumed */
 } up__tfiber;
 
+/* A worker's part in monitor.c: the monitor's last reading of this
+ * thread's times (monitor only). */
+typedef struct up__worker_mon {
+    uint32_t id;
+    uint64_t at, run, wait, parks, cedes;
+} up__worker_mon;
+
 struct up__worker {
     up__deque dq;          /* owner pushes/pops; thieves steal */
     up__parker parker;     /* where this worker sleeps when idle */
@@ -80,10 +87,8 @@ struct up__worker {
     _Atomic uint64_t cedes;    /* (atomic, owner writes) times it stood aside (cede.c) */
     unsigned omp_last;         /* (owner) the OpenMP team size it last set (omp_share.c) */
     unsigned omp_default;      /* (owner) the runtime's own default; 0: not read yet */
-    /* The monitor's last reading of this thread's times (monitor only). */
-    uint32_t mon_id;
-    uint64_t mon_at, mon_run, mon_wait, mon_parks, mon_cedes;
-    uint32_t rng; /* (owner) victim selection */
+    up__worker_mon mon;        /* monitor.c */
+    uint32_t rng;              /* (owner) victim selection */
     /* Parked tasks (park_task.c): the fiber running this worker's loop,
      * the fiber running on this worker now (a resumed task's, or the
      * loop's; NULL when the loop runs on the thread's own stack and
@@ -145,6 +150,21 @@ typedef struct up__shard_cede {
     up__inline_count inline_counts[UP__LEASES];
 } up__shard_cede;
 
+/* A shard's part in monitor.c: the monitor's view of its progress. */
+typedef struct up__shard_mon {
+    uint64_t head, tail;    /* (monitor thread only) positions at its last look */
+    uint64_t deque_taken;   /* (monitor thread only) deque tasks taken, at its last look */
+    uint64_t executed;      /* (monitor thread only) tasks finished, at its last look */
+    uint64_t finished_at;   /* (monitor thread only) when that count last moved */
+    unsigned probe_next;    /* (monitor thread only) slot its next probe starts at */
+    unsigned backoff, skip; /* (monitor thread only) looks to skip after runnable ones */
+    uint64_t moved_at;      /* (monitor thread only) when the backlog last made progress */
+    /* (monitor thread only) when a worker was last added for waits on the
+     * process's own locks (0: none since the backlog began) and the tasks
+     * finished then. */
+    uint64_t own_at, own_executed;
+} up__shard_mon;
+
 struct up__shard {
     up__mpmc q;
     UP_ALIGNED_LINE _Atomic unsigned nworkers; /* (atomic) reserved worker count */
@@ -171,18 +191,7 @@ struct up__shard {
     UP_ALIGNED_LINE _Atomic uint64_t helped;
     _Atomic uint64_t direct; /* accepted by running them on the submitter */
     up__shard_cede cede;     /* cede.c */
-    /* The monitor's view of progress. */
-    uint64_t mon_head, mon_tail;    /* (monitor thread only) positions at its last look */
-    uint64_t mon_deque_taken;       /* (monitor thread only) deque tasks taken, at its last look */
-    uint64_t mon_executed;          /* (monitor thread only) tasks finished, at its last look */
-    uint64_t mon_finished_at;       /* (monitor thread only) when that count last moved */
-    unsigned mon_probe_next;        /* (monitor thread only) slot its next probe starts at */
-    unsigned mon_backoff, mon_skip; /* (monitor thread only) looks to skip after runnable ones */
-    uint64_t mon_moved_at;          /* (monitor thread only) when the backlog last made progress */
-    /* (monitor thread only) when a worker was last added for waits on the
-     * process's own locks (0: none since the backlog began) and the tasks
-     * finished then (monitor.c). */
-    uint64_t mon_own_at, mon_own_executed;
+    up__shard_mon mon;       /* monitor.c */
 };
 
 /* One word of the work map (workmap.h), alone on its cache line. */
