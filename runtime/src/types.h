@@ -126,6 +126,17 @@ typedef struct up__inline_count {
     _Atomic uint64_t executed;
 } up__inline_count;
 
+/* A shard's part in submit.c: its submitters blocked on a full queue. One
+ * of them sets armed before sleeping, and the first consumer that sees it
+ * set with the queue drained to half clears it and wakes one of them; a
+ * woken one that queued its task wakes the next while room remains.
+ * sleepers counts the submitters asleep on the event. */
+typedef struct up__shard_space {
+    UP_ALIGNED_LINE _Atomic int armed;
+    _Atomic unsigned sleepers;
+    up__event event;
+} up__shard_space;
+
 /* A shard's part in cede.c: its submitters that run their own tasks, and
  * the workers that stand aside for them. */
 typedef struct up__shard_cede {
@@ -178,14 +189,7 @@ struct up__shard {
     pthread_mutex_t idle_lock;
     up__worker *idle_top;     /* (lock idle_lock) parked workers, LIFO */
     _Atomic unsigned nparked; /* (written under idle_lock) length of that list */
-    /* Submitters blocked on a full queue: one of them sets space_armed
-     * before sleeping, and the first consumer that sees it set with the
-     * queue drained to half clears it and wakes one of them; a woken one
-     * that queued its task wakes the next while room remains (submit.c).
-     * space_sleepers counts the submitters asleep on space. */
-    UP_ALIGNED_LINE _Atomic int space_armed;
-    _Atomic unsigned space_sleepers;
-    up__event space;
+    up__shard_space space;    /* submit.c */
     /* Tasks run by submitters while the queue was full (counted after
      * each returns). */
     UP_ALIGNED_LINE _Atomic uint64_t helped;
