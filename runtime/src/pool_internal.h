@@ -112,11 +112,11 @@ void up__park_free_pool(struct up_pool *p);
 int up__park_room_slow(up__worker *w);
 static inline int up__park_room(up__worker *w)
 {
-    if (w->stacks.n != 0) {
+    if (w->park.stacks.n != 0) {
         /* A stack is here (one came back, or never left): any shortage
          * has ended, and the 250 ms rule times from the next one. */
-        if (w->stack_short_last)
-            w->stack_short_last = 0;
+        if (w->park.stack_short_last)
+            w->park.stack_short_last = 0;
         return 1;
     }
     return !up__load_relaxed(&w->pool->parked_ever) || up__park_room_slow(w);

@@ -53,6 +53,24 @@ typedef struct up__tfiber {
     up__fiber *resumer;   /* (owner: the code on the fiber) NULL until first resumed */
 } up__tfiber;
 
+/* A worker's part in park_task.c: parked tasks. */
+typedef struct up__worker_park {
+    /* The fiber running this worker's loop, the fiber running on this
+     * worker now (a resumed task's, or the loop's; NULL when the loop runs
+     * on the thread's own stack and nothing may park), the thread's own
+     * context and a few stacks. */
+    struct up__tfiber *loop; /* (owner) */
+    struct up__tfiber *cur;  /* (owner) */
+    up__fiber *thread_ctx;   /* (owner) */
+    up__stack_cache stacks;  /* (owner) */
+    /* When this worker last left queued tasks for want of a stack (0: it
+     * is not short; up__park_room), and how long it has looked for one
+     * since the last stack came back to it, each gap between two looks
+     * counted at most SHORT_GAP_MAX_NS. */
+    uint64_t stack_short_last;   /* (owner) */
+    uint64_t stack_short_looked; /* (owner) */
+} up__worker_park;
+
 /* A worker's part in monitor.c: the monitor's last reading of this
  * thread's times (monitor only). */
 typedef struct up__worker_mon {
@@ -89,21 +107,8 @@ struct up__worker {
     unsigned omp_default;      /* (owner) the runtime's own default; 0: not read yet */
     up__worker_mon mon;        /* monitor.c */
     uint32_t rng;              /* (owner) victim selection */
-    /* Parked tasks (park_task.c): the fiber running this worker's loop,
-     * the fiber running on this worker now (a resumed task's, or the
-     * loop's; NULL when the loop runs on the thread's own stack and
-     * nothing may park), the thread's own context and a few stacks. */
-    struct up__tfiber *loop; /* (owner) */
-    struct up__tfiber *cur;  /* (owner) */
-    up__fiber *thread_ctx;   /* (owner) */
-    up__stack_cache stacks;  /* (owner) */
-    /* When this worker last left queued tasks for want of a stack (0: it
-     * is not short; up__park_room), and how long it has looked for one
-     * since the last stack came back to it, each gap between two looks
-     * counted at most SHORT_GAP_MAX_NS (park_task.c). */
-    uint64_t stack_short_last;   /* (owner) */
-    uint64_t stack_short_looked; /* (owner) */
-    unsigned turns;              /* (owner) released tasks first on odd turns (find_work) */
+    up__worker_park park;      /* park_task.c */
+    unsigned turns;            /* (owner) released tasks first on odd turns (find_work) */
     /* Statistics: written by the owner only (relaxed), summed by readers. */
     UP_ALIGNED_LINE _Atomic uint64_t executed;
     _Atomic uint64_t steals;
