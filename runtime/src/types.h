@@ -1,6 +1,11 @@
 /* The types of the pool, shared by the files of runtime/src: the structs
  * of the pool, its shards and workers, and the constants of their layout.
  * No prototypes: those are in pool_internal.h, which includes this file.
+ * The fields of a shard or a worker that one file owns sit in a sub-struct
+ * named after that file (s->cede, s->mon, w->park), of a type named after
+ * both (up__shard_cede), placed where those fields were, so that every
+ * field keeps its cache line. The worker's three cede.c and two
+ * omp_share.c fields stay loose (see there).
  * Each shared field is tagged with who may touch it:
  *   (ro)     read-only after create;
  *   (atomic) any thread, through atomic.h;
@@ -100,15 +105,18 @@ struct up__worker {
     _Atomic unsigned blocking; /* (atomic) */
     int in_loop;               /* (owner) this thread's loop has started once */
     int returning;             /* (owner) counted starting until its loop looks again (waiter.c) */
-    unsigned cede_tasks;       /* (owner) tasks since it last asked whether to cede */
-    uint64_t cede_at;          /* (owner) when it last asked; 0: since it looked for work */
-    _Atomic uint64_t cedes;    /* (atomic, owner writes) times it stood aside (cede.c) */
-    unsigned omp_last;         /* (owner) the OpenMP team size it last set (omp_share.c) */
-    unsigned omp_default;      /* (owner) the runtime's own default; 0: not read yet */
-    up__worker_mon mon;        /* monitor.c */
-    uint32_t rng;              /* (owner) victim selection */
-    up__worker_park park;      /* park_task.c */
-    unsigned turns;            /* (owner) released tasks first on odd turns (find_work) */
+    /* cede.c's and omp_share.c's fields stay loose: a sub-struct of
+     * cede.c's would start 4 bytes later (aligned for cede_at) and move
+     * every field after it; omp_share.c has only two. */
+    unsigned cede_tasks;    /* (owner) tasks since it last asked whether to cede */
+    uint64_t cede_at;       /* (owner) when it last asked; 0: since it looked for work */
+    _Atomic uint64_t cedes; /* (atomic, owner writes) times it stood aside (cede.c) */
+    unsigned omp_last;      /* (owner) the OpenMP team size it last set (omp_share.c) */
+    unsigned omp_default;   /* (owner) the runtime's own default; 0: not read yet */
+    up__worker_mon mon;     /* (monitor thread only) monitor.c */
+    uint32_t rng;           /* (owner) victim selection */
+    up__worker_park park;   /* (owner) park_task.c */
+    unsigned turns;         /* (owner) released tasks first on odd turns (find_work) */
     /* Statistics: written by the owner only (relaxed), summed by readers. */
     UP_ALIGNED_LINE _Atomic uint64_t executed;
     _Atomic uint64_t steals;
@@ -200,7 +208,7 @@ struct up__shard {
     UP_ALIGNED_LINE _Atomic uint64_t helped;
     _Atomic uint64_t direct; /* accepted by running them on the submitter */
     up__shard_cede cede;     /* cede.c */
-    up__shard_mon mon;       /* monitor.c */
+    up__shard_mon mon;       /* (monitor thread only) monitor.c */
 };
 
 /* One word of the work map (workmap.h), alone on its cache line. */
