@@ -62,7 +62,7 @@
 #include <string.h>
 
 #include "clock.h"
-#include "os.h"
+#include "os/os.h"
 #include "pool_internal.h"
 
 /* Most workers one shard gains in one look. */

@@ -39,7 +39,7 @@
 #include "clock.h"
 #include "fiber.h"
 #include "help.h"
-#include "os.h"
+#include "os/os.h"
 #include "pool_internal.h"
 #include "stack_pool.h"
 #include "wait_internal.h"

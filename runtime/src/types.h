@@ -20,8 +20,8 @@
 #include "deque.h"
 #include "fiber.h"
 #include "mpmc.h"
-#include "os.h"
-#include "park.h"
+#include "os/os.h"
+#include "os/park.h"
 #include "stack_pool.h"
 #include "topo.h"
 

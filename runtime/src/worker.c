@@ -7,7 +7,7 @@
 
 #include "clock.h"
 #include "help.h"
-#include "os.h"
+#include "os/os.h"
 #include "pool_internal.h"
 #include "rng.h"
 #include "wait_internal.h"
