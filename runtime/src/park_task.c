@@ -41,7 +41,7 @@
 #include "help.h"
 #include "os/os.h"
 #include "pool_internal.h"
-#include "stack_pool.h"
+#include "os/stack_pool.h"
 #include "wait_internal.h"
 
 /* A task fiber (pool_internal.h) sits at the top of its stack's usable
@@ -301,7 +301,7 @@ void up__park_run_worker(up__worker *w)
 
 /* Room for one more parked task. Every task that parks keeps the stack it
  * ran on and needs a fresh one for its worker's loop, so the pool's stack
- * budget (vm.max_map_count, stack_pool.h) bounds the tasks parked at once.
+ * budget (vm.max_map_count, os/stack_pool.h) bounds the tasks parked at once.
  * A task that parks when no stack is left can only block its thread, and
  * a pool whose workers block that way grows toward its caps (the monitor
  * adds a worker for each blocked one) while every new worker blocks the

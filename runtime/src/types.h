@@ -22,7 +22,7 @@
 #include "mpmc.h"
 #include "os/os.h"
 #include "os/park.h"
-#include "stack_pool.h"
+#include "os/stack_pool.h"
 #include "topo.h"
 
 /* The pool-wide idle word packs three counts of UP__IDLE_BITS bits, so
