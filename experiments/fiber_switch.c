@@ -13,7 +13,7 @@
 #include "bench_stats.h"
 #include "bench_util.h"
 #include "fiber.h"
-#include "stack_pool.h"
+#include "os/stack_pool.h"
 
 #include <stdint.h>
 #include <stdio.h>

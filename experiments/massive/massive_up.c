@@ -20,7 +20,7 @@
 #include <ultrapool/wait.h>
 
 #include "massive.h"
-#include "stack_pool.h"
+#include "os/stack_pool.h"
 
 static massive_run *the_run;
 static up_pool *pool;
@@ -99,7 +99,7 @@ static void stackful_task(void *arg)
  * where the limit cannot be read. */
 static uint64_t stack_budget(void)
 {
-    size_t n = up__stack_guarded_budget(); /* the pool's own, stack_pool.c */
+    size_t n = up__stack_guarded_budget(); /* the pool's own, os/stack_pool.c */
     if (n == SIZE_MAX)
         return UINT64_MAX;
     return n > 256 ? (uint64_t)(n - 256) : 0;

@@ -38,7 +38,7 @@
  * by thread), stamped with the time it lapses, LEASE_NS after the latest
  * of its clock readings at which it was running tasks inline. Every CEDE_EVERY tasks a worker
  * compares the shard's busy workers plus the live leases with the shard's CPUs. While they exceed
- * them, one worker at a time steps aside: it counts itself in shard->ceded (a CAS, so that two
+ * them, one worker at a time steps aside: it counts itself in shard->cede.ceded (a CAS, so that two
  * workers reading the same counts do not both go), sleeps until the newest lease lapses (at most
  * CEDE_SLICE_NS), then runs CEDE_EVERY more tasks before it asks again. So the backlog keeps
  * moving, oldest first, and once the submitters stop, block inside a task or go back to queuing,
@@ -86,46 +86,46 @@ static void refresh_lease(up__shard *s, unsigned slot, inline_state *st, uint64_
         return;
     st->shard = s;
     st->stamped = now + LEASE_NS;
-    up__store_relaxed(&s->lease[slot], st->stamped);
+    up__store_relaxed(&s->cede.lease[slot], st->stamped);
 }
 
 /* Switches the shard's submitters to way; the next window starts after
- * the settling time. (ctl_lock held, as for the two below) */
+ * the settling time. (cede.lock held, as for the two below) */
 static void set_way(up__shard *s, int way, uint64_t now)
 {
-    up__store_relaxed(&s->inline_way, way);
-    s->ctl_counting = 0;
-    up__store_relaxed(&s->ctl_next, now + SETTLE_NS);
+    up__store_relaxed(&s->cede.inline_way, way);
+    s->cede.counting = 0;
+    up__store_relaxed(&s->cede.next, now + SETTLE_NS);
 }
 
 /* A window ended with rate tasks finished per ns: the next step. */
 static void window_done(up__shard *s, double rate, uint64_t now)
 {
-    switch (s->ctl_phase) {
+    switch (s->cede.phase) {
     case MEASURE_INLINE:
-        s->ctl_inline_rate = rate;
-        s->ctl_phase = MEASURE_QUEUE;
+        s->cede.inline_rate = rate;
+        s->cede.phase = MEASURE_QUEUE;
         set_way(s, UP__WAY_QUEUE, now);
         return;
     case MEASURE_QUEUE: {
-        int winner = rate > s->ctl_inline_rate * QUEUE_MARGIN ? UP__WAY_QUEUE : UP__WAY_INLINE;
-        if (winner == s->ctl_last && s->ctl_hold)
-            s->ctl_hold = s->ctl_hold * 2 > HOLD_MAX ? HOLD_MAX : s->ctl_hold * 2;
+        int winner = rate > s->cede.inline_rate * QUEUE_MARGIN ? UP__WAY_QUEUE : UP__WAY_INLINE;
+        if (winner == s->cede.last && s->cede.hold)
+            s->cede.hold = s->cede.hold * 2 > HOLD_MAX ? HOLD_MAX : s->cede.hold * 2;
         else
-            s->ctl_hold = HOLD_MIN;
-        s->ctl_last = winner;
-        s->ctl_left = s->ctl_hold;
-        s->ctl_phase = HOLD;
+            s->cede.hold = HOLD_MIN;
+        s->cede.last = winner;
+        s->cede.left = s->cede.hold;
+        s->cede.phase = HOLD;
         set_way(s, winner, now);
         return;
     }
     default:
-        if (--s->ctl_left == 0) {
-            s->ctl_phase = MEASURE_INLINE;
+        if (--s->cede.left == 0) {
+            s->cede.phase = MEASURE_INLINE;
             set_way(s, UP__WAY_INLINE, now);
         } else {
-            s->ctl_counting = 0; /* the next window counts the hold */
-            up__store_relaxed(&s->ctl_next, now);
+            s->cede.counting = 0; /* the next window counts the hold */
+            up__store_relaxed(&s->cede.next, now);
         }
     }
 }
@@ -135,43 +135,43 @@ static uint64_t inlined(up__shard *s)
 {
     uint64_t n = 0;
     for (unsigned i = 0; i < UP__LEASES; i++)
-        n += up__load_relaxed(&s->inline_counts[i].executed);
+        n += up__load_relaxed(&s->cede.inline_counts[i].executed);
     return n;
 }
 
-/* The step due at now (now >= ctl_next): start measuring, start a window,
+/* The step due at now (now >= cede.next): start measuring, start a window,
  * or end one. */
 static void step(up__shard *s, uint64_t now)
 {
-    uint64_t next = up__load_relaxed(&s->ctl_next);
+    uint64_t next = up__load_relaxed(&s->cede.next);
     if (next == 0 || now - next > WINDOW_NS) {
         /* First use, or nobody submitted for a window: measure afresh. */
-        s->ctl_phase = MEASURE_INLINE;
+        s->cede.phase = MEASURE_INLINE;
         set_way(s, UP__WAY_INLINE, now);
         return;
     }
     uint64_t executed = up__shard_executed(s);
-    if (up__load_relaxed(&s->ctl_gap)) {
-        up__store_relaxed(&s->ctl_gap, 0);
-        s->ctl_counting = 0; /* the window starts again, in the same way */
+    if (up__load_relaxed(&s->cede.gap)) {
+        up__store_relaxed(&s->cede.gap, 0);
+        s->cede.counting = 0; /* the window starts again, in the same way */
     }
-    if (!s->ctl_counting) {
-        s->ctl_counting = 1;
-        s->ctl_start = now;
-        s->ctl_executed = executed;
-        s->ctl_inlined = inlined(s);
-        up__store_relaxed(&s->ctl_next, now + WINDOW_NS);
+    if (!s->cede.counting) {
+        s->cede.counting = 1;
+        s->cede.start = now;
+        s->cede.executed = executed;
+        s->cede.inlined = inlined(s);
+        up__store_relaxed(&s->cede.next, now + WINDOW_NS);
         return;
     }
-    uint64_t done = executed - s->ctl_executed;
-    if (s->ctl_phase == MEASURE_INLINE && (inlined(s) - s->ctl_inlined) * INLINE_SHARE < done) {
+    uint64_t done = executed - s->cede.executed;
+    if (s->cede.phase == MEASURE_INLINE && (inlined(s) - s->cede.inlined) * INLINE_SHARE < done) {
         /* Few tasks ran inline (no backlog yet, or tasks not known to be
          * short): the window measured queuing. It starts again. */
-        s->ctl_counting = 0;
-        up__store_relaxed(&s->ctl_next, now);
+        s->cede.counting = 0;
+        up__store_relaxed(&s->cede.next, now);
         return;
     }
-    window_done(s, (double)done / (double)(now - s->ctl_start), now);
+    window_done(s, (double)done / (double)(now - s->cede.start), now);
 }
 
 /* Every TICK_EVERY submits of a thread: the clock, and the shard's
@@ -183,19 +183,19 @@ static void tick(up__shard *s, inline_state *st)
     /* When submits were last seen, kept to within GAP_NS (one store per
      * GAP_NS, not per tick): a window with a longer pause in it, such as a
      * program between two bursts, measured the program, not the way. */
-    uint64_t seen = up__load_relaxed(&s->ctl_seen);
+    uint64_t seen = up__load_relaxed(&s->cede.seen);
     if (now - seen > GAP_NS) {
-        up__store_relaxed(&s->ctl_seen, now);
+        up__store_relaxed(&s->cede.seen, now);
         if (now - seen > 2 * (uint64_t)GAP_NS)
-            up__store_relaxed(&s->ctl_gap, 1);
+            up__store_relaxed(&s->cede.gap, 1);
     }
-    if (now < up__load_relaxed(&s->ctl_next))
+    if (now < up__load_relaxed(&s->cede.next))
         return;
-    if (up__load_relaxed(&s->ctl_lock) || up__exchange_acq_rel(&s->ctl_lock, 1))
+    if (up__load_relaxed(&s->cede.lock) || up__exchange_acq_rel(&s->cede.lock, 1))
         return; /* another submitter is at it */
-    if (now >= up__load_relaxed(&s->ctl_next))
+    if (now >= up__load_relaxed(&s->cede.next))
         step(s, now);
-    up__store_release(&s->ctl_lock, 0);
+    up__store_release(&s->cede.lock, 0);
 }
 
 int up__inline_try(up_pool *p, up__shard *s, unsigned slot, const up__task *t)
@@ -204,22 +204,22 @@ int up__inline_try(up_pool *p, up__shard *s, unsigned slot, const up__task *t)
     slot %= UP__LEASES;
     if (++st->calls % TICK_EVERY == 0)
         tick(s, st);
-    if (up__load_relaxed(&s->inline_way) != UP__WAY_INLINE || up__load_relaxed(&p->lent) != 0)
+    if (up__load_relaxed(&s->cede.inline_way) != UP__WAY_INLINE || up__load_relaxed(&p->lent) != 0)
         return 0;
     uint64_t queued = up__mpmc_accepted(&s->q) - up__mpmc_taken(&s->q);
     if (queued < (uint64_t)INLINE_BACKLOG_PER_CPU * up__shard_cpus(s))
         return 0;
-    uint64_t task_ns = up__load_relaxed(&s->task_ns);
+    uint64_t task_ns = up__load_relaxed(&s->cede.task_ns);
     if (task_ns == 0 || task_ns > SHORT_NS)
         return 0;
     /* Tasks that park look short to the workers (a task leaves its worker
      * when it parks), but one run here would block this thread for its
      * whole wait: none is run inline while the shard's tasks park. */
-    if (up__load_relaxed(&s->parking))
+    if (up__load_relaxed(&s->cede.parking))
         return 0;
     if (!up__help_enter())
         return 0;
-    up__inline_count *c = &s->inline_counts[slot];
+    up__inline_count *c = &s->cede.inline_counts[slot];
     if (!up__accept_own(p, &c->submitted)) {
         up__help_leave();
         return 0; /* the caller's push finds the queues closed */
@@ -244,7 +244,7 @@ static unsigned live_leases(up__shard *s, uint64_t now, uint64_t *last)
     unsigned n = 0;
     *last = 0;
     for (unsigned i = 0; i < UP__LEASES; i++) {
-        uint64_t until = up__load_relaxed(&s->lease[i]);
+        uint64_t until = up__load_relaxed(&s->cede.lease[i]);
         if (until > now) {
             n++;
             if (until > *last)
@@ -265,8 +265,8 @@ void up__cede_searching(up__worker *w)
 void up__cede_note_wait(up__worker *w)
 {
     up__shard *s = &w->pool->shards[w->shard];
-    if (!up__load_relaxed(&s->parking))
-        up__store_relaxed(&s->parking, 1);
+    if (!up__load_relaxed(&s->cede.parking))
+        up__store_relaxed(&s->cede.parking, 1);
     /* The worker's window of tasks starts again: the next time it clears
      * the mark takes CEDE_EVERY tasks in a row that did not wait. */
     up__cede_searching(w);
@@ -284,12 +284,12 @@ unsigned up__cede_leases(up__shard *s)
 static void note_task_time(up__shard *s, up__worker *w, uint64_t now)
 {
     if (w->cede_at != 0) {
-        if (up__load_relaxed(&s->parking))
-            up__store_relaxed(&s->parking, 0); /* CEDE_EVERY tasks in a row returned */
+        if (up__load_relaxed(&s->cede.parking))
+            up__store_relaxed(&s->cede.parking, 0); /* CEDE_EVERY tasks in a row returned */
         uint64_t per = (now - w->cede_at) / CEDE_EVERY;
-        uint64_t old = up__load_relaxed(&s->task_ns);
+        uint64_t old = up__load_relaxed(&s->cede.task_ns);
         if (per > old + old / 4 || per < old - old / 4 || old == 0)
-            up__store_relaxed(&s->task_ns, per ? per : 1);
+            up__store_relaxed(&s->cede.task_ns, per ? per : 1);
     }
     w->cede_at = now;
 }
@@ -308,7 +308,7 @@ void up__cede_check(up__worker *w)
      * keeps going: those are what its current work waits for. */
     if (leases == 0 || up__load_relaxed(&p->stopping) || up__deque_nonempty(&w->dq))
         return;
-    unsigned ceded = up__load_relaxed(&s->ceded);
+    unsigned ceded = up__load_relaxed(&s->cede.ceded);
     for (;;) {
         /* Busy: reserved, not parked, not already standing aside. A
          * searching worker counts too, which only makes this one readier
@@ -318,7 +318,7 @@ void up__cede_check(up__worker *w)
         unsigned busy = n > parked + ceded ? n - parked - ceded : 0;
         if (busy + leases <= up__shard_cpus(s) || busy == 0)
             return;
-        if (up__cas_weak_seqcst(&s->ceded, &ceded, ceded + 1))
+        if (up__cas_weak_seqcst(&s->cede.ceded, &ceded, ceded + 1))
             break;
     }
     /* Counted first, so that a monitor that finds the thread asleep does
@@ -329,6 +329,6 @@ void up__cede_check(up__worker *w)
     struct timespec ts = up__timespec_from_ns(ns);
     nanosleep(&ts, NULL); /* an early return (a signal) only shortens the turn */
     up__store_relaxed(&w->looking, 0);
-    up__fetch_sub_seqcst(&s->ceded, 1);
+    up__fetch_sub_seqcst(&s->cede.ceded, 1);
     w->cede_at = up__now_ns(); /* the turn aside is no task's time either */
 }

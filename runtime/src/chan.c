@@ -39,7 +39,7 @@
 
 #include "clock.h"
 #include "debug.h"
-#include "park.h"
+#include "os/park.h"
 #include "pool_internal.h"
 #include "spin.h"
 

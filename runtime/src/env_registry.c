@@ -86,7 +86,7 @@ const up__env_var up__env_vars[] = {
     {"GOMP_CPU_AFFINITY", OMP, 0, "libgomp's CPU list, the place list without OMP_PLACES"},
     {"GOMP_STACKSIZE", OMP, 0, "libgomp's older name of OMP_STACKSIZE"},
     {"GOMP_SPINCOUNT", OMP, 0, "libgomp's spin count of a waiting thread"},
-    /* Other software's (topo_common.c, topo_hwloc.c). */
+    /* Other software's (topo_common.c, os/topo_hwloc.c). */
     {"HWLOC_XMLFILE", POOL, 0, "hwloc's: the plan follows the topology it names, unbound"},
     {"HWLOC_SYNTHETIC", POOL, 0, "hwloc's: the plan follows the topology it describes, unbound"},
     {"LIKWID_PIN", POOL, 0, "set by likwid-pin: the plan covers its CPUs, the pool binds none"},

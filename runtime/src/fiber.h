@@ -10,9 +10,9 @@
  * --rounds 15: peers interleaved in random order each round; median ns
  * per one-way switch of two runs, seeds 16 and 17, under a load average
  * of 40-50 from other builds):
- *   up__fiber_switch, this runtime's assembly (fiber_switch.c)   7.8, 9.0
+ *   up__fiber_switch, this runtime's assembly (os/fiber_switch.c) 7.8, 9.0
  *   Boost.Context's jump_fcontext (libboost-context 1.74)         9.7, 8.2
- *   swapcontext, the ucontext fallback (fiber_ucontext.c)       406, 406
+ *   swapcontext, the ucontext fallback (os/fiber_ucontext.c)    406, 406
  * Ours and fcontext save the same registers and control words and run
  * at the same speed within the noise, far inside the 20 ns target;
  * swapcontext is 50x slower because every call makes a sigprocmask

@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 
-#include "os.h"
+#include "os/os.h"
 
 static _Thread_local unsigned tls_depth; /* levels of helping now */
 static _Thread_local unsigned tls_limit; /* 0 until this thread first helps */

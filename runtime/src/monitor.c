@@ -62,7 +62,7 @@
 #include <string.h>
 
 #include "clock.h"
-#include "os.h"
+#include "os/os.h"
 #include "pool_internal.h"
 
 /* Most workers one shard gains in one look. */
@@ -174,22 +174,22 @@ static int measure(up__worker *w, uint64_t now, double *run, double *blocked, in
     if (up__os_thread_times(&w->os_thread, &r, &q) == 0) {
         uint32_t id = up__load_acquire(&w->os_thread.id);
         uint64_t parks = up__load_relaxed(&w->parks), cedes = up__load_acquire(&w->cedes);
-        valid = w->mon_id == id && w->mon_parks == parks && w->mon_cedes == cedes &&
-                now > w->mon_at && r >= w->mon_run && q >= w->mon_wait;
+        valid = w->mon.id == id && w->mon.parks == parks && w->mon.cedes == cedes &&
+                now > w->mon.at && r >= w->mon.run && q >= w->mon.wait;
         if (valid) {
-            double dt = (double)(now - w->mon_at);
-            double ran = (double)(r - w->mon_run) / dt, waited = (double)(q - w->mon_wait) / dt;
+            double dt = (double)(now - w->mon.at);
+            double ran = (double)(r - w->mon.run) / dt, waited = (double)(q - w->mon.wait) / dt;
             *run = ran > 1 ? 1 : ran;
             *blocked = ran + waited < 1 ? 1 - ran - waited : 0;
             if (*blocked < MOSTLY_BLOCKED)
                 *blocked = 0;
         }
-        w->mon_id = id;
-        w->mon_at = now;
-        w->mon_run = r;
-        w->mon_wait = q;
-        w->mon_parks = parks;
-        w->mon_cedes = cedes;
+        w->mon.id = id;
+        w->mon.at = now;
+        w->mon.run = r;
+        w->mon.wait = q;
+        w->mon.parks = parks;
+        w->mon.cedes = cedes;
         if (!valid)
             return MEASURE_PENDING;
     }
@@ -219,7 +219,7 @@ static void count_each(up__shard *s, double enough, busy_census *c)
     if (used == 0)
         return;
     uint64_t now = up__now_ns();
-    unsigned start = s->mon_probe_next % used;
+    unsigned start = s->mon.probe_next % used;
     for (unsigned k = 0; k < used; k++) {
         up__worker *w = up__slot_worker(s, (start + k) % used);
         if (!w || up__load_acquire(&w->state) != UP__SLOT_RUNNING || up__load_relaxed(&w->looking))
@@ -233,7 +233,7 @@ static void count_each(up__shard *s, double enough, busy_census *c)
         if (probes == MAX_PROBES || c->asked - c->blocked >= enough)
             continue;
         probes++;
-        s->mon_probe_next = (start + k + 1) % used;
+        s->mon.probe_next = (start + k + 1) % used;
         double run, blocked;
         int doing = NOW_BLOCKED;
         int rc = measure(w, now, &run, &blocked, &doing);
@@ -348,45 +348,45 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
     uint64_t dq_taken;
     uint64_t dq_waiting = deque_backlog(s, &dq_taken);
     int backlog = tail != head || dq_waiting;
-    int progress = head != s->mon_head || dq_taken != s->mon_deque_taken;
+    int progress = head != s->mon.head || dq_taken != s->mon.deque_taken;
     /* Deque tasks that were there at the last look and none taken since:
      * their owners are busy with something else. */
-    int dq_stalled = dq_waiting && dq_taken == s->mon_deque_taken;
-    int persisted = backlog && head < s->mon_tail;
+    int dq_stalled = dq_waiting && dq_taken == s->mon.deque_taken;
+    int persisted = backlog && head < s->mon.tail;
     /* A queue that is never empty when we look also means busy workers,
      * even when each queued task is taken before the next look (1 ms
      * sleeps under a group's limit). */
-    int standing = backlog && s->mon_tail != s->mon_head;
-    s->mon_deque_taken = dq_taken;
-    s->mon_head = head;
-    s->mon_tail = tail;
+    int standing = backlog && s->mon.tail != s->mon.head;
+    s->mon.deque_taken = dq_taken;
+    s->mon.head = head;
+    s->mon.tail = tail;
     if (!backlog || progress)
-        s->mon_moved_at = now;
+        s->mon.moved_at = now;
     /* Tasks finished by anyone, submitters running their own included. */
     uint64_t executed = up__shard_executed(s);
-    if (executed != s->mon_executed)
-        s->mon_finished_at = now;
-    s->mon_executed = executed;
+    if (executed != s->mon.executed)
+        s->mon.finished_at = now;
+    s->mon.executed = executed;
     /* The holder of what an own-lock waiter waits for runs (the rule
      * above the file): tasks were taken from the backlog lately, or tasks
      * finished lately and the backlog moved within STALL_NS. */
     int moving =
-        now - s->mon_moved_at < OWN_LOCK_PATIENCE_NS ||
-        (now - s->mon_finished_at < OWN_LOCK_PATIENCE_NS && now - s->mon_moved_at < STALL_NS);
+        now - s->mon.moved_at < OWN_LOCK_PATIENCE_NS ||
+        (now - s->mon.finished_at < OWN_LOCK_PATIENCE_NS && now - s->mon.moved_at < STALL_NS);
     /* Whether waits on the process's own locks may get a worker now (the
      * rules above the file): the work stands still, and none was added for
      * them yet, or nothing finished for long, or one was added and took a
      * task while none finished since (they may wait for something still
      * queued; workers_wanted checks that none runs). */
     int own = OWN_RUNNING;
-    uint64_t last_news = s->mon_finished_at > s->mon_own_at ? s->mon_finished_at : s->mon_own_at;
-    if (!moving && (s->mon_own_at == 0 || now - last_news >= OWN_LOCK_REARM_NS))
+    uint64_t last_news = s->mon.finished_at > s->mon.own_at ? s->mon.finished_at : s->mon.own_at;
+    if (!moving && (s->mon.own_at == 0 || now - last_news >= OWN_LOCK_REARM_NS))
         own = OWN_BLOCKED;
-    else if (!moving && s->mon_moved_at > s->mon_own_at && executed == s->mon_own_executed)
+    else if (!moving && s->mon.moved_at > s->mon.own_at && executed == s->mon.own_executed)
         own = OWN_BLOCKED_IF_NONE_RUNS;
     if (!backlog) {
-        s->mon_backoff = s->mon_skip = 0;
-        s->mon_own_at = 0;
+        s->mon.backoff = s->mon.skip = 0;
+        s->mon.own_at = 0;
         return 0;
     }
     unsigned ncpus = up__shard_cpus(s);
@@ -403,33 +403,33 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
     }
     if (UP__IDLE_STARTING(idle) != 0)
         return 1; /* the workers of the last look are not looking yet */
-    if (now - s->mon_moved_at >= STALL_NS && up__load_relaxed(&s->nworkers) <= ncpus) {
-        s->mon_moved_at = now;
+    if (now - s->mon.moved_at >= STALL_NS && up__load_relaxed(&s->nworkers) <= ncpus) {
+        s->mon.moved_at = now;
         up__spawn(p, s, 1);
         return 1;
     }
     if (!(persisted || standing || dq_stalled))
         return 1;
-    if (s->mon_skip) {
-        s->mon_skip--;
+    if (s->mon.skip) {
+        s->mon.skip--;
         return 1;
     }
     int runnable, own_added;
     uint64_t want = workers_wanted(s, tail - head + dq_waiting, unused, own, &runnable, &own_added);
     if (runnable) {
-        s->mon_backoff = s->mon_backoff ? s->mon_backoff * 2 : 1;
-        if (s->mon_backoff > MAX_BACKOFF)
-            s->mon_backoff = MAX_BACKOFF;
-        s->mon_skip = s->mon_backoff;
+        s->mon.backoff = s->mon.backoff ? s->mon.backoff * 2 : 1;
+        if (s->mon.backoff > MAX_BACKOFF)
+            s->mon.backoff = MAX_BACKOFF;
+        s->mon.skip = s->mon.backoff;
     } else {
-        s->mon_backoff = 0;
+        s->mon.backoff = 0;
     }
     uint64_t added = 0;
     while (added < want && up__spawn(p, s, 1) == UP_OK)
         added++;
     if (own_added && added == want) {
-        s->mon_own_at = now;
-        s->mon_own_executed = executed;
+        s->mon.own_at = now;
+        s->mon.own_executed = executed;
     }
     return 1;
 }

@@ -20,7 +20,7 @@
  * non-inlined function) and exit to the resumer, which frees the stack.
  *
  * Invariant: a loop fiber with no resumer runs only on its own worker's
- * thread (it is that worker's w->loop, or was until it parked; a parked
+ * thread (it is that worker's w->park.loop, or was until it parked; a parked
  * fiber gets a resumer before it runs again). So the loop frames' worker
  * pointer is right exactly while tf->resumer is NULL, and worker_loop
  * returns (retirement, stop) only on its own thread, which then switches
@@ -39,9 +39,9 @@
 #include "clock.h"
 #include "fiber.h"
 #include "help.h"
-#include "os.h"
+#include "os/os.h"
 #include "pool_internal.h"
-#include "stack_pool.h"
+#include "os/stack_pool.h"
 #include "wait_internal.h"
 
 /* A task fiber (pool_internal.h) sits at the top of its stack's usable
@@ -165,12 +165,12 @@ static up__tfiber *tf_new(up__worker *w)
 {
     up__stack_pool *sp = pool_stacks(w->pool);
     up__stack *s;
-    if (!sp || up__stack_cache_get(&w->stacks, sp, &s) != 0)
+    if (!sp || up__stack_cache_get(&w->park.stacks, sp, &s) != 0)
         return NULL;
     size_t carve = (sizeof(up__tfiber) + 63) & ~(size_t)63;
     up__tfiber *tf = (up__tfiber *)(s->lo + s->size - carve);
     if (up__fiber_init(&tf->f, s->lo, s->size - carve, up__stack_guard_size(sp), loop_entry) != 0) {
-        up__stack_cache_put(&w->stacks, sp, s);
+        up__stack_cache_put(&w->park.stacks, sp, s);
         return NULL;
     }
     tf->stack = s;
@@ -187,7 +187,7 @@ static void tf_free(up__worker *w, up__tfiber *tf)
     up__stack *s = tf->stack;
     up__fiber_destroy(&tf->f);
     if (w && w->pool == tf->pool)
-        up__stack_cache_put(&w->stacks, sp, s);
+        up__stack_cache_put(&w->park.stacks, sp, s);
     else
         up__stack_release(sp, s);
 }
@@ -267,41 +267,41 @@ static void loop_entry(up__fiber *self, void *arg)
     handle(w, arg);
     up__worker_loop(w, me);
     /* Only the worker's current loop returns, on its own thread. */
-    up__fiber_exit(self, w->thread_ctx, (void *)((uintptr_t)me | MSG_DONE));
+    up__fiber_exit(self, w->park.thread_ctx, (void *)((uintptr_t)me | MSG_DONE));
 }
 
 void up__park_run_worker(up__worker *w)
 {
     up__fiber here;
     up__fiber_init_thread(&here);
-    w->thread_ctx = &here;
+    w->park.thread_ctx = &here;
     if (up__stack_guard_thread_init() == 0) {
         up__tfiber *first = tf_new(w);
         if (first) {
-            w->loop = w->cur = first;
+            w->park.loop = w->park.cur = first;
             void *msg = up__fiber_switch(&here, &first->f, NULL);
-            w->loop = w->cur = NULL;
+            w->park.loop = w->park.cur = NULL;
             handle(w, msg);
         } else {
             up__worker_loop(w, NULL);
         }
         up__stack_pool *sp = up__load_acquire(&w->pool->stacks);
         if (sp)
-            up__stack_cache_flush(&w->stacks, sp);
+            up__stack_cache_flush(&w->park.stacks, sp);
         up__stack_guard_thread_fini();
     } else {
         up__worker_loop(w, NULL);
         /* Its loop may still have taken spare stacks (up__park_room). */
         up__stack_pool *sp = up__load_acquire(&w->pool->stacks);
         if (sp)
-            up__stack_cache_flush(&w->stacks, sp);
+            up__stack_cache_flush(&w->park.stacks, sp);
     }
-    w->thread_ctx = NULL;
+    w->park.thread_ctx = NULL;
 }
 
 /* Room for one more parked task. Every task that parks keeps the stack it
  * ran on and needs a fresh one for its worker's loop, so the pool's stack
- * budget (vm.max_map_count, stack_pool.h) bounds the tasks parked at once.
+ * budget (vm.max_map_count, os/stack_pool.h) bounds the tasks parked at once.
  * A task that parks when no stack is left can only block its thread, and
  * a pool whose workers block that way grows toward its caps (the monitor
  * adds a worker for each blocked one) while every new worker blocks the
@@ -339,24 +339,24 @@ int up__park_room_slow(up__worker *w)
     up__stack *s;
     if (!sp || up__stack_acquire(sp, &s) == 0) {
         if (sp)
-            up__stack_cache_put(&w->stacks, sp, s);
-        w->stack_short_last = 0;
+            up__stack_cache_put(&w->park.stacks, sp, s);
+        w->park.stack_short_last = 0;
         return 1;
     }
     uint64_t now = up__now_ns();
-    if (w->stack_short_last == 0) {
-        w->stack_short_last = now;
-        w->stack_short_looked = 0;
+    if (w->park.stack_short_last == 0) {
+        w->park.stack_short_last = now;
+        w->park.stack_short_looked = 0;
         /* Idle workers may hold spare stacks in their caches, and this one,
          * napping, counts as searching, so submits wake none of them. */
         if (up__load_relaxed(&p->shards[w->shard].nparked) != 0)
             up__wake_one(p, w->shard);
         return 0;
     }
-    uint64_t gap = now - w->stack_short_last;
-    w->stack_short_last = now;
-    w->stack_short_looked += gap < SHORT_GAP_MAX_NS ? gap : SHORT_GAP_MAX_NS;
-    return w->stack_short_looked > SHORT_WAIT_MAX_NS;
+    uint64_t gap = now - w->park.stack_short_last;
+    w->park.stack_short_last = now;
+    w->park.stack_short_looked += gap < SHORT_GAP_MAX_NS ? gap : SHORT_GAP_MAX_NS;
+    return w->park.stack_short_looked > SHORT_WAIT_MAX_NS;
 }
 
 void up__park_room_wait(void)
@@ -437,8 +437,8 @@ static void resume_task(void *arg)
     tf->resumer = &here;
     up__tfiber *saved = NULL;
     if (w) {
-        saved = w->cur;
-        w->cur = tf;
+        saved = w->park.cur;
+        w->park.cur = tf;
     }
     /* The task brings its own thread-local state (park below); this
      * context's comes back when the task leaves the thread. */
@@ -448,7 +448,7 @@ static void resume_task(void *arg)
      * or finished). */
     up__tls_task = mine;
     if (w)
-        w->cur = saved;
+        w->park.cur = saved;
     handle(w, msg);
 }
 
@@ -461,7 +461,7 @@ static void resume_task(void *arg)
 static up__worker *may_park(void)
 {
     up__worker *w = up__tls_worker;
-    if (!w || !w->cur || up__tls_running != w->pool || up__help_depth() != 0 ||
+    if (!w || !w->park.cur || up__tls_running != w->pool || up__help_depth() != 0 ||
         up__load_relaxed(&w->blocking) != 0)
         return NULL;
     if (up__wait_pinned())
@@ -475,13 +475,13 @@ static up__worker *may_park(void)
  * and blocks). */
 static int park(up__worker *w, park_req *req)
 {
-    up__tfiber *me = w->cur;
+    up__tfiber *me = w->park.cur;
     req->tf = me;
     /* Running -> parked: the task runs on w's current fiber; a task
      * fiber other than the loop runs only once a resumer took it. */
-    up__assert_internal(me != NULL && (me == w->loop || me->resumer != NULL));
+    up__assert_internal(me != NULL && (me == w->park.loop || me->resumer != NULL));
     up__tfiber *fresh = NULL;
-    if (me == w->loop && (fresh = tf_new(w)) == NULL)
+    if (me == w->park.loop && (fresh = tf_new(w)) == NULL)
         return 1;
     /* The task's thread-local state goes with it (pool_internal.h): the
      * thread runs on without it (a fresh loop starts from zero; a resumer
@@ -489,7 +489,7 @@ static int park(up__worker *w, park_req *req)
     up__task_tls mine = up__tls_task;
     up__tls_task = (up__task_tls){0};
     if (fresh) {
-        w->loop = w->cur = fresh;
+        w->park.loop = w->park.cur = fresh;
         up__fiber_switch(&me->f, &fresh->f, req);
     } else {
         up__fiber_switch(&me->f, me->resumer, req);

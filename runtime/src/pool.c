@@ -31,7 +31,7 @@ static void free_shards(up_pool *p, unsigned n)
             free(s->slots);
         }
         up__mpmc_free(&s->q);
-        up__event_destroy(&s->space);
+        up__event_destroy(&s->space.event);
         pthread_mutex_destroy(&s->idle_lock);
         pthread_mutex_destroy(&s->slot_lock);
     }
@@ -65,7 +65,7 @@ static int init_shard(up_pool *p, unsigned i)
         pthread_mutex_destroy(&s->slot_lock);
         return UP_ENOMEM;
     }
-    if (up__event_init(&s->space) != 0) {
+    if (up__event_init(&s->space.event) != 0) {
         pthread_mutex_destroy(&s->idle_lock);
         pthread_mutex_destroy(&s->slot_lock);
         return UP_ENOMEM;
@@ -74,7 +74,7 @@ static int init_shard(up_pool *p, unsigned i)
     if (!s->slots || up__mpmc_init(&s->q, p->cfg.queue_capacity) != 0) {
         free(s->slots);
         s->slots = NULL;
-        up__event_destroy(&s->space);
+        up__event_destroy(&s->space.event);
         pthread_mutex_destroy(&s->idle_lock);
         pthread_mutex_destroy(&s->slot_lock);
         return UP_ENOMEM;
@@ -208,7 +208,7 @@ void up_pool_stop(up_pool *p)
     up__store_seqcst(&p->stopping, 1);
     up__wake_all(p);
     for (unsigned i = 0; i < p->nshards; i++)
-        up__event_notify_all(&p->shards[i].space);
+        up__event_notify_all(&p->shards[i].space.event);
     /* Make sure somebody drains what is queued: with a floor of zero the
      * pool may have no worker left. If none can start, a waiting stop or
      * destroy drains on its caller's thread. */
@@ -362,7 +362,7 @@ static void add_shard_executed(up__shard *s, up_stats *out)
 {
     uint64_t helped = up__load_acquire(&s->helped);
     for (unsigned i = 0; i < UP__LEASES; i++)
-        helped += up__load_acquire(&s->inline_counts[i].executed);
+        helped += up__load_acquire(&s->cede.inline_counts[i].executed);
     out->helped += helped;
     out->executed += helped;
     unsigned used = up__load_acquire(&s->slots_used);
@@ -387,7 +387,7 @@ static void add_shard_submitted(up__shard *s, up_stats *out)
 {
     uint64_t direct = up__load_acquire(&s->direct);
     for (unsigned i = 0; i < UP__LEASES; i++)
-        direct += up__load_acquire(&s->inline_counts[i].submitted);
+        direct += up__load_acquire(&s->cede.inline_counts[i].submitted);
     out->inlined += direct;
     out->submitted += up__mpmc_accepted(&s->q) + direct;
     unsigned used = up__load_acquire(&s->slots_used);

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 
 #include "atomic.h"
-#include "park.h"
+#include "os/park.h"
 #include "pool_internal.h"
 #include "spin.h"
 

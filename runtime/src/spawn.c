@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "clock.h"
-#include "os.h"
+#include "os/os.h"
 #include "pool_internal.h"
 #include "rng.h"
 

@@ -13,7 +13,7 @@
 
 #include "clock.h"
 #include "help.h"
-#include "os.h"
+#include "os/os.h"
 #include "pool_internal.h"
 #include "rng.h"
 #include "workmap.h"
@@ -153,8 +153,8 @@ static int help_one(up_pool *p, unsigned home, int any)
     }
     if (n == 0)
         return 0;
-    if (up__load_seqcst(&s->space_armed) && up__exchange_acq_rel(&s->space_armed, 0))
-        up__event_notify_one(&s->space);
+    if (up__load_seqcst(&s->space.armed) && up__exchange_acq_rel(&s->space.armed, 0))
+        up__event_notify_one(&s->space.event);
     uint64_t t0 = up__now_ns();
     for (unsigned i = 0; i < n; i++)
         up__run_shared(p, NULL, s, &batch[i]);
@@ -187,15 +187,15 @@ static int queue_full(up__mpmc *q)
 /* Sleeps until the home shard's queue may have room, the deadline, or a
  * bounded slice (so the monitor keeps being poked). Arming and then
  * re-reading the positions pairs with the consumer's CAS on head followed
- * by its load of space_armed (worker.c): either this thread sees the room
+ * by its load of space.armed (worker.c): either this thread sees the room
  * or that consumer sees the flag and wakes a sleeper. Each sleeper woken
  * so, once its task is queued, wakes the next (space_chain), so a wake-up
  * reaches every sleeper there is room for, one at a time; the others
  * sleep on to their slice, or to the next arming. */
 static void wait_for_space(up_pool *p, up__shard *s, uint64_t deadline)
 {
-    uint32_t key = up__event_key(&s->space);
-    up__store_sb(&s->space_armed, 1);
+    uint32_t key = up__event_key(&s->space.event);
+    up__store_sb(&s->space.armed, 1);
     up__fence_sb(); /* store then load: see atomic.h */
     if (!queue_full(&s->q) || up__load_seqcst(&p->stopping)) {
         sched_yield(); /* room is being made right now */
@@ -204,9 +204,9 @@ static void wait_for_space(up_pool *p, up__shard *s, uint64_t deadline)
     uint64_t slice = up__remaining_ns(deadline);
     if (slice > p->cfg.spawn_delay_ns)
         slice = p->cfg.spawn_delay_ns;
-    up__fetch_add_relaxed(&s->space_sleepers, 1);
-    up__event_wait(&s->space, key, slice);
-    up__fetch_sub_relaxed(&s->space_sleepers, 1);
+    up__fetch_add_relaxed(&s->space.sleepers, 1);
+    up__event_wait(&s->space.event, key, slice);
+    up__fetch_sub_relaxed(&s->space.sleepers, 1);
     up__monitor_poke(p);
 }
 
@@ -214,11 +214,11 @@ static void wait_for_space(up_pool *p, up__shard *s, uint64_t deadline)
  * goes while at least a quarter of the queue is still free. */
 static void space_chain(up__shard *s)
 {
-    if (up__load_relaxed(&s->space_sleepers) == 0)
+    if (up__load_relaxed(&s->space.sleepers) == 0)
         return;
     uint64_t queued = up__mpmc_accepted(&s->q) - up__mpmc_taken(&s->q);
     if (queued <= (s->q.mask + 1) / 4 * 3)
-        up__event_notify_one(&s->space);
+        up__event_notify_one(&s->space.event);
 }
 
 /* The home shard's tasks park (cede.c's mark). A helping submitter then
@@ -229,7 +229,7 @@ static void space_chain(up__shard *s)
  * worker has run the first of them the mark is not there yet: wait.h.) */
 static int tasks_park(up_pool *p, unsigned home)
 {
-    return up__load_relaxed(&p->shards[home].parking);
+    return up__load_relaxed(&p->shards[home].cede.parking);
 }
 
 static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadline)

@@ -1,7 +1,8 @@
 /* The shard plan: which CPUs each shard serves, and in which order a shard
  * looks at the others when it steals or overflows. Built from hwloc when the
- * library has it (topo_hwloc.c), otherwise from the affinity mask and the
- * CPU count (topo_fallback.c). Exactly one of the two is compiled. */
+ * library has it (os/topo_hwloc.c), otherwise from the affinity mask and the
+ * CPU count (os/topo_fallback.c). Exactly one of the two is compiled; what
+ * they share is topo_common.c. */
 #ifndef UP_TOPO_H
 #define UP_TOPO_H
 

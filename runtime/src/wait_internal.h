@@ -31,7 +31,7 @@
 #include <ultrapool/wait.h>
 
 #include "atomic.h"
-#include "park.h"
+#include "os/park.h"
 #include "task.h"
 
 struct up__worker;

@@ -7,7 +7,7 @@
 
 #include "clock.h"
 #include "help.h"
-#include "os.h"
+#include "os/os.h"
 #include "pool_internal.h"
 #include "rng.h"
 #include "wait_internal.h"
@@ -33,17 +33,17 @@ int up__take_from_shard(up_pool *p, up__shard *s, up__task *out)
     (void)p;
     if (up__mpmc_pop(&s->q, out) != UP__MPMC_OK)
         return 0;
-    /* Pairs with the sequentially consistent store of space_armed in
+    /* Pairs with the sequentially consistent store of space.armed in
      * submit.c: a blocked submitter either sees the room or is notified.
      * One of them is woken once the queue has drained to half, and it
      * wakes the next while room remains (submit.c): woken at the first
      * free slot, or all at once, a hundred blocked submitters would all
      * run for the few slots and sleep again. (A sleeper's slice bounds its
      * wait where the consumers stop before that, wait_for_space.) */
-    if (up__load_seqcst(&s->space_armed) &&
+    if (up__load_seqcst(&s->space.armed) &&
         up__mpmc_accepted(&s->q) - up__mpmc_taken(&s->q) <= (s->q.mask + 1) / 2 &&
-        up__exchange_acq_rel(&s->space_armed, 0))
-        up__event_notify_one(&s->space);
+        up__exchange_acq_rel(&s->space.armed, 0))
+        up__event_notify_one(&s->space.event);
     return 1;
 }
 

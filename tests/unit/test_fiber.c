@@ -1,4 +1,4 @@
-/* Fibers and their stacks (runtime/src/fiber.h, stack_pool.h): values
+/* Fibers and their stacks (runtime/src/fiber.h, os/stack_pool.h): values
  * through many switches; a fiber's registers, floating-point control word
  * and stack contents intact after it was suspended on one thread and
  * resumed on another; 100,000 fibers parked at once within 8 KiB of RSS
@@ -11,7 +11,7 @@
 #include "check.h"
 #include "child.h"
 #include "fiber.h"
-#include "stack_pool.h"
+#include "os/stack_pool.h"
 
 #include <errno.h>
 #include <fenv.h>

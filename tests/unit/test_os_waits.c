@@ -1,4 +1,4 @@
-/* The OS layer's reading of what a blocked thread waits for (os.h), which
+/* The OS layer's reading of what a blocked thread waits for (os/os.h), which
  * the monitor uses to tell waits on the process's own locks from waits on
  * the outside world: a thread blocked in pthread_mutex_lock or in a
  * condition variable reads as contended, one blocked in read() on a pipe
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "os.h"
+#include "os/os.h"
 
 #if defined(__linux__)
 typedef struct probe {

@@ -25,7 +25,7 @@
 
 #include "check.h"
 #include "pool_helpers.h"
-#include "stack_pool.h"
+#include "os/stack_pool.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define UP_TEST_TSAN 1

@@ -1,6 +1,6 @@
 /* Workers short of task stacks still start queued tasks in the end. The
  * program's own mmap stands in for the C library's and refuses every
- * chunk of task stacks after the first (stack_pool.c maps them in
+ * chunk of task stacks after the first (os/stack_pool.c maps them in
  * chunks), so that a few parked tasks hold every stack. Then:
  *
  * 1. Twelve tasks wait on an event that only a queued task sets: the

@@ -2,12 +2,12 @@
  * (os.c). The futex words are private to the process; a wait returns on a
  * wake, on a signal, or spuriously, so every wait sits in a loop that
  * re-checks its condition. */
-#include "park.h"
+#include "os/park.h"
 
 #include <limits.h>
 
 #include "clock.h"
-#include "os.h"
+#include "os/os.h"
 
 int up__parker_init(up__parker *pk)
 {

@@ -1,6 +1,6 @@
 /* Guarded fiber stacks, their free lists, and the overflow handler (see
  * stack_pool.h for the memory and map-count rules). */
-#include "stack_pool.h"
+#include "os/stack_pool.h"
 
 #include "atomic.h"
 #include "clock.h"

@@ -1,7 +1,7 @@
 /* Portable implementation of park.h on a mutex and a condition variable
  * (macOS and other systems without futexes). The atomic word is still the
  * truth; the lock only closes the window between checking it and sleeping. */
-#include "park.h"
+#include "os/park.h"
 
 #include <errno.h>
 

@@ -1,6 +1,6 @@
 /* The OS layer (os.h). Everything here that differs by system sits in one
  * small #if block with a portable fallback; the rest is plain POSIX. */
-#include "os.h"
+#include "os/os.h"
 
 #include <pthread.h>
 #include <sched.h>
