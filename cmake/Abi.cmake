@@ -89,10 +89,12 @@ endfunction()
 # The public node takes a pattern, not a list, so that it cannot drift
 # from the headers: hidden visibility already keeps every symbol that is
 # not UP_API (every up__ function) inside, and a version script never
-# exports a hidden symbol. The internal names are exact, and GNU ld, gold,
-# lld and mold all put a symbol that a node names exactly there rather than
-# under another node's pattern, whatever the order of the nodes. A function
-# added after 1.0 goes the same way, by its exact name into a new node
+# exports a hidden symbol. The internal names are exact. GNU ld, gold and
+# lld put a symbol that a node names exactly there rather than under
+# another node's pattern, wherever the nodes stand; the internal node
+# comes first all the same, for a linker that takes the first node that
+# matches (older mold releases did), and "local: *" last. A function added
+# after 1.0 goes the same way, by its exact name into a new node
 # ULTRAPOOL_1.<minor> that names the one before it as its parent.
 function(up_symbol_versions target)
   cmake_parse_arguments(V "PUBLIC" "" "INTERNAL" ${ARGN})
@@ -101,8 +103,9 @@ function(up_symbol_versions target)
   endif()
   set(script "/* Written by CMake (up_symbol_versions in cmake/Abi.cmake). */\n")
   set(local "  local:\n    *;\n")
+  set(public "")
   if(V_PUBLIC)
-    string(APPEND script "${UP_ABI_NODE} {\n  global:\n    up_*;\n${local}};\n")
+    set(public "${UP_ABI_NODE} {\n  global:\n    up_*;\n${local}};\n")
     set(local "")
   endif()
   if(V_INTERNAL)
@@ -110,6 +113,7 @@ function(up_symbol_versions target)
     string(REPLACE ";" ";\n    " names "${V_INTERNAL}")
     string(APPEND script "${UP_ABI_INTERNAL_NODE} {\n  global:\n    ${names};\n${local}};\n")
   endif()
+  string(APPEND script "${public}")
   set(file ${CMAKE_CURRENT_BINARY_DIR}/${target}.map)
   # Rewritten only when it changes: the library is linked again when it does.
   file(WRITE ${file}.new "${script}")
