@@ -10,7 +10,13 @@
  *
  * This is an internal ABI between the two libraries of one release: no
  * installed header declares it, and it may change in any release.
- * libultrapool_par.so.N needs the libultrapool.so.N of the same version. */
+ * libultrapool_par.so.N needs the libultrapool.so.N of the same version.
+ * So these names are in the version node ULTRAPOOL_INTERNAL_<version>,
+ * named after the exact release (cmake/Abi.cmake), which
+ * libultrapool_par.so and libgomp.so.1 ask for: the loader refuses to pair
+ * them with a libultrapool.so of another release. runtime/CMakeLists.txt
+ * reads the names for that node from this file: one declaration each,
+ * "UP_API <type> up_layer_<name>(...);". */
 #ifndef UP_LAYER_ABI_H
 #define UP_LAYER_ABI_H
 

@@ -102,7 +102,10 @@ has() { # package, files
         echo "$list" | grep -qxF "$f" || bad "$p lacks $f"
     done
 }
-has libultrapool0 "$lib/libultrapool.so.0" "$lib/libultrapool_par.so.0"
+# The runtime package and the SONAME follow the major version
+# (docs/packaging.md, "Shared library versions").
+so=${version%%.*}
+has "libultrapool$so" "$lib/libultrapool.so.$so" "$lib/libultrapool_par.so.$so"
 has libultrapool-dev usr/include/ultrapool/pool.h usr/include/ultrapool/parallel.h \
     "$lib/libultrapool.so" "$lib/libultrapool_par.so" "$lib/libultrapool.a" \
     "$lib/libultrapool_par.a" "$lib/pkgconfig/ultrapool.pc" "$lib/pkgconfig/ultrapool-parallel.pc" \
