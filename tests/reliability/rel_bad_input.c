@@ -76,8 +76,15 @@ int main(void)
     bad.stack_size = 1;
     EXPECT(up_pool_create(&q, &bad), UP_EINVAL);
     bad = cfg;
-    memset(&bad, 0xA5, sizeof bad); /* every field garbage */
+    memset(&bad, 0xA5, sizeof bad); /* every field garbage, the size too */
     EXPECT(up_pool_create(&q, &bad), UP_EINVAL);
+    bad.size = sizeof bad; /* every field garbage but the size */
+    EXPECT(up_pool_create(&q, &bad), UP_EINVAL);
+    bad = cfg;
+    bad.size = 0; /* not made by up_config_init */
+    EXPECT(up_pool_create(&q, &bad), UP_EINVAL);
+    EXPECT(up_config_validate(&bad), UP_EINVAL);
+    EXPECT(up_config_init_sized(&bad, 0), UP_EINVAL);
     still_works(p);
 
     /* Submits. */
