@@ -61,7 +61,7 @@ static int farm_run(mb_farm_job *job, uint64_t *items, uint64_t *chunks, void *a
 {
     up_ctx *c = arg;
     c->job = job;
-    up_mpi_report rep;
+    up_mpi_report rep = UP_MPI_REPORT();
     up_mpi_opts o;
     up_mpi_opts_init(&o);
     o.schedule = c->schedule;
