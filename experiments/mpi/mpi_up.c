@@ -61,7 +61,7 @@ static int farm_run(mb_farm_job *job, uint64_t *items, uint64_t *chunks, void *a
 {
     up_ctx *c = arg;
     c->job = job;
-    up_mpi_report rep;
+    up_mpi_report rep = UP_MPI_REPORT();
     up_mpi_opts o;
     up_mpi_opts_init(&o);
     o.schedule = c->schedule;
@@ -89,7 +89,7 @@ static void trivial(void *arg, uint64_t first, uint64_t ntasks, uint64_t grain, 
     c->grain = grain;
     c->first = first;
     atomic_store(&c->sum, 0);
-    up_for_opts o = {UP_SCHED_STATIC, 0, 0};
+    up_for_opts o = UP_FOR_OPTS(.schedule = UP_SCHED_STATIC);
     up_parallel_for(c->pool, 0, (int64_t)ntasks, &o, trivial_body, c);
     *sum = atomic_load(&c->sum);
 }
@@ -107,7 +107,7 @@ static void step(void *arg, const uint64_t *prev, uint64_t *cur, int ncols, uint
     c->grain = grain;
     c->prev = prev;
     c->cur = cur;
-    up_for_opts o = {UP_SCHED_STATIC, 0, 0};
+    up_for_opts o = UP_FOR_OPTS(.schedule = UP_SCHED_STATIC);
     up_parallel_for(c->pool, 1, (int64_t)ncols + 1, &o, step_body, c);
 }
 
@@ -193,7 +193,7 @@ static void region(void *arg)
 {
     up_ctx *c = arg;
     mb_metg_job *j = c->mjob;
-    up_for_opts o = {UP_SCHED_STATIC, 0, 0};
+    up_for_opts o = UP_FOR_OPTS(.schedule = UP_SCHED_STATIC);
     for (uint64_t t = 0; t < j->steps; t++) {
         if (!j->stencil) {
             int64_t first = (int64_t)(t * (uint64_t)j->width + (uint64_t)j->c0);

@@ -146,7 +146,7 @@ static void epcc_region(void *p)
     }
     case PAR_EPCC_TASKLOOP:
         if (up_single()) {
-            up_taskloop_opts o = {.grainsize = 1};
+            up_taskloop_opts o = UP_TASKLOOP_OPTS(.grainsize = 1);
             up_taskloop(0, (int64_t)c->innerreps * threads, &o, delay_range, c);
         }
         break;

@@ -56,7 +56,7 @@ static void taskloop(const char *who, void (*fn)(void *), void *data, void (*cpy
     } else if (gomp_cancelled_here(th)) {
         return;
     }
-    up_task_opts opts = {0};
+    up_task_opts opts = UP_TASK_OPTS();
     opts.undeferred = !(flags & GOMP_TASK_FLAG_IF);
     opts.final = (flags & GOMP_TASK_FLAG_FINAL) != 0;
     opts.priority = priority > 0 ? priority : 0;

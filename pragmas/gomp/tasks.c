@@ -271,7 +271,7 @@ GOMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, vo
     /* A cancelled region or taskgroup starts no new task. */
     if (gomp_cancelled_here(th))
         return;
-    up_task_opts opts = {0};
+    up_task_opts opts = UP_TASK_OPTS();
     opts.undeferred = !if_clause;
     opts.final = (flags & GOMP_TASK_FLAG_FINAL) != 0;
     if ((flags & GOMP_TASK_FLAG_PRIORITY) && priority > 0)
@@ -303,7 +303,7 @@ GOMP_API void GOMP_taskwait_depend(void **depend)
         return;
     par_task t;
     memset(&t, 0, sizeof t);
-    up_task_opts opts = {0};
+    up_task_opts opts = UP_TASK_OPTS();
     opts.undeferred = 1;
     int rc = gomp_task_create("GOMP_taskwait_depend", no_op, &t, &opts, depend);
     if (rc != UP_OK)

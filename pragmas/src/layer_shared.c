@@ -59,3 +59,8 @@ int up__parse_bool(const char *s, int *out) { return up_layer_parse_bool(s, out)
 void up__set_print_hook(void (*fn)(FILE *f)) { up_layer_set_print_hook(fn); }
 
 const char *up__env(const char *name) { return up_layer_env(name); }
+
+int up__struct_in(const char *who, const up__struct_kind *k, const void *in, void *out)
+{
+    return up_layer_struct_in(who, k, in, out);
+}

@@ -304,12 +304,22 @@ void *par_ws_data(par_ws_iter *it, size_t size, void (*init)(void *block, void *
     return p;
 }
 
-/* The arguments of loop call who: UP_OK, or UP_EINVAL with the reason in
- * up_last_error(). UP_SCHED_RUNTIME becomes the schedule and chunk that
- * UP_SCHEDULE or OMP_SCHEDULE say (env.c), whatever o's chunk; it fails
- * while a variable of the layer is malformed, as regions do. */
-static int loop_args(const char *who, int has_body, up_for_opts *o)
+/* up_for_opts as this library reads it: 1.0's layout ends at nowait, a
+ * name that never changes (abi_struct.h). */
+static const up__struct_kind for_opts_kind =
+    UP__STRUCT_KIND(up_for_opts, nowait, "UP_FOR_OPTS(...)");
+
+/* The arguments of loop call who, with its options opts (NULL: the
+ * defaults) read into o in this library's layout: UP_OK, or UP_EINVAL with
+ * the reason in up_last_error(). UP_SCHED_RUNTIME becomes the schedule and
+ * chunk that UP_SCHEDULE or OMP_SCHEDULE say (env.c), whatever o's chunk;
+ * it fails while a variable of the layer is malformed, as regions do. */
+static int loop_args(const char *who, int has_body, const up_for_opts *opts, up_for_opts *o)
 {
+    if (!opts)
+        *o = UP_FOR_OPTS();
+    else if (up__struct_in(who, &for_opts_kind, opts, o) != UP_OK)
+        return UP_EINVAL;
     if (has_body && o->schedule == UP_SCHED_RUNTIME) {
         const par_env *env = par_env_get();
         if (env->bad) {
@@ -412,8 +422,8 @@ static void flat1d_body(uint64_t b, uint64_t e, void *p)
 
 int up_for(int64_t lo, int64_t hi, const up_for_opts *opts, up_range_fn body, void *ctx)
 {
-    up_for_opts o = opts ? *opts : (up_for_opts){UP_SCHED_STATIC, 0, 0};
-    int rc = loop_args("up_for", body != NULL, &o);
+    up_for_opts o;
+    int rc = loop_args("up_for", body != NULL, opts, &o);
     if (rc == UP_OK)
         rc = par_backend_check("up_for");
     if (rc != UP_OK)
@@ -462,8 +472,8 @@ static void rows_body(uint64_t a, uint64_t b, void *p)
 int up_for_2d(int64_t ilo, int64_t ihi, int64_t jlo, int64_t jhi, const up_for_opts *opts,
               up_range2d_fn body, void *ctx)
 {
-    up_for_opts o = opts ? *opts : (up_for_opts){UP_SCHED_STATIC, 0, 0};
-    int rc = loop_args("up_for_2d", body != NULL, &o);
+    up_for_opts o;
+    int rc = loop_args("up_for_2d", body != NULL, opts, &o);
     if (rc == UP_OK)
         rc = par_backend_check("up_for_2d");
     if (rc != UP_OK)
@@ -500,8 +510,8 @@ static void pfor_region(void *p)
 int up_parallel_for(up_pool *pool, int64_t lo, int64_t hi, const up_for_opts *opts,
                     up_range_fn body, void *ctx)
 {
-    pfor a = {lo, hi, opts ? *opts : (up_for_opts){UP_SCHED_STATIC, 0, 0}, body, ctx};
-    int rc = loop_args("up_parallel_for", body != NULL, &a.opts);
+    pfor a = {.lo = lo, .hi = hi, .body = body, .ctx = ctx};
+    int rc = loop_args("up_parallel_for", body != NULL, opts, &a.opts);
     if (rc != UP_OK)
         return rc;
     return renamed(up_parallel(pool, 0, pfor_region, &a), "up_parallel_for", "up_parallel");
@@ -619,23 +629,31 @@ static void tloop_task(void *p)
 
 static void tloop_group(void *p) { tloop_task(p); }
 
+/* up_taskloop_opts as this library reads it: 1.0's layout ends at
+ * nogroup (abi_struct.h). */
+static const up__struct_kind taskloop_opts_kind =
+    UP__STRUCT_KIND(up_taskloop_opts, nogroup, "UP_TASKLOOP_OPTS(...)");
+
 int up_taskloop(int64_t lo, int64_t hi, const up_taskloop_opts *opts, up_range_fn body, void *ctx)
 {
-    if (!body || (opts && (opts->grainsize < 0 || opts->num_tasks < 0))) {
+    up_taskloop_opts o = UP_TASKLOOP_OPTS();
+    if (opts && up__struct_in("up_taskloop", &taskloop_opts_kind, opts, &o) != UP_OK)
+        return UP_EINVAL;
+    if (!body || o.grainsize < 0 || o.num_tasks < 0) {
         if (!body)
             up__set_error("up_taskloop: body is NULL");
         else
             up__set_error("up_taskloop: grainsize %lld or num_tasks %lld is negative",
-                          (long long)opts->grainsize, (long long)opts->num_tasks);
+                          (long long)o.grainsize, (long long)o.num_tasks);
         return UP_EINVAL;
     }
     uint64_t n = count_of(lo, hi), k;
     if (n == 0)
         return UP_OK;
-    if (opts && opts->grainsize)
-        k = n / (uint64_t)opts->grainsize;
-    else if (opts && opts->num_tasks)
-        k = (uint64_t)opts->num_tasks;
+    if (o.grainsize)
+        k = n / (uint64_t)o.grainsize;
+    else if (o.num_tasks)
+        k = (uint64_t)o.num_tasks;
     else
         k = 4 * (uint64_t)up_num_threads();
     if (k > n)
@@ -643,7 +661,7 @@ int up_taskloop(int64_t lo, int64_t hi, const up_taskloop_opts *opts, up_range_f
     if (k < 1)
         k = 1;
     tloop root = {lo, hi, k, body, ctx};
-    if (opts && opts->nogroup) /* the current task waits at its next taskwait or end */
+    if (o.nogroup) /* the current task waits at its next taskwait or end */
         return renamed(up_task_copy(tloop_task, &root, sizeof root, NULL), "up_taskloop",
                        "up_task_copy");
     return renamed(up_taskgroup(tloop_group, &root), "up_taskloop", "up_taskgroup");

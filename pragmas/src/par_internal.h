@@ -356,7 +356,9 @@ extern _Thread_local par_thread *par_tls;
 /* tasks.c */
 void par_run_task(par_thread *th, par_task *t);
 /* Creates a task of the current frame (up_task's and the GOMP ABI's one
- * path): proto's payload, fn, opts and dependencies as up_task_deps. */
+ * path): proto's payload, fn, opts and dependencies as up_task_deps. opts
+ * is NULL or in this library's layout: the public calls read the
+ * program's into it first (abi_struct.h), and the GOMP ABI makes its own. */
 int par_task_create(const char *who, up_fn fn, const par_task *proto, const up_task_opts *opts,
                     const up_dep *deps, size_t ndeps);
 /* The current frame of th (a root frame outside any region). */

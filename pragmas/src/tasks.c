@@ -921,10 +921,34 @@ int par_task_create(const char *who, up_fn fn, const par_task *proto, const up_t
     return UP_OK;
 }
 
+/* up_task_opts as this library reads it: 1.0's layout ends at final, a
+ * name that never changes (abi_struct.h). */
+static const up__struct_kind task_opts_kind =
+    UP__STRUCT_KIND(up_task_opts, final, "UP_TASK_OPTS(...)");
+
+/* The program's options of task call who read into *local, in this
+ * library's layout: *use is local, or NULL for no options (NULL).
+ * UP_EINVAL, with the reason in up_last_error(), for a struct refused. */
+static int task_opts(const char *who, const up_task_opts *opts, up_task_opts *local,
+                     const up_task_opts **use)
+{
+    *use = NULL;
+    if (!opts)
+        return UP_OK;
+    if (up__struct_in(who, &task_opts_kind, opts, local) != UP_OK)
+        return UP_EINVAL;
+    *use = local;
+    return UP_OK;
+}
+
 /* Everything but the fast path, kept out of line so that the fast path
  * stays a handful of instructions without a stack frame to set up. */
-static PAR_NOINLINE int task_slow(up_fn fn, void *arg, const up_task_opts *opts)
+static PAR_NOINLINE int task_slow(up_fn fn, void *arg, const up_task_opts *in)
 {
+    up_task_opts local;
+    const up_task_opts *opts;
+    if (task_opts("up_task", in, &local, &opts) != UP_OK)
+        return UP_EINVAL;
     /* On an OpenMP backend, the common case goes straight to its plain
      * task, with no task description built for it. */
     const up_omp_ops *omp = !opts && fn ? par_omp() : NULL;
@@ -1013,9 +1037,13 @@ static int task_args(const char *who, up_fn fn, int copy, const void *payload, s
     return UP_EINVAL;
 }
 
-int up_task_copy(up_fn fn, const void *payload, size_t size, const up_task_opts *opts)
+int up_task_copy(up_fn fn, const void *payload, size_t size, const up_task_opts *in)
 {
+    up_task_opts local;
+    const up_task_opts *opts;
     int rc = task_args("up_task_copy", fn, 1, payload, size, NULL, 0);
+    if (rc == UP_OK)
+        rc = task_opts("up_task_copy", in, &local, &opts);
     if (rc != UP_OK)
         return rc;
     par_task t;
@@ -1025,9 +1053,13 @@ int up_task_copy(up_fn fn, const void *payload, size_t size, const up_task_opts 
     return par_task_create("up_task_copy", fn, &t, opts, NULL, 0);
 }
 
-int up_task_deps(up_fn fn, void *arg, const up_dep *deps, size_t ndeps, const up_task_opts *opts)
+int up_task_deps(up_fn fn, void *arg, const up_dep *deps, size_t ndeps, const up_task_opts *in)
 {
+    up_task_opts local;
+    const up_task_opts *opts;
     int rc = task_args("up_task_deps", fn, 0, NULL, 0, deps, ndeps);
+    if (rc == UP_OK)
+        rc = task_opts("up_task_deps", in, &local, &opts);
     if (rc != UP_OK)
         return rc;
     par_task t;
@@ -1037,9 +1069,13 @@ int up_task_deps(up_fn fn, void *arg, const up_dep *deps, size_t ndeps, const up
 }
 
 int up_task_deps_copy(up_fn fn, const void *payload, size_t size, const up_dep *deps, size_t ndeps,
-                      const up_task_opts *opts)
+                      const up_task_opts *in)
 {
+    up_task_opts local;
+    const up_task_opts *opts;
     int rc = task_args("up_task_deps_copy", fn, 1, payload, size, deps, ndeps);
+    if (rc == UP_OK)
+        rc = task_opts("up_task_deps_copy", in, &local, &opts);
     if (rc != UP_OK)
         return rc;
     par_task t;

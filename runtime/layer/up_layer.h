@@ -69,6 +69,15 @@ int up__parse_duration(const char *s, uint64_t *out);
  * with the same printf-style call the runtime uses. */
 void up__set_error(const char *fmt, ...);
 
+/* The structs a later version will grow (abi_struct.h): the layer reads
+ * its option structs (up_for_opts, up_task_opts, up_taskloop_opts) with
+ * the runtime's up__struct_in, so that every library accepts and refuses
+ * a program's struct by the same rule and message. The MPI mode, a static
+ * library on the static runtime, also fills and writes its structs with
+ * up__struct_size, up__struct_init and up__struct_out; the shared parallel
+ * library reaches only up__struct_in (up_layer_abi.h). */
+#include "../src/abi_struct.h"
+
 /* The one bound on helping depth: a layer thread that runs tasks while it
  * waits enters each level with up__help_enter() (0 at the limit: then it
  * must not help) and leaves it with up__help_leave(), sharing the

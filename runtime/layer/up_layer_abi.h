@@ -54,5 +54,9 @@ UP_API int up_layer_parse_bool(const char *s, int *out);
 UP_API void up_layer_set_print_hook(void (*fn)(FILE *f));
 /* up_layer.h: up__env. */
 UP_API const char *up_layer_env(const char *name);
+/* up_layer.h: up__struct_in (abi_struct.h). */
+struct up__struct_kind;
+UP_API int up_layer_struct_in(const char *who, const struct up__struct_kind *k, const void *in,
+                              void *out);
 
 #endif

@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -459,16 +460,58 @@ static void mpi_combine(void *in, void *inout, int *len, MPI_Datatype *type)
                    (const unsigned char *)in + (size_t)i * r->size, r->ctx);
 }
 
-int up_mpi_opts_init(up_mpi_opts *opts)
+/* The structs of a farm as this library reads and writes them: 1.0's
+ * layouts end at report and at items_all, names that never change
+ * (abi_struct.h). */
+static const up__struct_kind opts_kind = UP__STRUCT_KIND(up_mpi_opts, report, "up_mpi_opts_init()");
+static const up__struct_kind report_kind =
+    UP__STRUCT_KIND(up_mpi_report, items_all, "UP_MPI_REPORT()");
+
+/* The defaults, in this library's layout. */
+static void opts_defaults(up_mpi_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    o->schedule = UP_MPI_GUIDED;
+    o->min_chunk = 1;
+}
+
+int up_mpi_opts_init_sized(up_mpi_opts *opts, size_t size)
 {
     if (!opts) {
         up__set_error("up_mpi_opts_init: opts is NULL");
         return UP_EINVAL;
     }
-    memset(opts, 0, sizeof *opts);
-    opts->schedule = UP_MPI_GUIDED;
-    opts->min_chunk = 1;
+    up_mpi_opts o;
+    opts_defaults(&o);
+    return up__struct_init("up_mpi_opts_init", &opts_kind, opts, size, &o);
+}
+
+/* The program's options (NULL: the defaults) into o, in this library's
+ * layout, and the size of the report they point to into *report_size:
+ * UP_OK, or UP_EINVAL with the reason in up_last_error() and o left with
+ * the defaults and no report (a refused struct is not read, nor written). */
+static int read_opts(const char *who, const up_mpi_opts *in, up_mpi_opts *o, size_t *report_size)
+{
+    opts_defaults(o);
+    *report_size = 0;
+    if (!in)
+        return UP_OK;
+    up_mpi_opts got;
+    if (up__struct_in(who, &opts_kind, in, &got) != UP_OK)
+        return UP_EINVAL;
+    if (got.report && up__struct_size(who, &report_kind, got.report, report_size) != UP_OK)
+        return UP_EINVAL;
+    *o = got;
     return UP_OK;
+}
+
+/* Writes rep, in this library's layout, to the program's report of
+ * report_size bytes (abi_struct.h); nothing when there is none. */
+static void write_report(const up_mpi_opts *o, size_t report_size, const up_mpi_report *rep)
+{
+    if (o->report)
+        up__struct_out(o->report, report_size, rep, sizeof *rep);
 }
 
 /* The silence that counts as death: the option, else
@@ -704,27 +747,35 @@ static int reduce_all(farm *f, MPI_Comm comm, up_mpi_combine combine, void *ctx,
 
 /* The report of a farm the ranks refused together (they compared notes,
  * and nothing ran): the status, no failing rank, no work. */
-static void fill_refusal(const up_mpi_opts *opts, int status)
+static void fill_refusal(const up_mpi_opts *o, size_t report_size, int status)
 {
-    if (!opts || !opts->report)
-        return;
-    memset(opts->report, 0, sizeof *opts->report);
-    opts->report->status = status;
-    opts->report->rank = -1;
+    up_mpi_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.status = status;
+    rep.rank = -1;
+    write_report(o, report_size, &rep);
 }
 
 static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_opts *opts_in,
                     up_mpi_body body, up_mpi_reduce_body rbody, up_mpi_combine combine, void *ctx,
                     void *result, size_t size)
 {
+    const char *who = rbody ? "up_mpi_reduce" : "up_mpi_for";
     up_mpi_opts o;
-    if (opts_in)
-        o = *opts_in;
-    else
-        up_mpi_opts_init(&o);
+    size_t report_size;
+    int read_rc = read_opts(who, opts_in, &o, &report_size);
+    char read_error[512];
+    snprintf(read_error, sizeof read_error, "%s", up_last_error());
     bool collective;
     uint64_t silence = 1000000000u;
     int local = check_args(user_comm, pool, n, &o, body || rbody, &collective, &silence);
+    /* A refused struct is this rank's own bad argument, agreed on with the
+     * others as the rest are; the checks that forbid talking to them come
+     * first. */
+    if (collective && local == UP_OK && read_rc != UP_OK) {
+        up__set_error("%s", read_error);
+        local = read_rc;
+    }
     if (local == UP_OK && rbody && (!combine || !result || size == 0 || size > INT_MAX)) {
         up__set_error("up_mpi_reduce: combine or result is NULL, or size %zu is not 1 .. INT_MAX",
                       size);
@@ -755,7 +806,7 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
     if ((rc = agree(comm, n, &o, rbody ? size : 0, &silence, local)) != UP_OK) {
         free(all);
         MPI_Comm_free(&comm);
-        fill_refusal(&o, rc);
+        fill_refusal(&o, report_size, rc);
         return rc;
     }
 
@@ -791,7 +842,7 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
         free(f.accs);
         free(f.running);
         MPI_Comm_free(&comm);
-        fill_refusal(&o, rc);
+        fill_refusal(&o, report_size, rc);
         return rc;
     }
     if (f.schedule == UP_MPI_STATIC) {
@@ -863,18 +914,17 @@ static int farm_run(MPI_Comm user_comm, up_pool *pool, uint64_t n, const up_mpi_
     up__ledger_close(&l);
     if (status == UP_OK && rbody)
         status = reduce_all(&f, comm, combine, ctx, result);
-    if (o.report) {
-        up_mpi_report *rep = o.report;
-        memset(rep, 0, sizeof *rep);
-        rep->status = status;
-        rep->rank = v.fail_rank;
-        rep->body_code = v.fail_rank >= 0 ? (int)(int64_t)v.fail.body_code : 0;
-        rep->begin = v.fail.begin;
-        rep->end = v.fail.end;
-        rep->items = f.items;
-        rep->chunks = c.chunks;
-        rep->items_all = v.items_all;
-    }
+    up_mpi_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.status = status;
+    rep.rank = v.fail_rank;
+    rep.body_code = v.fail_rank >= 0 ? (int)(int64_t)v.fail.body_code : 0;
+    rep.begin = v.fail.begin;
+    rep.end = v.fail.end;
+    rep.items = f.items;
+    rep.chunks = c.chunks;
+    rep.items_all = v.items_all;
+    write_report(&o, report_size, &rep);
     free(f.accs);
     free(f.running);
     pthread_cond_destroy(&f.have);

@@ -17,6 +17,7 @@
 
 #include <ultrapool/version.h>
 
+#include "abi_struct.h"
 #include "config.h"
 #include "env_registry.h"
 #include "pool_internal.h"
@@ -334,6 +335,7 @@ static int apply_omp_option(up_config *cfg, const option *o)
 static void defaults(up_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
+    cfg->size = sizeof *cfg;
     cfg->shards = 0;
     cfg->shard_min_workers = 1;
     cfg->shard_max_workers = 1024;
@@ -454,12 +456,27 @@ static pthread_once_t names_checked = PTHREAD_ONCE_INIT;
 
 static void check_process_names(void) { (void)up__env_check_names(process_environ(), stderr); }
 
-int up_config_init(up_config *cfg)
+/* up_config as this library reads it: 1.0's layout ends at hook_ctx, a
+ * name that never changes (abi_struct.h). */
+static const up__struct_kind config_kind = UP__STRUCT_KIND(up_config, hook_ctx, "up_config_init()");
+
+int up__config_read(const char *who, const up_config *in, up_config *out)
 {
-    if (!cfg) {
+    if (up__struct_in(who, &config_kind, in, out) == UP_OK)
+        return UP_OK;
+    fprintf(stderr, "ultrapool: %s\n", up_last_error()); /* as up__config_error */
+    return UP_EINVAL;
+}
+
+int up_config_init_sized(up_config *out, size_t size)
+{
+    if (!out) {
         up__set_error("up_config_init: cfg is NULL");
         return UP_EINVAL;
     }
+    /* Filled in the library's own layout, then handed over in the
+     * program's size (abi_struct.h). */
+    up_config full, *cfg = &full;
     /* Once per process, not per pool: the environment rarely changes, and
      * a program that creates many pools should not repeat the warning. */
     pthread_once(&names_checked, check_process_names);
@@ -487,6 +504,8 @@ int up_config_init(up_config *cfg)
             up__omp_warn(flag_vars[i], err); /* as apply_omp_option */
         }
     }
+    if (up__struct_init("up_config_init", &config_kind, out, size, cfg) != UP_OK)
+        return UP_EINVAL;
     if (rc != UP_OK)
         up__set_error("%s", first); /* report the first problem */
     return rc;
@@ -494,12 +513,20 @@ int up_config_init(up_config *cfg)
 
 /* ---- validation ------------------------------------------------------- */
 
-int up_config_validate(const up_config *cfg)
+int up_config_validate(const up_config *in)
 {
-    if (!cfg) {
+    if (!in) {
         up__config_error("up_config_validate: cfg is NULL");
         return UP_EINVAL;
     }
+    up_config cfg;
+    if (up__config_read("up_config_validate", in, &cfg) != UP_OK)
+        return UP_EINVAL;
+    return up__config_check(&cfg);
+}
+
+int up__config_check(const up_config *cfg)
+{
     for (size_t i = 0; i < NOPTIONS; i++) {
         const option *o = &options[i];
         uint64_t v = get_field(cfg, o);

@@ -33,6 +33,14 @@ void up__format_size(uint64_t bytes, char *buf, size_t size);
  * malformed; up_config_init reports a malformed one). */
 int up__env_flag(const char *name);
 
+/* The program's configuration in, read into out in this library's layout
+ * (abi_struct.h): UP_OK, or UP_EINVAL with the reason, "who: ...", in
+ * up_last_error() and on stderr (a cfg not made by up_config_init, or one
+ * setting fields this library lacks). */
+int up__config_read(const char *who, const up_config *in, up_config *out);
+/* up_config_validate's checks of a configuration already read. */
+int up__config_check(const up_config *cfg);
+
 /* Sets up_last_error() and prints the message on stderr: for the errors
  * of a configuration, which a program may not check. */
 void up__config_error(const char *fmt, ...)

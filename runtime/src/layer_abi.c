@@ -55,3 +55,8 @@ int up_layer_parse_bool(const char *s, int *out) { return up__parse_bool(s, out)
 void up_layer_set_print_hook(void (*fn)(FILE *f)) { up__set_print_hook(fn); }
 
 const char *up_layer_env(const char *name) { return up__env(name); }
+
+int up_layer_struct_in(const char *who, const struct up__struct_kind *k, const void *in, void *out)
+{
+    return up__struct_in(who, k, in, out);
+}

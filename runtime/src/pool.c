@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi_struct.h"
 #include "clock.h"
 #include "config.h"
 #include "pool_internal.h"
@@ -95,14 +96,10 @@ int up_pool_create(up_pool **out, const up_config *cfg_in)
     }
     *out = NULL;
     up_config cfg;
-    if (cfg_in) {
-        cfg = *cfg_in;
-    } else {
-        int rc = up_config_init(&cfg);
-        if (rc != UP_OK)
-            return rc;
-    }
-    int rc = up_config_validate(&cfg);
+    int rc = cfg_in ? up__config_read("up_pool_create", cfg_in, &cfg) : up_config_init(&cfg);
+    if (rc != UP_OK)
+        return rc;
+    rc = up__config_check(&cfg);
     if (rc != UP_OK)
         return rc;
 
@@ -418,26 +415,30 @@ static void add_pool(up_pool *p, up_stats *out)
     out->parks += up__load_relaxed(&p->layer_parks);
 }
 
-void up_pool_stats(const up_pool *cp, up_stats *out)
+/* The counters are gathered in the library's up_stats, then written in
+ * the program's size (abi_struct.h). */
+void up_pool_stats_sized(const up_pool *cp, up_stats *out, size_t size)
 {
     if (!out)
         return;
-    memset(out, 0, sizeof *out);
-    if (!cp)
-        return;
-    up_pool *p = (up_pool *)cp; /* counters are atomics; reading them is const in spirit */
-    for (unsigned i = 0; i < p->nshards; i++)
-        add_shard_executed(&p->shards[i], out);
-    for (unsigned i = 0; i < p->nshards; i++)
-        add_shard_submitted(&p->shards[i], out);
-    add_pool(p, out);
-    out->workers = up__load_relaxed(&p->workers);
-    up__wait_stats(p, out); /* after the executed counts: it adds to submitted */
-    /* Executed is read first and counts only tasks counted submitted. */
-    up__assert_internal(out->executed <= out->submitted);
+    up_stats st;
+    memset(&st, 0, sizeof st);
+    if (cp) {
+        up_pool *p = (up_pool *)cp; /* counters are atomics; reading them is const in spirit */
+        for (unsigned i = 0; i < p->nshards; i++)
+            add_shard_executed(&p->shards[i], &st);
+        for (unsigned i = 0; i < p->nshards; i++)
+            add_shard_submitted(&p->shards[i], &st);
+        add_pool(p, &st);
+        st.workers = up__load_relaxed(&p->workers);
+        up__wait_stats(p, &st); /* after the executed counts: it adds to submitted */
+        /* Executed is read first and counts only tasks counted submitted. */
+        up__assert_internal(st.executed <= st.submitted);
+    }
+    up__struct_out(out, size, &st, sizeof st);
 }
 
-int up_pool_shard_stats(const up_pool *cp, unsigned shard, up_stats *out)
+int up_pool_shard_stats_sized(const up_pool *cp, unsigned shard, up_stats *out, size_t size)
 {
     if (!out || !cp || shard >= cp->nshards) {
         up__set_error("shard_stats: %s", !out  ? "out is NULL"
@@ -445,11 +446,13 @@ int up_pool_shard_stats(const up_pool *cp, unsigned shard, up_stats *out)
                                                : "no such shard");
         return UP_EINVAL;
     }
-    memset(out, 0, sizeof *out);
+    up_stats st;
+    memset(&st, 0, sizeof st);
     up_pool *p = (up_pool *)cp;
-    add_shard_executed(&p->shards[shard], out);
-    add_shard_submitted(&p->shards[shard], out);
-    add_pool(p, out);
+    add_shard_executed(&p->shards[shard], &st);
+    add_shard_submitted(&p->shards[shard], &st);
+    add_pool(p, &st);
+    up__struct_out(out, size, &st, sizeof st);
     return UP_OK;
 }
 

@@ -253,12 +253,12 @@ static loop_log dyn, gd, whole;
 static void loops_region(void *arg)
 {
     (void)arg;
-    up_for_opts o = {UP_SCHED_DYNAMIC, 7, 0};
+    up_for_opts o = UP_FOR_OPTS(.schedule = UP_SCHED_DYNAMIC, .chunk = 7);
     CHECK_EQ(up_for(-3, 1000, &o, dyn_body, &dyn), UP_OK);
-    o = (up_for_opts){UP_SCHED_GUIDED, 5, 0};
+    o = UP_FOR_OPTS(.schedule = UP_SCHED_GUIDED, .chunk = 5);
     CHECK_EQ(up_for(-3, 1000, &o, guided_body, &gd), UP_OK);
     /* 2^64 - 1 iterations: one body call per chunk, or this never ends. */
-    o = (up_for_opts){UP_SCHED_GUIDED, 0, 0};
+    o = UP_FOR_OPTS(.schedule = UP_SCHED_GUIDED);
     CHECK_EQ(up_for(INT64_MIN, INT64_MAX, &o, guided_body, &whole), UP_OK);
 }
 
@@ -277,7 +277,7 @@ static void tl_body(int64_t lo, int64_t hi, void *ctx)
 static void start_taskloop(void)
 {
     /* Returns before the chunks run; its frame is gone when they do. */
-    up_taskloop_opts lo = {0, 25, 1};
+    up_taskloop_opts lo = UP_TASKLOOP_OPTS(.num_tasks = 25, .nogroup = 1);
     CHECK_EQ(up_taskloop(0, 1000, &lo, tl_body, NULL), UP_OK);
 }
 

@@ -48,7 +48,7 @@ static void check_cover(uint64_t n, const up_mpi_opts *opts, const char *what)
 {
     cover c = {calloc(n ? n : 1, 1), 0, 0};
     CHECK(c.hits);
-    up_mpi_report rep;
+    up_mpi_report rep = UP_MPI_REPORT();
     up_mpi_opts o = *opts;
     o.report = &rep;
     int rc = up_mpi_for(MPI_COMM_WORLD, pool, n, &o, mark, &c);
@@ -182,7 +182,7 @@ static int fail_at(uint64_t begin, uint64_t end, void *ctx)
 static void test_failure(uint64_t n)
 {
     failing f = {n / 3, 0};
-    up_mpi_report rep;
+    up_mpi_report rep = UP_MPI_REPORT();
     up_mpi_opts o;
     up_mpi_opts_init(&o);
     o.report = &rep;
@@ -273,7 +273,7 @@ static void test_failure_prompt(void)
     uint64_t n = (uint64_t)size * PROMPT_FAIL + 4 * allowed;
     prompt p = {calloc(n, sizeof(uint64_t)), 0, 0, 0, size - 1};
     CHECK(p.starts);
-    up_mpi_report rep;
+    up_mpi_report rep = UP_MPI_REPORT();
     up_mpi_opts o;
     up_mpi_opts_init(&o);
     o.report = &rep;
@@ -340,7 +340,7 @@ static int slow(uint64_t begin, uint64_t end, void *ctx)
 
 static void test_timeout(void)
 {
-    up_mpi_report rep;
+    up_mpi_report rep = UP_MPI_REPORT();
     up_mpi_opts o;
     up_mpi_opts_init(&o);
     o.report = &rep;
@@ -369,7 +369,7 @@ static int check_huge(uint64_t begin, uint64_t end, void *ctx)
 
 static void test_huge(void)
 {
-    up_mpi_report rep;
+    up_mpi_report rep = UP_MPI_REPORT();
     up_mpi_opts o;
     up_mpi_opts_init(&o);
     o.report = &rep;
@@ -412,7 +412,7 @@ static void test_full_queue(void)
         while (up_submit(full, test_gate_task, &gate) == UP_OK)
             ;
     }
-    up_mpi_report rep;
+    up_mpi_report rep = UP_MPI_REPORT();
     up_mpi_opts o;
     up_mpi_opts_init(&o);
     o.report = &rep;
@@ -457,6 +457,7 @@ static void test_bad_args(void)
         /* The ranks compared notes: the report is filled, on every rank. */
         up_mpi_report rep;
         memset(&rep, 0x5a, sizeof rep);
+        rep.size = sizeof rep;
         o.report = &rep;
         CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 8 + (uint64_t)rank, &o, mark, &c), UP_EINVAL);
         CHECK(strstr(up_last_error(), "disagree on n") != NULL);
@@ -468,6 +469,7 @@ static void test_bad_args(void)
         CHECK_EQ(rep.chunks, 0);
         CHECK_EQ(rep.items, 0);
         CHECK_EQ(rep.items_all, 0);
+        CHECK_EQ(rep.size, sizeof rep);
         o.report = NULL;
         o.timeout_ns = rank == 0 ? 0 : 5000000000u;
         CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, mark, &c), UP_EINVAL);
@@ -483,7 +485,7 @@ static void test_bad_args(void)
     o.min_chunk = UINT64_C(1) << 63;
     for (int i = 0; i < 16; i++)
         c.hits[i] = 0;
-    up_mpi_report rep;
+    up_mpi_report rep = UP_MPI_REPORT();
     o.report = &rep;
     CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 100, &o, check_huge, NULL), UP_OK);
     CHECK_EQ(rep.items_all, 100);
@@ -505,6 +507,21 @@ static void test_bad_args(void)
     o.heartbeat_timeout_ns = 9999999; /* under 10 ms */
     CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, mark, &c), UP_EINVAL);
     o.heartbeat_timeout_ns = 0;
+    /* Options not made by up_mpi_opts_init (size 0) on one rank fail every
+     * rank; so does a report not made by UP_MPI_REPORT, which is left as
+     * it was. */
+    up_mpi_opts unsized = o;
+    unsized.size = 0;
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, rank == 0 ? &unsized : &o, mark, &c), UP_EINVAL);
+    if (rank == 0)
+        CHECK(strstr(up_last_error(), "up_mpi_opts_init()") != NULL);
+    up_mpi_report bare = {0};
+    o.report = &bare;
+    CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 16, &o, mark, &c), UP_EINVAL);
+    CHECK(strstr(up_last_error(), "UP_MPI_REPORT()") != NULL);
+    CHECK_EQ(bare.size, 0);
+    CHECK_EQ(bare.status, 0);
+    o.report = NULL;
     /* A malformed variable on one rank fails every rank. */
     if (rank == 0)
         setenv("UP_MPI_HEARTBEAT_TIMEOUT", "2 seconds", 1);
@@ -678,7 +695,7 @@ int main(int argc, char **argv)
     up_pool_stop_and_wait(pool);
     /* A stopped pool runs nothing here; the other ranks still finish. */
     cover c = {calloc(100, 1), 0, 0};
-    up_mpi_report rep;
+    up_mpi_report rep = UP_MPI_REPORT();
     up_mpi_opts_init(&o);
     o.report = &rep;
     CHECK_EQ(up_mpi_for(MPI_COMM_WORLD, pool, 100, &o, mark, &c), UP_ESTOPPED);

@@ -76,8 +76,15 @@ int main(void)
     bad.stack_size = 1;
     EXPECT(up_pool_create(&q, &bad), UP_EINVAL);
     bad = cfg;
-    memset(&bad, 0xA5, sizeof bad); /* every field garbage */
+    memset(&bad, 0xA5, sizeof bad); /* every field garbage, the size too */
     EXPECT(up_pool_create(&q, &bad), UP_EINVAL);
+    bad.size = sizeof bad; /* every field garbage but the size */
+    EXPECT(up_pool_create(&q, &bad), UP_EINVAL);
+    bad = cfg;
+    bad.size = 0; /* not made by up_config_init */
+    EXPECT(up_pool_create(&q, &bad), UP_EINVAL);
+    EXPECT(up_config_validate(&bad), UP_EINVAL);
+    EXPECT(up_config_init_sized(&bad, 0), UP_EINVAL);
     still_works(p);
 
     /* Submits. */
@@ -125,7 +132,7 @@ int main(void)
     EXPECT(up_parallel(p, 2, NULL, NULL), UP_EINVAL);
     EXPECT(up_parallel(p, 1u << 30, (up_fn)task, NULL), UP_EINVAL);
     EXPECT(up_for(0, 10, NULL, NULL, NULL), UP_EINVAL);
-    up_for_opts fo = {UP_SCHED_DYNAMIC, -5, 0};
+    up_for_opts fo = UP_FOR_OPTS(.schedule = UP_SCHED_DYNAMIC, .chunk = -5);
     EXPECT(up_for(0, 10, &fo, range, NULL), UP_EINVAL);
     EXPECT(up_for_2d(0, 1, 0, 1, NULL, NULL, NULL), UP_EINVAL);
     EXPECT(up_parallel_for(p, 0, 10, &fo, range, NULL), UP_EINVAL);
@@ -142,7 +149,7 @@ int main(void)
     up_dep d = {&v, (up_dep_kind)99};
     EXPECT(up_task_deps(task, NULL, &d, 1, NULL), UP_EINVAL);
     EXPECT(up_taskgroup(NULL, NULL), UP_EINVAL);
-    up_taskloop_opts lo = {-1, 0, 0};
+    up_taskloop_opts lo = UP_TASKLOOP_OPTS(.grainsize = -1);
     EXPECT(up_taskloop(0, 10, &lo, range, NULL), UP_EINVAL);
     EXPECT(up_taskloop(0, 10, NULL, NULL, NULL), UP_EINVAL);
     still_works(p);

@@ -90,7 +90,7 @@ static void run_round(unsigned char *sum)
     o.lanes = (unsigned)(test_rand(&rng) % 9);
     int reduce = (int)(test_rand(&rng) % 2);
     int stopped_rank = test_rand(&rng) % 8 == 0 ? (int)(test_rand(&rng) % (uint64_t)nranks) : -1;
-    up_mpi_report rep;
+    up_mpi_report rep = UP_MPI_REPORT();
     o.report = &rep;
 
     uint64_t prng = rng ^ (uint64_t)(rank + 1) * 0x2545f4914f6cdd1dull;

@@ -46,7 +46,7 @@ static void reg_task(void *arg)
     if (c.depth > 0) {
         reg_child k = {c.g, c.depth - 1};
         for (int i = 0; i < 2; i++) {
-            up_task_opts o = {.undeferred = i == 1 && c.depth == 1};
+            up_task_opts o = UP_TASK_OPTS(.undeferred = i == 1 && c.depth == 1);
             atomic_fetch_add(&c.g->made, 1);
             if (up_task_copy(reg_task, &k, sizeof k, &o) != UP_OK)
                 soak_fail("up_task_copy failed: %s", up_last_error());
@@ -87,7 +87,7 @@ static void reg_body(void *ctx)
         if (up_single()) {
             reg_child c = {g, 2};
             for (int i = 0; i < 8; i++) {
-                up_task_opts o = {.priority = i & 1, .final = i == 7};
+                up_task_opts o = UP_TASK_OPTS(.priority = i & 1, .final = i == 7);
                 atomic_fetch_add(&g->made, 1);
                 if ((rc = up_task_copy(reg_task, &c, sizeof c, &o)) != UP_OK)
                     break;
@@ -120,7 +120,10 @@ static void reg_body(void *ctx)
 
 void soak_op_region(uint64_t *rng)
 {
-    reg g = {.kind = (int)(test_rand(rng) % REG_KINDS), .n = (int64_t)(test_rand(rng) % 3000)};
+    reg g = {.kind = (int)(test_rand(rng) % REG_KINDS),
+             .n = (int64_t)(test_rand(rng) % 3000),
+             .fo = UP_FOR_OPTS(),
+             .lo = UP_TASKLOOP_OPTS()};
     g.fo.schedule = (up_schedule)(test_rand(rng) % 4);
     g.fo.chunk = (int64_t)(test_rand(rng) % 64);
     g.fo.nowait = (int)(test_rand(rng) & 1);

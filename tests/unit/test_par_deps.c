@@ -53,7 +53,7 @@ static void work(void *p)
 
 static void create(node *n)
 {
-    up_task_opts opts = {0, n->mode == 1, n->mode == 2};
+    up_task_opts opts = UP_TASK_OPTS(.undeferred = n->mode == 1, .final = n->mode == 2);
     CHECK_EQ(up_task_deps(work, n, n->deps, (size_t)n->ndeps, n->mode ? &opts : NULL), UP_OK);
     if (n->mode) { /* done, here, before the call returned */
         CHECK_GT(n->end, n->start);

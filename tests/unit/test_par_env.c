@@ -538,7 +538,7 @@ static void runtime_loop(void *ctx)
     (void)ctx;
     if (up_master())
         loop_team = look();
-    up_for_opts o = {UP_SCHED_RUNTIME, 7, 0}; /* the chunk 7 is ignored */
+    up_for_opts o = UP_FOR_OPTS(.schedule = UP_SCHED_RUNTIME, .chunk = 7); /* 7 is ignored */
     CHECK_EQ(up_for(0, ITERS, &o, chunk_body, NULL), UP_OK);
 }
 
@@ -645,7 +645,7 @@ static void case_bad(const char *var)
         CHECK_EQ(strstr(up_last_error(), "up_parallel_for: "), up_last_error());
     }
     CHECK_EQ(atomic_load(&region_ran), 0);
-    up_for_opts rt = {UP_SCHED_RUNTIME, 0, 0};
+    up_for_opts rt = UP_FOR_OPTS(.schedule = UP_SCHED_RUNTIME);
     CHECK_EQ(up_for(0, 10, &rt, nop_range, NULL), UP_EINVAL);
     CHECK(strstr(up_last_error(), var) != NULL);
     CHECK_EQ(up_for(0, 10, NULL, nop_range, NULL), UP_OK);
@@ -656,7 +656,7 @@ static void case_bad(const char *var)
 static void case_ignored(void)
 {
     case_threads(test_cpus());
-    up_for_opts rt = {UP_SCHED_RUNTIME, 0, 0};
+    up_for_opts rt = UP_FOR_OPTS(.schedule = UP_SCHED_RUNTIME);
     CHECK_EQ(up_for(0, 10, &rt, nop_range, NULL), UP_OK);
     CHECK_EQ(up_parallel_for(pool, 0, 10, &rt, nop_range, NULL), UP_OK);
 }

@@ -54,15 +54,27 @@ static void expect(int rc, int want, const char *name, int line)
         expect(rc_, want, name, __LINE__);                                                         \
     } while (0)
 
-static const up_for_opts bad_sched = {(up_schedule)7, 0, 0}, bad_chunk = {UP_SCHED_DYNAMIC, -1, 0};
-static const up_taskloop_opts bad_grain = {-1, 0, 0}, bad_ntasks = {0, -5, 0};
+/* Options with bad values (function-scope: the macros make compound
+ * literals, which a static initializer cannot take in ISO C). */
+#define BAD_SCHED  UP_FOR_OPTS(.schedule = (up_schedule)7)
+#define BAD_CHUNK  UP_FOR_OPTS(.schedule = UP_SCHED_DYNAMIC, .chunk = -1)
+#define BAD_GRAIN  UP_TASKLOOP_OPTS(.grainsize = -1)
+#define BAD_NTASKS UP_TASKLOOP_OPTS(.num_tasks = -5)
 static int cell;
 
 /* The calls that work inside a region as outside it. */
 static void local_calls(void)
 {
+    const up_for_opts bad_sched = BAD_SCHED, bad_chunk = BAD_CHUNK, unsized = {0};
+    const up_taskloop_opts bad_grain = BAD_GRAIN, bad_ntasks = BAD_NTASKS, tl_unsized = {0};
+    const up_task_opts t_unsized = {0};
     int64_t v = 0;
     EXPECT(up_for(0, 10, NULL, NULL, NULL), UP_EINVAL, "up_for");
+    EXPECT(up_for(0, 10, &unsized, body, NULL), UP_EINVAL, "up_for");
+    EXPECT(up_for_2d(0, 2, 0, 2, &unsized, body2d, NULL), UP_EINVAL, "up_for_2d");
+    EXPECT(up_taskloop(0, 10, &tl_unsized, body, NULL), UP_EINVAL, "up_taskloop");
+    EXPECT(up_task(task, NULL, &t_unsized), UP_EINVAL, "up_task");
+    EXPECT(up_task_copy(task, &v, sizeof v, &t_unsized), UP_EINVAL, "up_task_copy");
     EXPECT(up_for(0, 10, &bad_sched, body, NULL), UP_EINVAL, "up_for");
     EXPECT(up_for(0, 10, &bad_chunk, body, NULL), UP_EINVAL, "up_for");
     EXPECT(up_for_2d(0, 2, 0, 2, NULL, NULL, NULL), UP_EINVAL, "up_for_2d");
@@ -106,6 +118,7 @@ static void in_region(void *p)
 
 int main(void)
 {
+    const up_for_opts bad_sched = BAD_SCHED, bad_chunk = BAD_CHUNK, unsized = {0};
     CHECK_EQ(up_pool_create(&pool, NULL), UP_OK);
     CHECK_EQ(up_pool_create(&stopped, NULL), UP_OK);
     up_pool_stop_and_wait(stopped);
@@ -120,6 +133,7 @@ int main(void)
     EXPECT(up_parallel_for(pool, 0, 10, NULL, NULL, NULL), UP_EINVAL, "up_parallel_for");
     EXPECT(up_parallel_for(pool, 0, 10, &bad_sched, body, NULL), UP_EINVAL, "up_parallel_for");
     EXPECT(up_parallel_for(pool, 0, 10, &bad_chunk, body, NULL), UP_EINVAL, "up_parallel_for");
+    EXPECT(up_parallel_for(pool, 0, 10, &unsized, body, NULL), UP_EINVAL, "up_parallel_for");
     EXPECT(up_parallel(stopped, 1, region, NULL), UP_ESTOPPED, "up_parallel");
     EXPECT(up_parallel(stopped, 2, region, NULL), UP_ESTOPPED, "up_parallel");
     EXPECT(up_parallel_exact(stopped, 2, region, NULL), UP_ESTOPPED, "up_parallel_exact");

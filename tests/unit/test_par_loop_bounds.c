@@ -221,7 +221,8 @@ static void loops_region(void *p)
                         for (int k = 0; k < NLOOPS; k++)
                             reset(&sets[k], lo, hi);
                     up_barrier();
-                    up_for_opts o = {(up_schedule)sched, chunk, nowait};
+                    up_for_opts o = UP_FOR_OPTS(.schedule = (up_schedule)sched, .chunk = chunk,
+                                                .nowait = nowait);
                     for (int k = 0; k < (nowait ? NLOOPS : 1); k++)
                         CHECK_EQ(up_for(lo, hi, &o, body1d, &sets[k]), UP_OK);
                     up_barrier();
@@ -306,7 +307,7 @@ static void loops2d_region(void *p)
                     sets[0].ihi = cs->ihi;
                 }
                 up_barrier();
-                up_for_opts o = {(up_schedule)sched, chunk, 0};
+                up_for_opts o = UP_FOR_OPTS(.schedule = (up_schedule)sched, .chunk = chunk);
                 CHECK_EQ(up_for_2d(cs->ilo, cs->ihi, cs->jlo, cs->jhi, &o, body2d, &sets[0]),
                          UP_OK);
                 if (up_master())
@@ -345,7 +346,8 @@ static void taskloop_region(void *p)
                     continue;
                 if (up_single()) {
                     reset(&sets[0], lo, hi);
-                    up_taskloop_opts o = {grains[g], ntasks[t], 0};
+                    up_taskloop_opts o =
+                        UP_TASKLOOP_OPTS(.grainsize = grains[g], .num_tasks = ntasks[t]);
                     CHECK_EQ(up_taskloop(lo, hi, &o, body1d, &sets[0]), UP_OK);
                     check_taskloop(&sets[0], grains[g], grains[g] ? 0 : ntasks[t]);
                 }
@@ -471,7 +473,7 @@ static void parallel_for_test(void)
             if (chunks_of(s[k], chunk, span(ranges[r][0], ranges[r][1]), 64) > BUDGET)
                 continue;
             reset(&sets[0], ranges[r][0], ranges[r][1]);
-            up_for_opts o = {s[k], chunk, 0};
+            up_for_opts o = UP_FOR_OPTS(.schedule = s[k], .chunk = chunk);
             CHECK_EQ(up_parallel_for(pool, ranges[r][0], ranges[r][1], &o, body1d, &sets[0]),
                      UP_OK);
             /* The team size is not known here: check the tiling only. */

@@ -137,7 +137,7 @@ static void loops_test(up_schedule sched, int64_t chunk)
 {
     static loops l;
     memset(&l, 0, sizeof l);
-    l.opts = (up_for_opts){sched, chunk, 0};
+    l.opts = UP_FOR_OPTS(.schedule = sched, .chunk = chunk);
     CHECK_EQ(up_parallel(pool, 0, loops_region, &l), UP_OK);
     for (int i = 0; i < N; i++)
         CHECK_EQ(l.hits[i], 20);
@@ -179,7 +179,7 @@ static void ahead_region(void *p)
     (void)p;
     if (up_thread_num() == 0)
         test_sleep_ms(200);
-    up_for_opts o = {UP_SCHED_DYNAMIC, 1, 1};
+    up_for_opts o = UP_FOR_OPTS(.schedule = UP_SCHED_DYNAMIC, .chunk = 1, .nowait = 1);
     for (int k = 0; k < AHEAD_LOOPS; k++) {
         ahead_ctx c = {k};
         CHECK_EQ(up_for(0, AHEAD_N, &o, ahead_body, &c), UP_OK);
@@ -286,7 +286,7 @@ int main(void)
     ahead_test();
     for (int s = 0; s < 3; s++) {
         memset((void *)grid, 0, sizeof grid);
-        up_for_opts o = {scheds[s], s ? 5 : 0, 0};
+        up_for_opts o = UP_FOR_OPTS(.schedule = scheds[s], .chunk = s ? 5 : 0);
         CHECK_EQ(up_parallel(pool, 0, collapse_region, &o), UP_OK);
         for (int i = 0; i < 37; i++)
             for (int j = 0; j < 53; j++)
@@ -294,7 +294,7 @@ int main(void)
     }
     CHECK_EQ(up_parallel(pool, 3, user_region, NULL), UP_OK);
     CHECK_GE(atomic_load(&user_ok), 1);
-    up_for_opts dyn = {UP_SCHED_DYNAMIC, 100, 0};
+    up_for_opts dyn = UP_FOR_OPTS(.schedule = UP_SCHED_DYNAMIC, .chunk = 100);
     CHECK_EQ(up_parallel_for(pool, 0, 100000, &dyn, pfor_body, NULL), UP_OK);
     CHECK_EQ(atomic_load(&pfor_sum), (int64_t)99999 * 100000 / 2);
     CHECK_EQ(up_parallel(pool, 2, outer_region, NULL), UP_OK);
@@ -328,7 +328,7 @@ int main(void)
     CHECK_EQ(up_parallel(NULL, 2, basics_region, NULL), UP_EINVAL);
     CHECK_EQ(up_parallel(pool, 2, NULL, NULL), UP_EINVAL);
     CHECK_EQ(up_for(0, 10, NULL, NULL, NULL), UP_EINVAL);
-    up_for_opts bad = {(up_schedule)9, 0, 0};
+    up_for_opts bad = UP_FOR_OPTS(.schedule = (up_schedule)9);
     CHECK_EQ(up_for(0, 10, &bad, mark_range, NULL), UP_EINVAL);
     CHECK_EQ(up_reduce(NULL, UP_RED_SUM, UP_RED_DOUBLE), UP_EINVAL);
     /* Outside a region everything degrades to one thread. */

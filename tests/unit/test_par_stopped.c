@@ -43,7 +43,8 @@ static void check_all_forms(up_pool *pool, const char *how)
             abort();
         }
     }
-    static const up_for_opts opts[] = {{UP_SCHED_STATIC, 0, 0}, {UP_SCHED_DYNAMIC, 3, 1}};
+    const up_for_opts opts[] = {UP_FOR_OPTS(.schedule = UP_SCHED_STATIC),
+                                UP_FOR_OPTS(.schedule = UP_SCHED_DYNAMIC, .chunk = 3, .nowait = 1)};
     for (unsigned k = 0; k < 2; k++) {
         int rc = up_parallel_for(pool, 0, 100, &opts[k], body, NULL);
         if (rc != UP_ESTOPPED || atomic_load(&ran)) {

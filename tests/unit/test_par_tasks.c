@@ -140,16 +140,16 @@ static void options_region(void *p)
 {
     (void)p;
     if (up_single()) {
-        up_task_opts und = {0, 1, 0};
+        up_task_opts und = UP_TASK_OPTS(.undeferred = 1);
         ran_here = 0;
         up_task(mark_here, NULL, &und);
         CHECK_EQ(ran_here, 1); /* if(0): ran on this thread before returning */
-        up_task_opts fin = {0, 0, 1};
+        up_task_opts fin = UP_TASK_OPTS(.final = 1);
         up_task(final_parent, NULL, &fin);
         up_taskwait();
         CHECK_EQ(atomic_load(&final_children_inline), 1);
         for (int i = 1; i <= 4; i++) {
-            up_task_opts pr = {i, 0, 0};
+            up_task_opts pr = UP_TASK_OPTS(.priority = i);
             up_task(prio_task, (void *)(intptr_t)i, &pr);
         }
         up_taskyield();
@@ -248,7 +248,9 @@ static void taskloop_region(void *p)
 {
     (void)p;
     if (up_single()) {
-        up_taskloop_opts g = {97, 0, 0}, n = {0, 13, 0}, d = {0, 0, 0}, ng = {1000, 0, 1};
+        up_taskloop_opts g = UP_TASKLOOP_OPTS(.grainsize = 97),
+                         n = UP_TASKLOOP_OPTS(.num_tasks = 13), d = UP_TASKLOOP_OPTS(),
+                         ng = UP_TASKLOOP_OPTS(.grainsize = 1000, .nogroup = 1);
         CHECK_EQ(up_taskloop(0, 100003, &g, tl_body, NULL), UP_OK);
         CHECK_EQ(up_taskloop(0, 100003, &n, tl_body, NULL), UP_OK);
         CHECK_EQ(up_taskloop(0, 100003, &d, tl_body, NULL), UP_OK);
@@ -278,7 +280,7 @@ static void tl_parent_body(int64_t lo, int64_t hi, void *p)
 static void tl_parent_region(void *p)
 {
     (void)p;
-    up_taskloop_opts g = {2, 0, 0};
+    up_taskloop_opts g = UP_TASKLOOP_OPTS(.grainsize = 2);
     if (up_single())
         CHECK_EQ(up_taskloop(0, TL_PARENTS, &g, tl_parent_body, NULL), UP_OK);
 }
@@ -309,7 +311,7 @@ static void tl_size_region(void *p)
 }
 static void check_chunks(unsigned threads, int64_t n, int64_t grain, int64_t tasks)
 {
-    tl_case c = {n, {grain, tasks, 0}};
+    tl_case c = {n, UP_TASKLOOP_OPTS(.grainsize = grain, .num_tasks = tasks)};
     atomic_store(&tl_chunks, 0);
     atomic_store(&tl_iters, 0);
     atomic_store(&tl_min, INT64_MAX);
@@ -338,7 +340,7 @@ static void tl_cancel_body(int64_t lo, int64_t hi, void *p)
 static void taskloop_cancel_region(void *p)
 {
     (void)p;
-    up_taskloop_opts g = {10, 0, 0};
+    up_taskloop_opts g = UP_TASKLOOP_OPTS(.grainsize = 10);
     if (up_single())
         tl_cancel_rc = up_taskloop(0, 1000, &g, tl_cancel_body, NULL);
 }

@@ -39,6 +39,13 @@
  * task at once (OpenMP's initial thread behaves the same), so library code
  * using these calls works whether or not a region is active.
  *
+ * Options. A call's options are a struct (up_for_opts, up_task_opts,
+ * up_taskloop_opts) passed by pointer, NULL for the defaults; 0 is the
+ * default of every field. Make one with its macro, which sets its size
+ * (<ultrapool/pool.h>, "Structs that grow") and takes designated
+ * initializers for the rest: &UP_FOR_OPTS(.schedule = UP_SCHED_DYNAMIC,
+ * .chunk = 4). A struct whose size is not set is UP_EINVAL.
+ *
  * Errors: calls that return int return 0 or a negative UP_E* code; after
  * an error, up_last_error() (<ultrapool/pool.h>, per thread) begins with
  * the name of the call that failed and says why, e.g. "up_for: chunk -1
@@ -173,12 +180,20 @@ typedef enum up_schedule {
     UP_SCHED_RUNTIME
 } up_schedule;
 
-/** Options of a worksharing loop (up_for, up_for_2d, up_parallel_for). */
+/** Options of a worksharing loop (up_for, up_for_2d, up_parallel_for),
+ * made with UP_FOR_OPTS(); 0 in every field is the default (as NULL). */
 typedef struct up_for_opts {
-    up_schedule schedule; /**< the schedule (see up_schedule) */
+    size_t size;          /**< sizeof(up_for_opts) as the program was compiled, set by
+                             UP_FOR_OPTS() */
+    up_schedule schedule; /**< the schedule (see up_schedule); 0: UP_SCHED_STATIC */
     int64_t chunk;        /**< the chunk, as the schedule reads it */
     int nowait;           /**< 1: no barrier at the end */
 } up_for_opts;
+/** An up_for_opts with its size set, the other fields from designated
+ * initializers and 0 where none is given: &UP_FOR_OPTS(.schedule =
+ * UP_SCHED_DYNAMIC, .chunk = 4) for schedule(dynamic, 4), UP_FOR_OPTS()
+ * for the defaults. A compound literal (C; C++ sets size itself). */
+#define UP_FOR_OPTS(...) ((up_for_opts){.size = sizeof(up_for_opts), __VA_ARGS__})
 
 /** body(lo, hi, ctx) is called for disjoint ranges covering [lo, hi)
  * exactly: any int64 bounds, up to 2^64 - 1 iterations (INT64_MIN to
@@ -234,13 +249,19 @@ UP_API int up_reduce_user(void *value, size_t size, up_combine_fn combine);
 
 /* ---- Tasks ----------------------------------------------------------- */
 
-/** Options of a task (up_task and its kinds). */
+/** Options of a task (up_task and its kinds), made with UP_TASK_OPTS();
+ * 0 in every field is the default (as NULL). */
 typedef struct up_task_opts {
+    size_t size;    /**< sizeof(up_task_opts) as the program was compiled, set by
+                       UP_TASK_OPTS() */
     int priority;   /**< > 0: taken before ordinary tasks by idle members (a hint) */
     int undeferred; /**< OpenMP if(0): run now, on this thread */
     int final;      /**< the task and all its descendants run undeferred
                        (OpenMP backends: its descendants; docs/interop.md) */
 } up_task_opts;
+/** An up_task_opts with its size set and the fields given, as
+ * UP_FOR_OPTS(): &UP_TASK_OPTS(.undeferred = 1) for if(0). */
+#define UP_TASK_OPTS(...) ((up_task_opts){.size = sizeof(up_task_opts), __VA_ARGS__})
 
 /** Creates a task running fn(arg); opts may be NULL. arg must stay valid
  * until the task has run: data on the creating task's stack does when
@@ -278,7 +299,10 @@ UP_API unsigned up_task_depth(void);
  * the tasks that name it, NULL and addresses of no object included: they
  * are compared, never dereferenced. */
 typedef enum up_dep_kind { UP_DEP_IN, UP_DEP_OUT, UP_DEP_INOUT, UP_DEP_MUTEXINOUTSET } up_dep_kind;
-/** One dependence of a task: an address and how the task uses it. */
+/** One dependence of a task: an address and how the task uses it. An
+ * element of an array, so it has no size field and never grows (unlike
+ * the option structs): a new kind of dependence comes as a new
+ * up_dep_kind value, which an older library refuses with UP_EINVAL. */
 typedef struct up_dep {
     const void *addr; /**< the address the tasks are ordered on */
     up_dep_kind kind; /**< in, out, inout or mutexinoutset */
@@ -290,12 +314,18 @@ UP_API int up_task_deps(up_fn fn, void *arg, const up_dep *deps, size_t ndeps,
 UP_API int up_task_deps_copy(up_fn fn, const void *payload, size_t size, const up_dep *deps,
                              size_t ndeps, const up_task_opts *opts);
 
-/** Options of a taskloop (up_taskloop). */
+/** Options of a taskloop (up_taskloop), made with UP_TASKLOOP_OPTS(); 0 in
+ * every field is the default (as NULL). */
 typedef struct up_taskloop_opts {
+    size_t size;       /**< sizeof(up_taskloop_opts) as the program was compiled, set by
+                          UP_TASKLOOP_OPTS() */
     int64_t grainsize; /**< iterations per task (0: from num_tasks); wins when both are set */
     int64_t num_tasks; /**< tasks to create (0 and grainsize 0: 4 per member) */
     int nogroup;       /**< 1: no implicit taskgroup at the end */
 } up_taskloop_opts;
+/** An up_taskloop_opts with its size set and the fields given, as
+ * UP_FOR_OPTS(): &UP_TASKLOOP_OPTS(.grainsize = 64). */
+#define UP_TASKLOOP_OPTS(...) ((up_taskloop_opts){.size = sizeof(up_taskloop_opts), __VA_ARGS__})
 /** Splits [lo, hi) (any int64 bounds, as up_for) into tasks running body
  * on their ranges. */
 UP_API int up_taskloop(int64_t lo, int64_t hi, const up_taskloop_opts *opts, up_range_fn body,

@@ -87,8 +87,14 @@ typedef enum up_mpi_schedule {
 /** How a farm ended, filled on every rank whenever the ranks got to
  * compare notes (every return but the local UP_EINVAL of check failures
  * that forbid talking to them: no MPI, a thread level too low for the
- * calling thread to take part, no communicator). */
+ * calling thread to take part, no communicator). Made with
+ * UP_MPI_REPORT(), which sets size; a report whose size was never set is
+ * UP_EINVAL (<ultrapool/pool.h>, "Structs that grow"). */
 typedef struct up_mpi_report {
+    size_t size;        /**< set by UP_MPI_REPORT(): sizeof(up_mpi_report) as the program
+                           was compiled; the farm sets it to the bytes it wrote (fewer
+                           when the library is older: the fields past it were not
+                           written) */
     int status;         /**< the call's return code                              */
     int rank;           /**< UP_ECANCELED: the failing rank; -1 otherwise        */
     int body_code;      /**< UP_ECANCELED: what the body returned                */
@@ -98,10 +104,17 @@ typedef struct up_mpi_report {
     uint64_t chunks;    /**< chunks this rank took from the counter              */
     uint64_t items_all; /**< indexes all ranks ran                              */
 } up_mpi_report;
+/** An up_mpi_report with its size set and every other field 0, for
+ * up_mpi_opts.report: up_mpi_report rep = UP_MPI_REPORT(); a compound
+ * literal (C; C++ sets size itself). */
+#define UP_MPI_REPORT() ((up_mpi_report){.size = sizeof(up_mpi_report)})
 
-/** Options of a farm (up_mpi_for, up_mpi_reduce); up_mpi_opts_init() sets
- * the defaults named by each field. */
+/** Options of a farm (up_mpi_for, up_mpi_reduce); up_mpi_opts_init(), the
+ * one way to make one, sets size and the defaults named by each field.
+ * A field added after 1.0 takes 0 as its default. */
 typedef struct up_mpi_opts {
+    size_t size;                   /**< sizeof(up_mpi_opts) as the program was compiled, set
+                                      by up_mpi_opts_init()                        */
     up_mpi_schedule schedule;      /**< UP_MPI_GUIDED                                  */
     uint64_t min_chunk;            /**< smallest chunk a rank takes and a lane runs (1);
                                       the last piece of a rank's chunk, and the
@@ -118,11 +131,18 @@ typedef struct up_mpi_opts {
                                       longest of any rank's serves them all        */
     int body_calls_mpi;            /**< 1: bodies call MPI themselves, which needs
                                       MPI_THREAD_MULTIPLE (checked)                */
-    up_mpi_report *report;         /**< out, may be NULL                              */
+    up_mpi_report *report;         /**< out, may be NULL; made with UP_MPI_REPORT()      */
 } up_mpi_opts;
 
-/** Defaults (above). UP_EINVAL for NULL. */
-UP_API int up_mpi_opts_init(up_mpi_opts *opts);
+/** Fills *opts (an up_mpi_opts *): its size and the defaults (above).
+ * UP_EINVAL for NULL. A macro: it passes the program's sizeof(up_mpi_opts)
+ * to up_mpi_opts_init_sized(). */
+#define up_mpi_opts_init(opts) up_mpi_opts_init_sized((opts), sizeof(up_mpi_opts))
+/** What up_mpi_opts_init() calls, with size the program's
+ * sizeof(up_mpi_opts): fills that many bytes (those of fields this library
+ * lacks with 0) and sets opts->size to size. UP_EINVAL for NULL or a size
+ * that is no up_mpi_opts'. Call it through up_mpi_opts_init(). */
+UP_API int up_mpi_opts_init_sized(up_mpi_opts *opts, size_t size);
 
 /** The body of a farm: runs indexes [begin, end) (never empty) on a lane;
  * 0 on success, anything else fails the farm with that code. */
@@ -133,7 +153,9 @@ typedef int (*up_mpi_body)(uint64_t begin, uint64_t end, void *ctx);
  * started pool the calling thread is not a worker of). opts may be NULL
  * (defaults). The same return on every rank: UP_OK (every index ran),
  * UP_ECANCELED (a body failed somewhere), UP_ETIMEDOUT, UP_EINVAL (on any
- * rank: NULL pool or body, n above 2^62, min_chunk 0 or above max_chunk,
+ * rank: opts not made by up_mpi_opts_init() or setting fields this library
+ * lacks, a report not made by UP_MPI_REPORT(), NULL pool or body, n above
+ * 2^62, min_chunk 0 or above max_chunk,
  * lanes above 4096, a schedule out of range, a call from a task of the same
  * pool, a malformed UP_MPI_HEARTBEAT_TIMEOUT (read only when
  * heartbeat_timeout_ns is 0), ranks that disagree on n,

@@ -9,7 +9,22 @@
  *
  * Every function returns 0 (UP_OK) or a negative UP_E* code; up_strerror()
  * turns a code into text and up_last_error() gives the detailed message of
- * the last failure on the calling thread. */
+ * the last failure on the calling thread.
+ *
+ * Structs that grow. Every struct a program allocates and passes to the
+ * library (up_config and up_stats here; up_mpi_opts and up_mpi_report of
+ * <ultrapool/mpi.h>; up_for_opts, up_task_opts and up_taskloop_opts of
+ * <ultrapool/parallel.h>) begins with `size_t size`: sizeof the struct as
+ * the program was compiled, set by the call or macro that makes it
+ * (up_config_init(), up_pool_stats(), UP_FOR_OPTS() ...), never by hand.
+ * A later version adds fields only at the end of such a struct, each with
+ * 0 as its default, so a program keeps working, without being rebuilt,
+ * with a later library: the fields it lacks read as 0. A program built
+ * against later headers works with this library as long as it leaves the
+ * fields this one lacks at 0; one that sets them gets UP_EINVAL ("built
+ * against a newer ultrapool"), never a setting silently ignored. A struct
+ * whose size is 0 (never set) is UP_EINVAL too. docs/design.md, "Structs
+ * that grow". */
 #ifndef ULTRAPOOL_POOL_H
 #define ULTRAPOOL_POOL_H
 
@@ -100,11 +115,16 @@ typedef void *(*up_worker_start_fn)(void *ctx, unsigned shard, unsigned worker);
  * start hook returned. */
 typedef void (*up_worker_stop_fn)(void *ctx, void *local);
 
-/** A pool's configuration (up_pool_create).
- * Each field but the hooks has a variable, applied by up_config_init();
- * a field the program sets after that wins over its variable. Defaults,
- * ranges and units: docs/env.md. A value out of range is UP_EINVAL. */
+/** A pool's configuration (up_pool_create). up_config_init() is the one
+ * way to make one: it sets size and every field, and a configuration
+ * whose size was never set is UP_EINVAL.
+ * Each field but size and the hooks has a variable, applied by
+ * up_config_init(); a field the program sets after that wins over its
+ * variable. Defaults, ranges and units: docs/env.md. A value out of range
+ * is UP_EINVAL. A field added after 1.0 takes 0 as its default. */
 typedef struct up_config {
+    size_t size;                /**< sizeof(up_config) as the program was compiled, set by
+                                   up_config_init() (see "Structs that grow" above) */
     unsigned shards;            /**< UP_SHARDS: shards; 0 (default): from the topology */
     unsigned shard_min_workers; /**< UP_SHARD_MIN_WORKERS: floor per shard, never retired (1) */
     unsigned shard_max_workers; /**< UP_SHARD_MAX_WORKERS: cap per shard (1024) */
@@ -139,21 +159,32 @@ typedef struct up_config {
     void *hook_ctx;                     /**< the ctx both hooks are called with */
 } up_config;
 
-/** Fills defaults, then applies the UP_* environment variables, and where
- * one is unset the OpenMP variable standing in for it (OMP_PROC_BIND and
- * OMP_PLACES for UP_BIND, OMP_STACKSIZE, OMP_WAIT_POLICY for UP_SPIN;
- * docs/env.md, "OpenMP's variables"). Returns UP_EINVAL (and names the
- * variable in up_last_error() and on stderr) when a variable is
- * malformed; the fields of valid variables are still applied. The first
- * call of the process warns on stderr about UP_* names that are not
- * ultrapool's (docs/env.md). */
-UP_API int up_config_init(up_config *cfg);
+/** Fills *cfg (an up_config *): sets its size, fills the defaults, then
+ * applies the UP_* environment variables, and where one is unset the
+ * OpenMP variable standing in for it (OMP_PROC_BIND and OMP_PLACES for
+ * UP_BIND, OMP_STACKSIZE, OMP_WAIT_POLICY for UP_SPIN; docs/env.md,
+ * "OpenMP's variables"). Returns UP_EINVAL (and names the variable in
+ * up_last_error() and on stderr) when a variable is malformed; the fields
+ * of valid variables are still applied. UP_EINVAL for a NULL cfg. The
+ * first call of the process warns on stderr about UP_* names that are not
+ * ultrapool's (docs/env.md). A macro: it passes the program's
+ * sizeof(up_config) to up_config_init_sized(). */
+#define up_config_init(cfg) up_config_init_sized((cfg), sizeof(up_config))
+/** What up_config_init() calls, with size the program's sizeof(up_config):
+ * fills that many bytes of *cfg (those of fields this library lacks with
+ * 0) and sets cfg->size to size. UP_EINVAL for a size that is no
+ * up_config's. Call it through up_config_init(). */
+UP_API int up_config_init_sized(up_config *cfg, size_t size);
 /** Checks a configuration without creating anything. A bad field gives
  * UP_EINVAL and a message naming the field and its variable, in
- * up_last_error() and on stderr. */
+ * up_last_error() and on stderr; so does a cfg not made by
+ * up_config_init() (its size not set) or one setting fields this library
+ * lacks. */
 UP_API int up_config_validate(const up_config *cfg);
 
-/** Creates and starts a pool. cfg NULL: up_config_init() defaults. */
+/** Creates and starts a pool. cfg NULL: up_config_init() defaults; else a
+ * configuration made by up_config_init() (UP_EINVAL otherwise, as
+ * up_config_validate() says). */
 UP_API int up_pool_create(up_pool **out, const up_config *cfg);
 
 /** Never blocks. UP_EOVERLOAD when the chosen shard and its neighbours are
@@ -192,8 +223,12 @@ UP_API int up_pool_destroy(up_pool *p);
  * at one instant: a retiring worker leaves `workers` just before it counts
  * in `retired`, and a new one counts in `workers` before `spawned`. One
  * order holds in every snapshot: a task counts in `submitted` before it
- * can run and in `executed` after it returned, so executed <= submitted. */
+ * can run and in `executed` after it returned, so executed <= submitted.
+ * Filled by up_pool_stats() and up_pool_shard_stats(), which set size. */
 typedef struct up_stats {
+    size_t size;           /**< the bytes the library wrote: sizeof(up_stats) as the program
+                              was compiled, or less when the library is older (the fields past
+                              it were not written) */
     uint64_t submitted;    /**< tasks accepted by the pool's submit calls */
     uint64_t executed;     /**< tasks that ran to completion */
     uint64_t overloads;    /**< submits refused with UP_EOVERLOAD */
@@ -233,11 +268,22 @@ typedef struct up_stats {
                                more in submitted and executed */
 } up_stats;
 
-/** Fills *out with the pool's counters. */
-UP_API void up_pool_stats(const up_pool *p, up_stats *out);
+/** Fills *out (an up_stats *) with the pool's counters; all 0 for a NULL
+ * pool, nothing for a NULL out. A macro: it passes the program's
+ * sizeof(up_stats) to up_pool_stats_sized(). */
+#define up_pool_stats(p, out) up_pool_stats_sized((p), (out), sizeof(up_stats))
+/** What up_pool_stats() calls, with size the program's sizeof(up_stats):
+ * writes the smaller of size and the library's sizeof(up_stats) bytes,
+ * never one past size, and sets out->size to that count. Call it through
+ * up_pool_stats(). */
+UP_API void up_pool_stats_sized(const up_pool *p, up_stats *out, size_t size);
 /** The same for one shard (steals: taken from other shards by its workers;
- * workers_peak is the pool's). UP_EINVAL for a bad pool or shard. */
-UP_API int up_pool_shard_stats(const up_pool *p, unsigned shard, up_stats *out);
+ * workers_peak is the pool's). UP_EINVAL for a bad pool or shard or a
+ * NULL out. A macro, as up_pool_stats(). */
+#define up_pool_shard_stats(p, shard, out)                                                         \
+    up_pool_shard_stats_sized((p), (shard), (out), sizeof(up_stats))
+/** What up_pool_shard_stats() calls; writes as up_pool_stats_sized(). */
+UP_API int up_pool_shard_stats_sized(const up_pool *p, unsigned shard, up_stats *out, size_t size);
 /** The number of shards of the pool. */
 UP_API unsigned up_pool_shards(const up_pool *p);
 /** CPUs the pool's shards cover: those of the process's binding (an MPI
