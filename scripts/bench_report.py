@@ -310,7 +310,7 @@ def plot(stats, s, mode, workloads, peers, path, meta, provenance):
             row += [c["median"], c["min"], c["max"]] if c and c["median"] else [None] * 3
         rows.append(row)
     title = ["ns per task, S=%d submitters, %s (log scale; lower is better)" % (
-                 s, COMPLETION_TITLES.get(mode, mode)),
+                 s, COMPLETION_TITLES.get(mode, mode).split(" (")[0]),
              bench_plot.spread_note(meta.get("rounds"), "bars", "error bars")]
     lines = bench_plot.datablock("cells", rows) + [
         "set title %s noenhanced" % '."\\n".'.join(bench_plot.quote(t) for t in title),
