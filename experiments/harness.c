@@ -497,7 +497,7 @@ int harness_main(int argc, char **argv, const char *runner, const peer *const *p
     uint64_t counted = bench_done_sum(&done);
     if (rc == 0 && counted != tasks) {
         why = completion == BENCH_COMPLETION_SHARED
-                  ? "the shared completion latch does not equal the number of tasks"
+                  ? "the shared completion latch did not end at exactly zero"
                   : "the completion count does not equal the number of tasks";
         rc = 1;
     }
