@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The cross-library benchmark driver (Python 3 standard library only).
 
-Runs every (peer, workload, submitters) cell through the runner executables
-built under experiments/ (one process per run), in a fresh random order in
-every round, after one calibration round that fixes each cell's task count
-for runs of about --time seconds. Writes the raw log, runs.csv and
+Runs every (peer, workload, submitters, completion mode) cell through the
+runner executables built under experiments/ (one process per run), in a
+fresh random order in every round, after one calibration round that fixes
+each cell's task count for runs of about --time seconds (one calibration
+serves both completion modes: striped, a counter per thread, and shared,
+one latch every task decrements; --completion picks one). Writes the raw log, runs.csv and
 runs.json (every run plus the machine's metadata) and meta.json (the
 metadata alone, in the format scripts/bench --par writes too: see
 bench_meta.py) into experiments/results/<machine>/<timestamp>/ (the log as
