@@ -24,16 +24,49 @@ void bench_sleep_ns(uint64_t ns)
 static _Atomic unsigned next_stripe = BENCH_OWNED;
 static _Thread_local unsigned my_stripe = ~0u;
 
+int bench_completion_parse(const char *text, bench_completion *mode)
+{
+    if (!strcmp(text, "striped"))
+        *mode = BENCH_COMPLETION_STRIPED;
+    else if (!strcmp(text, "shared"))
+        *mode = BENCH_COMPLETION_SHARED;
+    else
+        return -1;
+    return 0;
+}
+
+const char *bench_completion_name(bench_completion mode)
+{
+    return mode == BENCH_COMPLETION_SHARED ? "shared" : "striped";
+}
+
+void bench_done_set_mode(bench_done *d, bench_completion mode) { d->mode = mode; }
+
 void bench_done_reset(bench_done *d)
 {
     for (int i = 0; i < BENCH_STRIPES + BENCH_SHARED; i++)
         atomic_store(&d->stripe[i].n, 0);
+    atomic_store(&d->latch.left, 0);
+    d->armed = 0;
+}
+
+void bench_done_arm(bench_done *d, uint64_t tasks)
+{
+    bench_done_reset(d);
+    d->armed = tasks;
+    atomic_store(&d->latch.left, (int64_t)tasks);
 }
 
 void bench_done_claim(unsigned i) { my_stripe = i % BENCH_OWNED; }
 
 void bench_done_add(bench_done *d)
 {
+    if (d->mode == BENCH_COMPLETION_SHARED) {
+        /* Release: the task's effects before the count; acquire: the one
+         * that takes it to zero sees every other task's. */
+        atomic_fetch_sub_explicit(&d->latch.left, 1, memory_order_acq_rel);
+        return;
+    }
     if (my_stripe == ~0u) {
         unsigned k = atomic_fetch_add(&next_stripe, 1);
         my_stripe = k < BENCH_STRIPES ? k : BENCH_STRIPES + k % BENCH_SHARED;
@@ -51,11 +84,20 @@ uint64_t bench_done_sum(bench_done *d)
     uint64_t s = 0;
     for (int i = 0; i < BENCH_STRIPES + BENCH_SHARED; i++)
         s += atomic_load_explicit(&d->stripe[i].n, memory_order_acquire);
-    return s;
+    /* The latch's decrements; zero when it was not armed, and in the
+     * striped mode, which never touches it. */
+    int64_t left = atomic_load_explicit(&d->latch.left, memory_order_acquire);
+    return s + (uint64_t)((int64_t)d->armed - left);
 }
 
 uint64_t bench_done_wait(bench_done *d, uint64_t target)
 {
+    if (d->mode == BENCH_COMPLETION_SHARED) {
+        (void)target; /* the latch counts down the armed size */
+        while (atomic_load_explicit(&d->latch.left, memory_order_acquire) > 0)
+            bench_sleep_ns(1000000);
+        return bench_now_ns();
+    }
     while (bench_done_sum(d) < target)
         bench_sleep_ns(1000000);
     return bench_now_ns();

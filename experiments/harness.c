@@ -24,8 +24,9 @@
 static bench_done done;
 static const workload *current;
 
-/* The function every peer runs per task: the workload, then this thread's
- * completion counter. */
+/* The function every peer runs per task: the workload, then the count of
+ * its completion (bench_util.h: this thread's stripe, or the one shared
+ * latch under --completion shared). */
 static void task(void *arg)
 {
     (void)arg;
@@ -261,7 +262,7 @@ static double cpu_seconds(const struct rusage *ru)
  * -1 when a submitter thread could not be created. */
 static int measure(const peer *p, unsigned submitters, uint64_t tasks, measurement *m)
 {
-    bench_done_reset(&done);
+    bench_done_arm(&done, tasks);
     struct rusage ru0, ru1;
     sampler smp;
     if (m) {
@@ -357,7 +358,10 @@ static void usage(const char *runner)
 {
     fprintf(stderr,
             "usage: %s --list\n"
-            "       %s --peer P --workload W --submitters S (--tasks N | --calibrate SEC)\n",
+            "       %s --peer P --workload W --submitters S (--tasks N | --calibrate SEC)\n"
+            "          [--completion striped|shared]\n"
+            "  --completion  how finished tasks are counted: striped, a counter per thread\n"
+            "                (the default), or shared, one latch every task decrements\n",
             runner, runner);
     exit(2);
 }
@@ -412,6 +416,7 @@ int harness_main(int argc, char **argv, const char *runner, const peer *const *p
     uint64_t tasks = 0;
     double calibrate_s = 0;
     int do_list = 0;
+    bench_completion completion = BENCH_COMPLETION_STRIPED;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--list")) {
@@ -430,7 +435,13 @@ int harness_main(int argc, char **argv, const char *runner, const peer *const *p
             tasks = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--calibrate"))
             calibrate_s = atof(v);
-        else
+        else if (!strcmp(a, "--completion")) {
+            if (bench_completion_parse(v, &completion) != 0) {
+                fprintf(stderr, "%s: --completion must be striped or shared, not '%s'\n", runner,
+                        v);
+                exit(2);
+            }
+        } else
             usage(runner);
         i++;
     }
@@ -450,6 +461,7 @@ int harness_main(int argc, char **argv, const char *runner, const peer *const *p
     }
     if (workloads_verify() != 0)
         return 1;
+    bench_done_set_mode(&done, completion); /* before the peer runs a task */
     markers_init();
     counters_hw_start(); /* before the peer's threads exist, so they inherit it */
     unsigned cores = harness_cores();
@@ -479,9 +491,14 @@ int harness_main(int argc, char **argv, const char *runner, const peer *const *p
     const char *why = "ok";
     if (rc == 0 && workload_check(current, tasks, &why) != 0)
         rc = 1;
+    /* Every task counted exactly once: in the shared mode the latch is down
+     * to zero, not below (a task counted twice) and not above (the wait
+     * would not have ended). */
     uint64_t counted = bench_done_sum(&done);
     if (rc == 0 && counted != tasks) {
-        why = "the completion count does not equal the number of tasks";
+        why = completion == BENCH_COMPLETION_SHARED
+                  ? "the shared completion latch did not end at exactly zero"
+                  : "the completion count does not equal the number of tasks";
         rc = 1;
     }
     int workers = -1;
@@ -514,6 +531,7 @@ int harness_main(int argc, char **argv, const char *runner, const peer *const *p
     json_str("runner", runner, 1);
     json_str("peer", p->name, 1);
     json_str("workload", current->name, 1);
+    json_str("completion", bench_completion_name(completion), 1);
     printf("\"submitters\":%u,\"cores\":%u,\"tasks\":%llu,\"warmup_tasks\":%llu,", submitters,
            cores, (unsigned long long)tasks, (unsigned long long)warmup);
     printf("\"ns_per_op\":%.3f,\"wall_s\":%.6f,\"cpu_use\":%.4f,", m.ns_per_op, m.wall_s,

@@ -5,15 +5,18 @@
  * harness_main().
  *
  *   runner --list
- *   runner --peer P --workload W --submitters S --calibrate SECONDS
- *   runner --peer P --workload W --submitters S --tasks N
+ *   runner --peer P --workload W --submitters S --calibrate SECONDS [--completion C]
+ *   runner --peer P --workload W --submitters S --tasks N [--completion C]
  *
  * A measured run: the peer is created, a warm-up of a tenth of the tasks
  * runs uncounted, then S submitter threads are started and wait at a
  * gate; the clock starts once all are ready and before any submits, each
- * submits its share, and the clock stops when every task has finished
- * (counted per thread: bench_done). Peers that make their own producing
- * threads (OpenMP, the loop) run the whole batch themselves instead. */
+ * submits its share, and the clock stops when every task has finished.
+ * Finished tasks are counted by bench_done (bench_util.h) as --completion
+ * says: striped (the default), a counter per thread, or shared, one latch
+ * every task decrements; the result line records which. Peers that make
+ * their own producing threads (OpenMP, the loop) run the whole batch
+ * themselves instead. */
 #ifndef UP_BENCH_HARNESS_H
 #define UP_BENCH_HARNESS_H
 

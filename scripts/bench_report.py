@@ -6,11 +6,14 @@ round, and the run's machine, date and commit in its corner.
 
     scripts/bench --summary DIR      (or: python3 scripts/bench_report.py DIR)
 
-reads DIR/runs.json and writes DIR/summary.md (a table per S in the Go
-README's format, ultrapool against the best peer, and the details of every
-cell), DIR/summary.csv, and DIR/plot_S<S>.png; prints summary.md. With
---plots it draws the plots alone, also for a folder that keeps runs.csv
-and meta.json but not runs.json (docs/results.md).
+reads DIR/runs.json and writes DIR/summary.md (a table per S and
+completion mode in the Go README's format, ultrapool against the best
+peer, the details of every cell, and with both modes what the shared latch
+costs each peer), DIR/summary.csv, and DIR/plot_S<S>.png (striped) and
+DIR/plot_S<S>-shared.png (shared); prints summary.md. With --plots it
+draws the plots alone, also for a folder that keeps runs.csv and meta.json
+but not runs.json (docs/results.md). Runs that do not say how they counted
+completions (results from before --completion) count as striped.
 """
 import argparse
 import csv
@@ -45,7 +48,14 @@ COLORS = {"ultrapool": "#d62728", "go-ultrapool": "#ff9896", "omp-gomp-single": 
 HW = ["PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L1_DCM", "PAPI_L2_DCM", "PAPI_L3_TCM", "PAPI_BR_MSP"]
 SDE = ["tasks_submitted", "tasks_executed", "tasks_helped", "tasks_inlined", "steals",
        "workers_spawned", "parks", "wakes", "overloads", "workers_peak"]
-CSV_RUN_FIELDS = ["round", "position", "workload", "peer", "submitters", "tasks", "ns_per_op",
+# How the runners counted finished tasks (their --completion), in the
+# tables' order; docs/benchmarks.md, "Counting finished tasks".
+COMPLETIONS = ("striped", "shared")
+COMPLETION_TITLES = {
+    "striped": "striped completion count (each thread counts on a cache line of its own)",
+    "shared": "shared completion latch (every task decrements one counter)"}
+CSV_RUN_FIELDS = ["round", "position", "workload", "peer", "submitters", "completion", "tasks",
+                  "ns_per_op",
                   "wall_s", "cpu_use", "peak_threads", "peak_runnable", "runnable_sweeps",
                   "peak_workers", "workers_source", "nvcsw", "nivcsw", "maxrss_kb", "sleep", "wait",
                   "tasks_resumed", "check", "exit"]
@@ -71,6 +81,22 @@ def write_runs_csv(runs, path):
             w.writerow([r.get(k, "") for k in CSV_RUN_FIELDS] +
                        ["" if papi.get(k) is None else papi[k] for k in HW] +
                        ["" if sde.get(k) is None else sde[k] for k in SDE])
+
+
+def completion_of(run):
+    """A run's completion mode; runs from before the option were striped."""
+    return run.get("completion") or "striped"
+
+
+def by_completion(runs):
+    """{mode: cell_stats of that mode's runs} for the modes present, in
+    COMPLETIONS order."""
+    out = {}
+    for mode in COMPLETIONS:
+        rs = [r for r in runs if completion_of(r) == mode]
+        if rs:
+            out[mode] = cell_stats(rs)
+    return out
 
 
 def peer_rank(p):
@@ -250,22 +276,32 @@ def details(stats, s, workloads, peers, cores):
     return "\n".join(lines)
 
 
-def write_summary_csv(stats, path):
-    keys = ["workload", "peer", "submitters", "s_independent", "runs", "good", "tasks", "median",
+def write_summary_csv(modes, path):
+    """One row per cell and completion mode (modes: by_completion's)."""
+    keys = ["workload", "peer", "submitters", "completion", "s_independent", "runs", "good",
+            "tasks", "median",
             "mean", "stdev", "min", "max", "cpu_use", "peak_workers", "workers_source", "peak_threads",
             "peak_runnable", "nvcsw", "nivcsw", "maxrss_kb", "sleep", "tasks_resumed"] + HW + \
         ["sde_" + k for k in SDE] + ["sde_tasks_run"]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(keys)
-        for k in sorted(stats, key=lambda k: (k[0], peer_rank(k[1]), k[2])):
-            w.writerow(["" if stats[k].get(x) is None else stats[k][x] for x in keys])
+        for mode, stats in modes.items():
+            for k in sorted(stats, key=lambda k: (k[0], peer_rank(k[1]), k[2])):
+                row = dict(stats[k], completion=mode)
+                w.writerow(["" if row.get(x) is None else row[x] for x in keys])
 
 
-def plot(stats, s, workloads, peers, path, meta, provenance):
+def plot_name(s, mode):
+    """The plot of S submitters in one completion mode (the striped plots
+    keep the name they had before the shared mode)."""
+    return "plot_S%d.png" % s if mode == "striped" else "plot_S%d-%s.png" % (s, mode)
+
+
+def plot(stats, s, mode, workloads, peers, path, meta, provenance):
     """A clustered bar chart of median ns/op, log scale (gnuplot, through
     bench_plot); each bar's error bar spans the cell's fastest to its
-    slowest round."""
+    slowest round. The title names the completion mode."""
     rows = []
     for w in workloads:
         row = [TITLES.get(w, w)]
@@ -273,7 +309,8 @@ def plot(stats, s, workloads, peers, path, meta, provenance):
             c = stats.get((w, p, 1 if stat_s_indep(stats, w, p) else s))
             row += [c["median"], c["min"], c["max"]] if c and c["median"] else [None] * 3
         rows.append(row)
-    title = ["ns per task, S=%d submitters (log scale; lower is better)" % s,
+    title = ["ns per task, S=%d submitters, %s (log scale; lower is better)" % (
+                 s, COMPLETION_TITLES.get(mode, mode).split(" (")[0]),
              bench_plot.spread_note(meta.get("rounds"), "bars", "error bars")]
     lines = bench_plot.datablock("cells", rows) + [
         "set title %s noenhanced" % '."\\n".'.join(bench_plot.quote(t) for t in title),
@@ -289,13 +326,37 @@ def plot(stats, s, workloads, peers, path, meta, provenance):
     return bench_plot.render(lines, path, 1500, 680, provenance=provenance, enhanced=True)
 
 
-def plot_all(out, stats, meta):
-    """plot_S<S>.png for every S of the run; returns {S: None or why not}."""
-    workloads = [w for w in meta["workloads"] if any(k[0] == w for k in stats)]
-    peers = sorted({k[1] for k in stats}, key=peer_rank)
+def cell_keys(modes):
+    """Every (workload, peer, S) measured in any mode."""
+    return {k for stats in modes.values() for k in stats}
+
+
+def plot_all(out, modes, meta):
+    """plot_name(S, mode) for every S and completion mode of the run (modes:
+    by_completion's); returns {(S, mode): None or why not}."""
+    keys = cell_keys(modes)
+    workloads = [w for w in meta["workloads"] if any(k[0] == w for k in keys)]
+    peers = sorted({k[1] for k in keys}, key=peer_rank)
     prov = bench_meta.provenance(out, meta)
-    return {s: plot(stats, s, workloads, peers, os.path.join(out, "plot_S%d.png" % s), meta, prov)
-            for s in meta["submitters"]}
+    return {(s, mode): plot(stats, s, mode, workloads, peers, os.path.join(out, plot_name(s, mode)),
+                            meta, prov)
+            for s in meta["submitters"] for mode, stats in modes.items()}
+
+
+def latch_cost(modes, s, workloads, peers):
+    """What the shared latch costs each peer at S: its median ns/op with
+    the shared latch over that with the striped count, per workload."""
+    striped, shared = modes["striped"], modes["shared"]
+    lines = ["| Workload | " + " | ".join(peers) + " |", "|---|" + "---:|" * len(peers)]
+    for w in workloads:
+        cells = []
+        for p in peers:
+            indep = stat_s_indep(striped, w, p) or stat_s_indep(shared, w, p)
+            a, b = striped.get((w, p, 1 if indep else s)), shared.get((w, p, 1 if indep else s))
+            ok = a and b and a["median"] and b["median"]
+            cells.append("%.2f" % (b["median"] / a["median"]) if ok else "–")
+        lines.append("| %s | %s |" % (TITLES.get(w, w), " | ".join(cells)))
+    return "\n".join(lines)
 
 
 def number(text):
@@ -330,23 +391,41 @@ def load(out):
     return meta, runs
 
 
+def completion_note(modes):
+    """The paragraph of summary.md saying how the run counted finished
+    tasks."""
+    how = {"striped": "each thread counts the tasks it finishes on a cache line of its own, "
+                      "so the count costs the peers nothing shared (the runtime alone)",
+           "shared": "every finished task decrements one shared counter (acq_rel), and the run "
+                     "ends when it reaches zero: a latch, as a program waiting for its tasks "
+                     "counts them (Go's WaitGroup, an OpenMP taskgroup)"}
+    said = "; ".join("%s: %s" % (m, how[m]) for m in modes)
+    if len(modes) > 1:
+        return ("Completion counting, both modes, interleaved in every round with the same task "
+                "counts: %s. Each S has a table of each, then the shared latch's cost per peer "
+                "(its ns/op with the latch over its ns/op with the striped count)." % said)
+    return "Completion counting: %s (`--completion`)." % said
+
+
 def report(out):
     with open(os.path.join(out, "runs.json")) as f:
         data = json.load(f)
     meta, runs = data["metadata"], data["runs"]
-    stats = cell_stats(runs)
-    plots = plot_all(out, stats, meta)
-    write_summary_csv(stats, os.path.join(out, "summary.csv"))
-    workloads = [w for w in meta["workloads"] if any(k[0] == w for k in stats)]
-    peers = sorted({k[1] for k in stats}, key=peer_rank)
+    modes = by_completion(runs)
+    plots = plot_all(out, modes, meta)
+    write_summary_csv(modes, os.path.join(out, "summary.csv"))
+    keys = cell_keys(modes)
+    workloads = [w for w in meta["workloads"] if any(k[0] == w for k in keys)]
+    peers = sorted({k[1] for k in keys}, key=peer_rank)
     cores = meta.get("cores_usable") or 1
     md = ["# Cross-library benchmark, %s" % meta["date"], "",
-          "`%s` (seed %s, git %s): %d rounds, runs of about %.2f s, every (peer, workload, S) "
-          "once per round in a random order; each cell's task count fixed by a calibration round. "
+          "`%s` (seed %s, git %s): %d rounds, runs of about %.2f s, every (peer, workload, S, "
+          "completion mode) once per round in a random order; each cell's task count fixed by a "
+          "calibration round. "
           "ns/op = wall time of the run / tasks, from the moment every submitter is ready until "
           "the last task has finished; the median over rounds." % (
               meta["command"], meta["seed"], meta["git"], meta["rounds"], meta["time_per_run_s"]),
-          "",
+          "", completion_note(list(modes)), "",
           "Machine: %s, %s CPUs usable, caches %s, %s (%s); %s." % (
               meta["cpu_model"], cores,
               ", ".join("%s %s" % kv for kv in sorted(meta["caches"].items())) or "unknown",
@@ -361,46 +440,61 @@ def report(out):
     if meta.get("hog"):
         md += ["Load: %d busy process%s (`--hog`) ran beside the whole run, so the peers "
                "shared the CPUs with them." % (meta["hog"], "" if meta["hog"] == 1 else "es"), ""]
-    notes = {c["papi_note"] for c in stats.values() if c["papi_note"]}
+    notes = {c["papi_note"] for stats in modes.values() for c in stats.values() if c["papi_note"]}
     md += ["", "Hardware counters: %s." % ("; ".join(sorted(notes)) if notes else "read"), ""]
     for s in meta["submitters"]:
-        md += ["## S = %d submitter threads" % s, "",
-               "ns/op (lower is better); 🟢 fastest in row (inline and the loop are limits, not "
-               "contenders: inline is each submitter running its own tasks, no runtime); "
-               "(±x%) is the peer's throughput relative to ultrapool, as in the Go tables. "
-               "One-producer peers and the loop do not depend on S.", "",
-               table_for(stats, s, workloads, peers, meta), ""]
-        rows = versus_best(stats, s, workloads, peers)
-        if rows:
-            md += ["ultrapool against the best other peer (ratio < 1: ultrapool is faster):", "",
-                   "| workload | ultrapool | best other peer | its ns/op | ultrapool / best | "
-                   "inline (S threads) | ultrapool / inline |",
-                   "|---|---:|---|---:|---:|---:|---:|"]
-            mark = lambda w, p: sleep_mark(w, stats.get((w, p, 1 if stat_s_indep(stats, w, p) else s)))
-            md += ["| %s | %s | %s | %s | %.2f%s | %s | %s |" % (
-                TITLES.get(w, w), (fmt_ns(u) + " " + mark(w, "ultrapool")).strip(),
-                (b + " " + mark(w, b)).strip(), fmt_ns(bn), r, "" if r <= 1 else " (not fastest)",
-                fmt_ns(ln), "%.2f" % (u / ln) if ln else "–")
-                for w, u, b, bn, r, ln in rows]
-            md.append("")
-        md += ["<details><summary>Every cell at S=%d</summary>" % s, "",
-               "eff. = (loop ns / %d cores) / ns; workers: the peak of worker threads (* sampled from "
-               "the process's thread count less main, sampler and submitters; otherwise the peer's "
-               "own count); threads: peak OS threads sampled every ms; runnable: peak of the threads "
-               "running or waiting for a CPU (state R: submitters, main and the peer's own threads, "
-               "not the sampler), sampled every 10 ms, less often with many threads, – where not "
-               "sampled; ctx sw and RSS from getrusage; "
-               "SDE: ultrapool's counters read through PAPI, summed over rounds; cycles and "
-               "instructions per task over the whole runner process, – where missing; sleep: how a sleep "
-               "row's tasks slept (waits: the runtime's wait parked them; blocks: clock_nanosleep held "
-               "the thread; resumed: ultrapool's parked tasks that resumed, warm-up included)." % cores, "",
-               details(stats, s, workloads, peers, cores), "", "</details>", ""]
-        err = plots[s]
-        md += ["![ns/op at S=%d](plot_S%d.png)" % (s, s) if not err else "(%s)" % err, ""]
+        md += ["## S = %d submitter threads" % s, ""]
+        for mode, stats in modes.items():
+            md += section(stats, s, mode, workloads, peers, cores, meta, plots[(s, mode)])
+        if len(modes) == len(COMPLETIONS):
+            md += ["### What the shared latch costs, S = %d" % s, "",
+                   "Each peer's ns/op with the shared completion latch over its ns/op with the "
+                   "striped count (medians; 1.00: the latch costs nothing measurable, above 1: "
+                   "the peer is slower when every task writes one shared line).", "",
+                   latch_cost(modes, s, workloads, peers), ""]
     text = "\n".join(md)
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write(text)
     return text
+
+
+def section(stats, s, mode, workloads, peers, cores, meta, plot_err):
+    """summary.md's tables of S submitters in one completion mode."""
+    md = ["### %s%s, S = %d" % (COMPLETION_TITLES[mode][0].upper(), COMPLETION_TITLES[mode][1:], s),
+          "",
+          "ns/op (lower is better); 🟢 fastest in row (inline and the loop are limits, not "
+          "contenders: inline is each submitter running its own tasks, no runtime); "
+          "(±x%) is the peer's throughput relative to ultrapool, as in the Go tables. "
+          "One-producer peers and the loop do not depend on S.", "",
+          table_for(stats, s, workloads, peers, meta), ""]
+    rows = versus_best(stats, s, workloads, peers)
+    if rows:
+        md += ["ultrapool against the best other peer (ratio < 1: ultrapool is faster):", "",
+               "| workload | ultrapool | best other peer | its ns/op | ultrapool / best | "
+               "inline (S threads) | ultrapool / inline |",
+               "|---|---:|---|---:|---:|---:|---:|"]
+        mark = lambda w, p: sleep_mark(w, stats.get((w, p, 1 if stat_s_indep(stats, w, p) else s)))
+        md += ["| %s | %s | %s | %s | %.2f%s | %s | %s |" % (
+            TITLES.get(w, w), (fmt_ns(u) + " " + mark(w, "ultrapool")).strip(),
+            (b + " " + mark(w, b)).strip(), fmt_ns(bn), r, "" if r <= 1 else " (not fastest)",
+            fmt_ns(ln), "%.2f" % (u / ln) if ln else "–")
+            for w, u, b, bn, r, ln in rows]
+        md.append("")
+    md += ["<details><summary>Every cell at S=%d, %s completion</summary>" % (s, mode), "",
+           "eff. = (loop ns / %d cores) / ns; workers: the peak of worker threads (* sampled from "
+           "the process's thread count less main, sampler and submitters; otherwise the peer's "
+           "own count); threads: peak OS threads sampled every ms; runnable: peak of the threads "
+           "running or waiting for a CPU (state R: submitters, main and the peer's own threads, "
+           "not the sampler), sampled every 10 ms, less often with many threads, – where not "
+           "sampled; ctx sw and RSS from getrusage; "
+           "SDE: ultrapool's counters read through PAPI, summed over rounds; cycles and "
+           "instructions per task over the whole runner process, – where missing; sleep: how a sleep "
+           "row's tasks slept (waits: the runtime's wait parked them; blocks: clock_nanosleep held "
+           "the thread; resumed: ultrapool's parked tasks that resumed, warm-up included)." % cores, "",
+           details(stats, s, workloads, peers, cores), "", "</details>", ""]
+    md += ["![ns/op at S=%d, %s completion](%s)" % (s, mode, plot_name(s, mode))
+           if not plot_err else "(%s)" % plot_err, ""]
+    return md
 
 
 def main(argv):
@@ -409,16 +503,17 @@ def main(argv):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dir", metavar="RESULTS_DIR", help="a cross-library run's folder, with runs.json")
     ap.add_argument("--plots", action="store_true",
-                    help="draw plot_S<S>.png again and nothing else, from runs.json or, where the "
-                    "folder keeps only runs.csv and meta.json, from those")
+                    help="draw plot_S<S>.png (and plot_S<S>-shared.png) again and nothing else, "
+                    "from runs.json or, where the folder keeps only runs.csv and meta.json, from "
+                    "those")
     a = ap.parse_args(argv)
     if a.plots:
         if not any(os.path.isfile(os.path.join(a.dir, f)) for f in ("runs.json", "runs.csv")):
             sys.exit("bench_report.py: no runs.json or runs.csv in %s" % a.dir)
         meta, runs = load(a.dir)
         failed = 0
-        for s, err in plot_all(a.dir, cell_stats(runs), meta).items():
-            print("bench_report.py: %s" % (err or os.path.join(a.dir, "plot_S%d.png" % s)))
+        for (s, mode), err in plot_all(a.dir, by_completion(runs), meta).items():
+            print("bench_report.py: %s" % (err or os.path.join(a.dir, plot_name(s, mode))))
             failed += err is not None
         return 1 if failed else 0
     if not os.path.isfile(os.path.join(a.dir, "runs.json")):

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The cross-library benchmark driver (Python 3 standard library only).
 
-Runs every (peer, workload, submitters) cell through the runner executables
-built under experiments/ (one process per run), in a fresh random order in
-every round, after one calibration round that fixes each cell's task count
-for runs of about --time seconds. Writes the raw log, runs.csv and
+Runs every (peer, workload, submitters, completion mode) cell through the
+runner executables built under experiments/ (one process per run), in a
+fresh random order in every round, after one calibration round that fixes
+each cell's task count for runs of about --time seconds (one calibration
+serves both completion modes: striped, a counter per thread, and shared,
+one latch every task decrements; --completion picks one). Writes the raw log, runs.csv and
 runs.json (every run plus the machine's metadata) and meta.json (the
 metadata alone, in the format scripts/bench --par writes too: see
 bench_meta.py) into experiments/results/<machine>/<timestamp>/ (the log as
@@ -45,6 +47,10 @@ PEER_RUNNER = {"ultrapool": "bench_c", "glib": "bench_c", "textbook": "bench_c",
                "omp-llvm-single": "bench_omp_clang", "omp-llvm-team": "bench_omp_clang",
                "tbb": "bench_tbb", "goroutines": "bench_go", "go-ultrapool": "go-ultrapool"}
 GO_LIBRARY = "github.com/maurice2k/ultrapool/v2"
+# How the runners count finished tasks (--completion; docs/benchmarks.md,
+# "Counting finished tasks"), in the tables' order. Every run measures both
+# unless --completion names one.
+COMPLETIONS = bench_report.COMPLETIONS
 
 
 def parse_args(argv):
@@ -72,6 +78,10 @@ def parse_args(argv):
                     help="the full run: S=1,2,100, 5 rounds of 1 s")
     ap.add_argument("--timeout", type=float, default=120,
                     help="seconds before a run is killed (default 120)")
+    ap.add_argument("--completion", choices=COMPLETIONS, default=None,
+                    help="how finished tasks are counted: striped (a counter per thread, "
+                         "not shared) or shared (one latch every task decrements); "
+                         "default both, interleaved")
     ap.add_argument("--hog", type=int, nargs="?", const=-1, default=0, metavar="N",
                     help="N busy processes beside the whole run (no N: one per usable CPU), "
                          "to see what the peers do on a loaded node (default none)")
@@ -92,6 +102,7 @@ def parse_args(argv):
     unknown = [p for p in a.peers if p not in bench_report.PEER_ORDER]
     if unknown:
         ap.error("unknown peers %s (known: %s)" % (",".join(unknown), ",".join(bench_report.PEER_ORDER)))
+    a.completions = [a.completion] if a.completion else list(COMPLETIONS)
     a.build = os.path.abspath(a.build)
     if a.seed is None:
         a.seed = random.SystemRandom().randrange(1 << 40)
@@ -178,6 +189,7 @@ def metadata(args, runners, peers, missing, command):
     run = {
         "seed": args.seed, "rounds": args.rounds, "time_per_run_s": args.time,
         "submitters": args.submitters, "workloads": args.workloads,
+        "completion": args.completions,
         "peers": {n: {"runner": p["runner"], "about": p["about"], "version": p["version"],
                       "s_independent": p["s_independent"]} for n, p in peers.items()},
         "left_out": missing, "hog": args.hog,
@@ -268,8 +280,9 @@ def sleep_kind(workload, rec):
     return "waits, thread held" if rec.get("tasks_resumed") == 0 else "waits"
 
 
-def one_run(peer, workload, s, extra, log, timeout):
-    cmd = [peer["path"], "--peer", peer["peer"], "--workload", workload, "--submitters", str(s)] + extra
+def one_run(peer, workload, s, completion, extra, log, timeout):
+    cmd = [peer["path"], "--peer", peer["peer"], "--workload", workload, "--submitters", str(s),
+           "--completion", completion] + extra
     t0 = time.time()
     rc, out, err = run_cmd(cmd, timeout=timeout)
     log.write("$ %s\n%s%s(exit %d, %.2f s)\n" % (" ".join(cmd[1:]), out, err, rc, time.time() - t0))
@@ -302,31 +315,45 @@ def stop_hogs(hogs):
         h.wait()
 
 
+def completion_check(rec, completion):
+    """A run whose runner did not say it counted as asked fails."""
+    if rec.get("check") == "ok" and rec.get("completion") != completion:
+        rec["check"] = "the runner counted completions %s, not %s" % (
+            rec.get("completion") or "without saying how", completion)
+
+
 def run_cells(args, cells, peers, rng, progress, log):
     """The calibration round, then the measured rounds: each cell's task
-    count, and every run's record."""
+    count, and every run's record. A cell is (workload, peer, S, completion
+    mode). One calibration serves every mode of a (workload, peer, S): it
+    runs in the first mode asked for (striped when both), and each mode's
+    runs then do the same number of tasks."""
     tasks, runs = {}, []
-    order = cells[:]
+    order = list(dict.fromkeys(c[:3] for c in cells))
     rng.shuffle(order)
+    first = args.completions[0]
     for c in order:
         w, name, s = c
-        progress.show("calibrate  %-11s %-16s S=%-3d" % (w, name, s))
-        rec = one_run(peers[name], w, s, ["--calibrate", str(args.time)], log, args.timeout)
+        progress.show("calibrate  %-11s %-16s S=%-3d %s" % (w, name, s, first))
+        rec = one_run(peers[name], w, s, first, ["--calibrate", str(args.time)], log, args.timeout)
         tasks[c] = rec.get("tasks") or 0
         progress.done += 1
     for r in range(args.rounds):
         order = cells[:]
         rng.shuffle(order)
         for k, c in enumerate(order):
-            w, name, s = c
-            progress.show("round %d/%d  %-11s %-16s S=%-3d" % (r + 1, args.rounds, w, name, s))
-            if tasks[c]:
-                rec = one_run(peers[name], w, s, ["--tasks", str(tasks[c])], log, args.timeout)
+            w, name, s, mode = c
+            progress.show("round %d/%d  %-11s %-16s S=%-3d %-7s" % (
+                r + 1, args.rounds, w, name, s, mode))
+            n = tasks[c[:3]]
+            if n:
+                rec = one_run(peers[name], w, s, mode, ["--tasks", str(n)], log, args.timeout)
+                completion_check(rec, mode)
             else:
                 rec = {"exit": -1, "check": "calibration failed"}
             rec.update({"round": r, "position": k, "peer": name, "workload": w, "submitters": s,
-                        "s_independent": peers[name]["s_independent"]})
-            rec.setdefault("tasks", tasks[c])
+                        "completion": mode, "s_independent": peers[name]["s_independent"]})
+            rec.setdefault("tasks", n)
             runs.append(rec)
             progress.done += 1
     return tasks, runs
@@ -375,11 +402,14 @@ def main(argv):
     for w in args.workloads:
         for name, p in sorted(peers.items()):
             for s in ([1] if p["s_independent"] else args.submitters):
-                cells.append((w, name, s))
+                for mode in args.completions:
+                    cells.append((w, name, s, mode))
     rng = random.Random(args.seed)
-    progress = Progress(len(cells) * (args.rounds + 1))
-    print("bench: %d cells, %d rounds of about %.2f s runs, seed %d -> %s" % (
-        len(cells), args.rounds, args.time, args.seed, os.path.relpath(out, ROOT)), file=sys.stderr)
+    calibrations = len(dict.fromkeys(c[:3] for c in cells))
+    progress = Progress(calibrations + len(cells) * args.rounds)
+    print("bench: %d cells (completion %s), %d rounds of about %.2f s runs, seed %d -> %s" % (
+        len(cells), " and ".join(args.completions), args.rounds, args.time, args.seed,
+        os.path.relpath(out, ROOT)), file=sys.stderr)
 
     if args.hog < 0:
         args.hog = meta["hog"] = meta["run"]["hog"] = meta["cores_usable"] or 1
@@ -404,8 +434,9 @@ def main(argv):
     bench_report.write_runs_csv(runs, os.path.join(out, "runs.csv"))
     failed = [r for r in runs if r.get("check") != "ok" or r.get("exit") != 0]
     for r in failed[:10]:
-        print("bench: failed run: %s %s S=%s round %s: %s" % (
-            r["peer"], r["workload"], r["submitters"], r["round"], r.get("check")), file=sys.stderr)
+        print("bench: failed run: %s %s S=%s %s round %s: %s" % (
+            r["peer"], r["workload"], r["submitters"], r["completion"], r["round"], r.get("check")),
+            file=sys.stderr)
     print(bench_report.report(out))
     return 1 if failed else 0
 

@@ -43,14 +43,40 @@ var peers = []*peer{{
 	},
 }}
 
-// done counts finished tasks, one padded counter per submitter so the
-// count itself does not become a contended cache line.
+// How finished tasks are counted (--completion; docs/benchmarks.md,
+// "Counting finished tasks"). striped: done, one padded counter per
+// submitter, so the count itself does not become a contended cache line.
+// shared: one sync.WaitGroup on a cache line of its own, Add(tasks) before
+// the run and Done() by every task, as the Go benchmark these tables
+// mirror counts its tasks (it calls Add(1) per submit as well, which here
+// would be a second shared write per task that the C runners do not make).
 type stripe struct {
 	n uint64
 	_ [56]byte
 }
 
 var done []stripe
+
+type latch struct {
+	_  [64]byte
+	wg sync.WaitGroup
+	_  [64]byte
+}
+
+// sharedCompletion is set by --completion shared.
+var sharedCompletion bool
+
+// maxLatch is the most tasks the shared mode counts: a WaitGroup's
+// counter is 32 bits wide and signed.
+const maxLatch = 1<<31 - 1
+
+// completionName is the mode as the result line records it.
+func completionName() string {
+	if sharedCompletion {
+		return "shared"
+	}
+	return "striped"
+}
 
 func doneSum() uint64 {
 	var s uint64
@@ -94,6 +120,30 @@ func threadCount() int {
 
 func measure(p *peer, w *workload, submitters int, tasks uint64) measurement {
 	done = make([]stripe, submitters)
+	// The shared mode's latch, new for every run. A watcher goroutine
+	// waits on it and closes released, which the main goroutine polls
+	// every millisecond as it polls the stripes: both modes end the clock
+	// alike, and differ only in how each task counts itself.
+	l := new(latch)
+	released := make(chan struct{})
+	if sharedCompletion {
+		l.wg.Add(int(tasks))
+		go func() {
+			l.wg.Wait()
+			close(released)
+		}()
+	}
+	finished := func() bool {
+		if !sharedCompletion {
+			return doneSum() >= tasks
+		}
+		select {
+		case <-released:
+			return true
+		default:
+			return false
+		}
+	}
 	var m measurement
 	var ru0, ru1 syscall.Rusage
 	stop := make(chan struct{})
@@ -131,6 +181,16 @@ func measure(p *peer, w *workload, submitters int, tasks uint64) measurement {
 			rng := uint64(i+1) * 0x9e3779b97f4a7c15
 			ready.Done()
 			<-gate
+			if sharedCompletion {
+				for k := uint64(0); k < share; k++ {
+					r := splitmix(&rng)
+					p.submit(func() {
+						w.run(r)
+						l.wg.Done()
+					})
+				}
+				return
+			}
 			for k := uint64(0); k < share; k++ {
 				r := splitmix(&rng)
 				p.submit(func() {
@@ -144,7 +204,7 @@ func measure(p *peer, w *workload, submitters int, tasks uint64) measurement {
 	ready.Wait()
 	t0 := time.Now()
 	close(gate)
-	for doneSum() < tasks {
+	for !finished() {
 		time.Sleep(time.Millisecond)
 	}
 	wall := time.Since(t0)
@@ -182,7 +242,17 @@ func main() {
 	submitters := flag.Int("submitters", 0, "submitter goroutines")
 	tasks := flag.Uint64("tasks", 0, "tasks in the measured run")
 	calibrate := flag.Float64("calibrate", 0, "find the task count for runs of this many seconds")
+	completion := flag.String("completion", "striped",
+		"how finished tasks are counted: striped (a counter per submitter) or shared (one sync.WaitGroup)")
 	flag.Parse()
+	switch *completion {
+	case "striped":
+	case "shared":
+		sharedCompletion = true
+	default:
+		fmt.Fprintf(os.Stderr, "%s: --completion must be striped or shared, not '%s'\n", runnerName, *completion)
+		os.Exit(2)
+	}
 	cores := runtime.NumCPU()
 	if *list {
 		for _, p := range peers {
@@ -194,7 +264,7 @@ func main() {
 	}
 	p, w := findPeer(*peerName), findWorkload(*workloadName)
 	if p == nil || w == nil || *submitters <= 0 || (*tasks == 0 && *calibrate <= 0) {
-		fmt.Fprintln(os.Stderr, "usage: bench_go --list | --peer P --workload W --submitters S (--tasks N | --calibrate SEC)")
+		fmt.Fprintln(os.Stderr, "usage: bench_go --list | --peer P --workload W --submitters S (--tasks N | --calibrate SEC) [--completion striped|shared]")
 		os.Exit(2)
 	}
 	if err := verifyWorkloads(); err != nil {
@@ -209,7 +279,8 @@ func main() {
 		var m measurement
 		for {
 			m = measure(p, w, *submitters, n)
-			if (m.wallS >= *calibrate/3 && prev > 0 && m.wallS >= 2.5*prev) || n >= 1<<32 {
+			if (m.wallS >= *calibrate/3 && prev > 0 && m.wallS >= 2.5*prev) || n >= 1<<32 ||
+				(sharedCompletion && n*4 > maxLatch) {
 				break
 			}
 			prev = m.wallS
@@ -223,6 +294,10 @@ func main() {
 		emit("CALIBRATE", map[string]interface{}{"tasks": want, "probe_ns_per_op": m.nsPerOp})
 		return
 	}
+	if sharedCompletion && *tasks > maxLatch {
+		fmt.Fprintf(os.Stderr, "%s: --completion shared counts at most %d tasks (a WaitGroup's counter)\n", runnerName, maxLatch)
+		os.Exit(2)
+	}
 	warmup := *tasks / 10
 	if warmup == 0 {
 		warmup = 1
@@ -230,13 +305,21 @@ func main() {
 	measure(p, w, *submitters, warmup)
 	resetWorkload()
 	m := measure(p, w, *submitters, *tasks)
+	// Every task counted exactly once. The WaitGroup cannot be read, but
+	// checks itself: its Wait ended, so the count came down to zero, and a
+	// Done below zero panics, which fails the run.
 	check := "ok"
 	if err := checkWorkload(w, *tasks); err != nil {
 		check = err.Error()
-	} else if doneSum() != *tasks {
+	} else if !sharedCompletion && doneSum() != *tasks {
 		check = "the completion count does not equal the number of tasks"
 	}
+	// Goroutines beyond main, the sampler, the submitters and, in the
+	// shared mode, the latch's watcher.
 	workers, source := m.peakGoroutines-1-1-*submitters, "sampled"
+	if sharedCompletion {
+		workers--
+	}
 	if p.workersPeak != nil {
 		workers, source = p.workersPeak(), "peer"
 	}
@@ -246,9 +329,9 @@ func main() {
 		hw[n] = nil
 	}
 	emit("RESULT", map[string]interface{}{
-		"runner": runnerName, "peer": p.name, "workload": w.name, "submitters": *submitters,
-		"cores": cores, "tasks": *tasks, "warmup_tasks": warmup, "ns_per_op": m.nsPerOp,
-		"wall_s": m.wallS, "cpu_use": m.cpuUse, "peak_threads": m.peakThreads,
+		"runner": runnerName, "peer": p.name, "workload": w.name, "completion": completionName(),
+		"submitters": *submitters, "cores": cores, "tasks": *tasks, "warmup_tasks": warmup,
+		"ns_per_op": m.nsPerOp, "wall_s": m.wallS, "cpu_use": m.cpuUse, "peak_threads": m.peakThreads,
 		"peak_workers": workers, "workers_source": source, "nvcsw": m.nvcsw, "nivcsw": m.nivcsw,
 		"maxrss_kb": m.maxrssKB, "papi": hw, "papi_note": "not read from Go", "papi_scope": "",
 		"sde": nil, "wait": sleepWait(w), "check": check,
