@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -42,15 +43,15 @@ static inline int test_threads_settled(void)
     return last;
 }
 
-/* Prints the name of every thread of the process on one line (Linux:
- * /proc/self/task/TID/comm), for a test that found more or fewer threads
- * than it expected to say which. Prints nothing where it cannot read them. */
-static inline void test_threads_print(FILE *out, const char *what)
+/* Calls fn(tid, name, arg) for every thread of the process (Linux:
+ * /proc/self/task/TID/comm, the name without its newline). Returns how
+ * many it saw, or -1 where the list cannot be read. */
+static inline int test_threads_each(void (*fn)(int tid, const char *name, void *arg), void *arg)
 {
     DIR *d = opendir("/proc/self/task");
     if (!d)
-        return;
-    fprintf(out, "%s:", what);
+        return -1;
+    int n = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.')
@@ -59,13 +60,29 @@ static inline void test_threads_print(FILE *out, const char *what)
         snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
         FILE *f = fopen(path, "r");
         if (!f)
-            continue;
+            continue; /* the thread ended meanwhile */
         if (fgets(comm, sizeof comm, f))
             comm[strcspn(comm, "\n")] = 0;
         fclose(f);
-        fprintf(out, " [%s] %s", e->d_name, comm);
+        fn(atoi(e->d_name), comm, arg);
+        n++;
     }
     closedir(d);
+    return n;
+}
+
+static inline void test_threads_print_one(int tid, const char *name, void *out)
+{
+    fprintf((FILE *)out, " [%d] %s", tid, name);
+}
+
+/* Prints the name of every thread of the process on one line, for a test
+ * that found more or fewer threads than it expected to say which. Prints
+ * nothing where it cannot read them. */
+static inline void test_threads_print(FILE *out, const char *what)
+{
+    fprintf(out, "%s:", what);
+    test_threads_each(test_threads_print_one, out);
     fputc('\n', out);
 }
 

@@ -27,7 +27,6 @@
 #include "omp_check.h"
 #include "../common/threads.h"
 #ifdef __linux__
-#include <dirent.h>
 #include <sched.h>
 #include <stdatomic.h>
 
@@ -85,32 +84,26 @@ static int capped(void)
 /* The pool's worker threads (named "up-worker ..."): how many, and with
  * to_idle, each put at SCHED_IDLE (it runs only when no other thread
  * wants the CPU). */
+typedef struct {
+    int to_idle, n;
+} worker_scan;
+
+static void scan_worker(int tid, const char *name, void *arg)
+{
+    worker_scan *w = arg;
+    if (strncmp(name, "up-worker", 9) != 0)
+        return;
+    struct sched_param sp = {0};
+    if (w->to_idle)
+        CHECK(sched_setscheduler((pid_t)tid, SCHED_IDLE, &sp) == 0);
+    w->n++;
+}
+
 static int pool_workers(int to_idle)
 {
-    DIR *d = opendir("/proc/self/task");
-    CHECK(d != NULL);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[300], comm[32] = "";
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        if (!fgets(comm, sizeof comm, f))
-            comm[0] = 0;
-        fclose(f);
-        if (strncmp(comm, "up-worker", 9) != 0)
-            continue;
-        struct sched_param sp = {0};
-        if (to_idle)
-            CHECK(sched_setscheduler((pid_t)atoi(e->d_name), SCHED_IDLE, &sp) == 0);
-        n++;
-    }
-    closedir(d);
-    return n;
+    worker_scan w = {to_idle, 0};
+    CHECK(test_threads_each(scan_worker, &w) >= 0);
+    return w.n;
 }
 
 static atomic_int master_may_end, master_docked;
