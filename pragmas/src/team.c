@@ -544,8 +544,6 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_fn fn, up_fn leave,
             if (queued && up__pool_work_visible(pool)) {
                 want_workers(pool, missing < queued ? missing : queued);
                 asked = 1;
-            } else if (!submitted) {
-                asked = 1;
             }
             start = now;
         }

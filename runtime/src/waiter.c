@@ -76,6 +76,7 @@ int up__worker_at_loop(const up_pool *p)
  * p->workers (up__idle_sane). */
 void up__return_expected(up_pool *p, int n)
 {
+    up__assert_internal(n == 1 || n == -1);
     if (n > 0)
         up__fetch_add_seqcst(&p->idle, UP__IDLE_START_ONE);
     else
