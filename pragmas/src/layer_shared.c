@@ -19,7 +19,7 @@ unsigned up__pool_workers(const up_pool *p) { return up_layer_pool_workers(p); }
 
 int up__pool_stopped(const up_pool *p) { return up_layer_pool_stopped(p); }
 
-int up__pool_work_visible(up_pool *p) { return up_layer_pool_work_visible(p); }
+unsigned up__pool_queued(up_pool *p, unsigned limit) { return up_layer_pool_queued(p, limit); }
 
 void up__set_error(const char *fmt, ...)
 {

@@ -536,13 +536,21 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_fn fn, up_fn leave,
              * is docked and on its way, and so is a worker that took a
              * member task but has not joined yet (the pool counts it busy,
              * and a loaded machine can hold it there for a time slice).
-             * With none left in the queues, look again after the next
-             * grace instead of starting a thread. */
+             * taken counts the member tasks that started; one taken from
+             * the queue that has not started yet (its worker held off the
+             * CPU between the take and the count) is no longer in the
+             * pool's queues, which bound the count. With none left there,
+             * look again after the next grace instead of starting a
+             * thread. */
             unsigned missing = 1 + posted + submitted - joined;
             unsigned taken = up__load_relaxed(&t->taken);
             unsigned queued = taken < submitted ? submitted - taken : 0;
-            if (queued && up__pool_work_visible(pool)) {
-                want_workers(pool, missing < queued ? missing : queued);
+            if (queued > missing)
+                queued = missing;
+            if (queued)
+                queued = up__pool_queued(pool, queued);
+            if (queued) {
+                want_workers(pool, queued);
                 asked = 1;
             }
             start = now;

@@ -48,14 +48,14 @@ int up__submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_t siz
 /* Workers the pool has now (running, searching, parked or starting). */
 unsigned up__pool_workers(const up_pool *p);
 
-/* 1 when a task may be queued that no worker has taken yet (the idle
- * protocol's test: it may answer 1 for nothing, and 0 for a task whose
- * push is still being published, so a caller that must not miss one
- * looks again later, as the gatherer does each grace period). A gatherer
- * whose member tasks were all taken needs no more workers: a worker that
- * took one is on its way to join, though it may count as busy for a
- * while on a loaded machine. */
-int up__pool_work_visible(up_pool *p);
+/* How many tasks sit queued or pushed in p that no worker has taken yet,
+ * counted up to limit (an estimate: a push still being published may be
+ * missed, so a caller that must not miss one looks again later, as the
+ * gatherer does each grace period). A gatherer asks the pool for workers
+ * only for member tasks still there: a worker that took one is on its way
+ * to join, though on a loaded machine it may be held for a time slice
+ * before its member task counts it (pragmas/src/team.c). */
+unsigned up__pool_queued(up_pool *p, unsigned limit);
 
 /* 1 once the pool is stopped (its queues closed): a region of one, which
  * submits nothing, runs on a stopped pool no more than a larger one. */

@@ -29,7 +29,7 @@
 UP_API int up_layer_submit_copy_nogrow(up_pool *p, up_fn fn, const void *payload, size_t size);
 UP_API unsigned up_layer_pool_workers(const up_pool *p);
 UP_API int up_layer_pool_stopped(const up_pool *p);
-UP_API int up_layer_pool_work_visible(up_pool *p);
+UP_API unsigned up_layer_pool_queued(up_pool *p, unsigned limit);
 /* up__set_error with its arguments already gathered. */
 UP_API void up_layer_set_error_v(const char *fmt, va_list ap);
 /* The waits of the layer (up_layer.h: up__pool_spin ... up__waiter_wake). */

@@ -14,7 +14,7 @@ unsigned up_layer_pool_workers(const up_pool *p) { return up__pool_workers(p); }
 
 int up_layer_pool_stopped(const up_pool *p) { return up__pool_stopped(p); }
 
-int up_layer_pool_work_visible(up_pool *p) { return up__pool_work_visible(p); }
+unsigned up_layer_pool_queued(up_pool *p, unsigned limit) { return up__pool_queued(p, limit); }
 
 void up_layer_set_error_v(const char *fmt, va_list ap)
 {

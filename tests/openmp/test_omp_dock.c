@@ -136,6 +136,8 @@ static int starved(void)
     int before = test_threads();
     regions(3, 1); /* gathered while its threads are still starved */
     int after = test_threads();
+    if (after > before)
+        test_threads_print(stderr, "threads after main's region");
     unsigned nhogs = hogs.n;
     test_hogs_stop(&hogs);
     regions(3, 5);
