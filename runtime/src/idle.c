@@ -54,8 +54,8 @@ static int work_visible(up_pool *p)
 }
 
 /* For the layer's gatherer (up_layer.h): the tasks queued or pushed and
- * not yet taken, counted up to limit. Reads without a lock, an estimate: a task
- * still being published may count, as may one taken a moment ago whose
+ * not yet taken, counted up to limit (a shard at a time). Reads without a
+ * lock, an estimate: a task still being published may count, as may one taken a moment ago whose
  * take is not yet seen. What it must not do is count a task a worker has
  * already taken for long, and it cannot: a take moves head (or a deque's
  * top) before the taker runs anything. */
@@ -64,16 +64,8 @@ unsigned up__pool_queued(up_pool *p, unsigned limit)
     uint64_t n = 0;
     for (unsigned i = 0; i < p->nshards && n < limit; i++) {
         up__shard *s = &p->shards[i];
-        n += up__mpmc_accepted(&s->q) - up__mpmc_taken(&s->q);
-        unsigned used = up__load_acquire(&s->slots_used);
-        for (unsigned k = 0; k < used && n < limit; k++) {
-            up__worker *v = up__slot_worker(s, k);
-            if (!v)
-                continue;
-            int64_t top = up__load_acquire(&v->dq.top), bottom = up__load_acquire(&v->dq.bottom);
-            if (bottom > top)
-                n += (uint64_t)(bottom - top);
-        }
+        uint64_t tops;
+        n += up__mpmc_accepted(&s->q) - up__mpmc_taken(&s->q) + up__deque_backlog(s, &tops);
     }
     return n < limit ? (unsigned)n : limit;
 }

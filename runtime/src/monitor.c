@@ -94,30 +94,6 @@ static unsigned allowed_cpus(const up_pool *p)
     return n ? n : 1;
 }
 
-/* Tasks waiting in the deques of s's workers, and (in *taken) the sum of
- * the deques' tops, which grows by one for every task taken from one. A
- * worker blocked inside a task keeps the children that task pushed, and
- * only a thief can run them: if the task waits for them without helping
- * (a semaphore, a condition variable), no worker is searching and the
- * CPUs are idle, only a new worker will. */
-static uint64_t deque_backlog(up__shard *s, uint64_t *taken)
-{
-    uint64_t n = 0, tops = 0;
-    unsigned used = up__load_acquire(&s->slots_used);
-    for (unsigned i = 0; i < used; i++) {
-        up__worker *w = up__slot_worker(s, i);
-        if (!w)
-            continue;
-        int64_t top = up__load_acquire(&w->dq.top);
-        int64_t bottom = up__load_acquire(&w->dq.bottom);
-        tops += (uint64_t)top;
-        if (bottom > top)
-            n += (uint64_t)(bottom - top);
-    }
-    *taken = tops;
-    return n;
-}
-
 /* What a probe of one shard's busy workers found (monitor thread only). */
 typedef struct busy_census {
     unsigned busy;    /* workers running a task */
@@ -346,7 +322,7 @@ static int look_at_shard(up_pool *p, up__shard *s, uint64_t now, double unused)
     uint64_t head = up__mpmc_taken(&s->q);
     uint64_t tail = up__mpmc_accepted(&s->q);
     uint64_t dq_taken;
-    uint64_t dq_waiting = deque_backlog(s, &dq_taken);
+    uint64_t dq_waiting = up__deque_backlog(s, &dq_taken);
     int backlog = tail != head || dq_waiting;
     int progress = head != s->mon.head || dq_taken != s->mon.deque_taken;
     /* Deque tasks that were there at the last look and none taken since:
@@ -472,7 +448,7 @@ static int any_backlog(up_pool *p)
 {
     uint64_t taken;
     for (unsigned i = 0; i < p->nshards; i++)
-        if (up__mpmc_nonempty(&p->shards[i].q) || deque_backlog(&p->shards[i], &taken))
+        if (up__mpmc_nonempty(&p->shards[i].q) || up__deque_backlog(&p->shards[i], &taken))
             return 1;
     return 0;
 }

@@ -188,6 +188,31 @@ static inline up__worker *up__slot_worker(up__shard *s, unsigned i)
     return (up__worker *)up__load_acquire((_Atomic(up__worker *) *)&s->slots[i]);
 }
 
+/* Tasks waiting in the deques of s's workers, and (in *taken) the sum of
+ * the deques' tops, which grows by one for every task taken from one. A
+ * worker blocked inside a task keeps the children that task pushed, and
+ * only a thief can run them: if the task waits for them without helping
+ * (a semaphore, a condition variable), no worker is searching and the
+ * CPUs are idle, only a new worker will (monitor.c). The gatherer's
+ * count of queued tasks reads it too (idle.c: up__pool_queued). */
+static inline uint64_t up__deque_backlog(up__shard *s, uint64_t *taken)
+{
+    uint64_t n = 0, tops = 0;
+    unsigned used = up__load_acquire(&s->slots_used);
+    for (unsigned i = 0; i < used; i++) {
+        up__worker *w = up__slot_worker(s, i);
+        if (!w)
+            continue;
+        int64_t top = up__load_acquire(&w->dq.top);
+        int64_t bottom = up__load_acquire(&w->dq.bottom);
+        tops += (uint64_t)top;
+        if (bottom > top)
+            n += (uint64_t)(bottom - top);
+    }
+    *taken = tops;
+    return n;
+}
+
 /* Runs one task on behalf of pool p on this thread, keeping the thread's
  * "running for pool" marker right across nesting. */
 static inline void up__run_task(up_pool *p, const up__task *t)
