@@ -27,6 +27,7 @@ typedef struct region {
  * the reverse order of their entries (a stack; nodes are reused). */
 typedef struct saved_icv {
     struct saved_icv *next;
+    const region *of; /* the region whose run_region pushed it */
     gomp_icv icv;
     gomp_icv_outer outer; /* and whether those were its region's */
 } saved_icv;
@@ -69,6 +70,7 @@ static void run_region(void *ctx)
         saved_free = s->next;
     else
         s = saved_new();
+    s->of = r;
     s->icv = *gomp_icv_get();
     s->next = saved_top;
     saved_top = s;
@@ -79,10 +81,15 @@ static void run_region(void *ctx)
     r->fn(r->data);
 }
 
+/* Every member's last step (the team's leave hook). The split form's
+ * master entered in gomp_parallel_open, not through run_region, and
+ * pushed nothing: it finds an enclosing region's node on top, or none,
+ * and leaves in GOMP_parallel_end. */
 static void leave_region(void *ctx)
 {
-    (void)ctx;
     saved_icv *s = saved_top;
+    if (!s || s->of != ctx)
+        return;
     *gomp_icv_get() = s->icv;
     gomp_icv_region_leave(&s->outer);
     saved_top = s->next;
@@ -136,7 +143,7 @@ void gomp_parallel_open(void (*fn)(void *), void *data, unsigned num_threads,
         r->pre_arg = r->pre_copy;
     }
     unsigned n = num_threads ? num_threads : v->nthreads;
-    int rc = par_parallel_enter(gomp_pool(), n, run_region, r, region_mode(v), who);
+    int rc = par_parallel_enter(gomp_pool(), n, run_region, leave_region, r, region_mode(v), who);
     if (rc != UP_OK)
         gomp_fatal("a parallel region of %u threads cannot run: %s", n, up_last_error());
     r->prev = open_regions;

@@ -498,11 +498,13 @@ int par_parallel(up_pool *pool, unsigned nthreads, up_fn fn, void *ctx, par_team
  * member 0; the caller then runs its part and calls leave, which meets
  * the members at the closing barrier and restores the caller. Regions
  * entered so nest and leave in reverse order. par_parallel is enter,
- * fn(ctx), leave. enter needs ultrapool's own teams: on an OpenMP backend
- * it refuses, UP_EINVAL. leave: UP_EINVAL (nothing done) when the calling
- * thread is not the master of an entered region, at its root frame. */
-int par_parallel_enter(up_pool *pool, unsigned nthreads, up_fn fn, void *ctx, par_team_mode mode,
-                       const char *who);
+ * fn(ctx), leave. The leave hook, when not NULL, is par_parallel_hooked's
+ * and runs on every member, the caller too (in par_parallel_leave).
+ * enter needs ultrapool's own teams: on an OpenMP backend it refuses,
+ * UP_EINVAL. leave: UP_EINVAL (nothing done) when the calling thread is
+ * not the master of an entered region, at its root frame. */
+int par_parallel_enter(up_pool *pool, unsigned nthreads, up_fn fn, up_fn leave, void *ctx,
+                       par_team_mode mode, const char *who);
 int par_parallel_leave(const char *who);
 /* par_parallel where every member, after the closing barrier (the tasks
  * of the region all done), runs leave(ctx) before it leaves the team:

@@ -622,11 +622,11 @@ int par_parallel(up_pool *pool, unsigned nthreads, up_fn fn, void *ctx, par_team
     return par_parallel_hooked(pool, nthreads, fn, NULL, ctx, mode, who);
 }
 
-int par_parallel_enter(up_pool *pool, unsigned nthreads, up_fn fn, void *ctx, par_team_mode mode,
-                       const char *who)
+int par_parallel_enter(up_pool *pool, unsigned nthreads, up_fn fn, up_fn leave, void *ctx,
+                       par_team_mode mode, const char *who)
 {
     par_team *t;
-    return region_enter(pool, nthreads, fn, NULL, ctx, mode, who, 1, &t);
+    return region_enter(pool, nthreads, fn, leave, ctx, mode, who, 1, &t);
 }
 
 int par_parallel_leave(const char *who)

@@ -3,7 +3,10 @@
  * combined GOMP_parallel_loop_*_start and GOMP_parallel_sections_start.
  * Team size and numbers, nesting, ICV inheritance and restoration, tasks
  * the master creates (finished by GOMP_parallel_end), every iteration and
- * section run once. */
+ * section run once. `grow`: members leave a split region as they leave a
+ * combined one, taking back what they saved on entry (the heap stays flat
+ * across thousands of split regions). */
+#include <malloc.h>
 #include <omp.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -152,11 +155,72 @@ static int icv_at_barrier(void)
     return omp_report("test_omp_legacy icv");
 }
 
+/* `grow` mode: each member saves its ICVs when it enters a region and
+ * must take them back when it leaves, in the split form too; a member
+ * that changed its own (and so made a snapshot) must release that. */
+static void grow_body(void *data)
+{
+    (void)data;
+    if (omp_get_thread_num() != 0)
+        omp_set_num_threads(3);
+}
+
+static void split_regions(unsigned count)
+{
+    for (unsigned i = 0; i < count; i++) {
+        GOMP_parallel_start(grow_body, NULL, NT);
+        grow_body(NULL);
+        GOMP_parallel_end();
+    }
+}
+
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+static size_t heap_in_use(void)
+{
+    struct mallinfo2 m = mallinfo2();
+    return m.uordblks + m.hblkhd;
+}
+
+static int no_growth(void)
+{
+    enum { PROBE = 1 << 16, WARM = 200, REGIONS = 2000, PER_REGION_MAX = 16 };
+    size_t a = heap_in_use();
+    void *probe = malloc(PROBE);
+    size_t b = heap_in_use();
+    free(probe);
+    if (!probe || b < a + PROBE) {
+        printf("test_omp_legacy grow: skipped, mallinfo2 does not see this process's heap (a "
+               "sanitizer's allocator?)\n");
+        return 77;
+    }
+    split_regions(WARM);
+    size_t before = heap_in_use();
+    split_regions(REGIONS);
+    size_t after = heap_in_use();
+    long long grew = (long long)after - (long long)before;
+    /* A node kept per member and region would be at least 3 x 64 bytes
+     * a region; the bound leaves room for the allocator's own noise. */
+    EXPECT(grew <= (long long)REGIONS * PER_REGION_MAX,
+           "the heap grew by %lld bytes over %d split regions of %d threads (%.1f a region)", grew,
+           REGIONS, NT, (double)grew / REGIONS);
+    printf("heap %+lld bytes over %d split regions\n", grew, REGIONS);
+    return omp_report("test_omp_legacy grow");
+}
+#else
+static int no_growth(void)
+{
+    printf("test_omp_legacy grow: skipped, no mallinfo2 here\n");
+    return 77;
+}
+#endif
+
 int main(int argc, char **argv)
 {
     require_ultrapool();
     if (argc > 1 && !strcmp(argv[1], "icv"))
         return icv_at_barrier();
+    if (argc > 1 && !strcmp(argv[1], "grow"))
+        return no_growth();
 
     GOMP_parallel_start(region, NULL, NT);
     region(NULL);
