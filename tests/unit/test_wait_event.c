@@ -12,6 +12,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "counted.h"
 #include "pool_helpers.h"
 
 static _Atomic unsigned char *runs;
@@ -301,14 +302,6 @@ typedef struct set_race {
     _Atomic uint64_t accepted;
 } set_race;
 
-static _Atomic uint64_t set_race_ran;
-
-static void count_run(void *arg)
-{
-    (void)arg;
-    atomic_fetch_add(&set_race_ran, 1);
-}
-
 static void *set_race_submitter(void *arg)
 {
     set_race *r = arg;
@@ -317,7 +310,7 @@ static void *set_race_submitter(void *arg)
             sched_yield();
             continue;
         }
-        if (up_submit_on(r->p, r->ev, count_run, NULL) == UP_OK)
+        if (up_submit_on(r->p, r->ev, counted_task, NULL) == UP_OK)
             atomic_fetch_add(&r->accepted, 1);
     }
     return NULL;
@@ -346,8 +339,8 @@ static void test_set_race(uint64_t seed)
             sched_yield();
         atomic_store(&r.go, 0);
         test_sleep_ms(1); /* the submitters finish their call */
-        WAIT_UNTIL(atomic_load(&set_race_ran) == atomic_load(&r.accepted), 5000);
-        CHECK_EQ(atomic_load(&set_race_ran), atomic_load(&r.accepted));
+        WAIT_UNTIL(atomic_load(&counted_ran) == atomic_load(&r.accepted), 5000);
+        CHECK_EQ(atomic_load(&counted_ran), atomic_load(&r.accepted));
         CHECK_EQ(up_event_is_set(r.ev), 1);
         CHECK_EQ(up_event_reset(r.ev), UP_OK);
         /* The next round's early submits wait for its set. */
@@ -357,7 +350,7 @@ static void test_set_race(uint64_t seed)
         pthread_join(th[i], NULL);
     CHECK_EQ(up_event_set(r.ev), UP_OK);
     CHECK_EQ(up_pool_stop_and_wait(r.p), UP_OK);
-    CHECK_EQ(atomic_load(&set_race_ran), atomic_load(&r.accepted));
+    CHECK_EQ(atomic_load(&counted_ran), atomic_load(&r.accepted));
     printf("set race: %llu rounds, %llu tasks\n", (unsigned long long)rounds,
            (unsigned long long)atomic_load(&r.accepted));
     CHECK_EQ(up_event_destroy(r.ev), UP_OK);
