@@ -12,9 +12,9 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 
 #include "check.h"
+#include "marks.h"
 
 typedef struct steal_ops {
     int (*push)(void *dq, uint64_t id);   /* 1 pushed, 0 full */
@@ -32,7 +32,7 @@ typedef struct steal_run {
     void *dq;
     const steal_ops *ops;
     uint64_t items;
-    _Atomic unsigned char *seen;
+    test_mark *seen;
     _Atomic int owner_done;
     _Atomic int started; /* thieves running: the owner waits for all */
     _Atomic uint64_t stolen, lost;
@@ -41,7 +41,7 @@ typedef struct steal_run {
 static inline void steal_take(steal_run *r, uint64_t id)
 {
     CHECK_LT(id, r->items);
-    atomic_fetch_add(&r->seen[id], 1);
+    marks_add(r->seen, id);
 }
 
 static inline void *steal_thief(void *arg)
@@ -67,8 +67,7 @@ static inline steal_counts steal_stress(void *dq, const steal_ops *ops, uint64_t
                                         unsigned max_burst, uint64_t *seed)
 {
     steal_run r = {.dq = dq, .ops = ops, .items = items};
-    r.seen = calloc(items ? items : 1, 1);
-    CHECK(r.seen != NULL);
+    r.seen = marks_alloc(items);
     pthread_t th[STEAL_THIEVES];
     for (int i = 0; i < STEAL_THIEVES; i++)
         CHECK_EQ(pthread_create(&th[i], NULL, steal_thief, &r), 0);
@@ -102,9 +101,8 @@ static inline steal_counts steal_stress(void *dq, const steal_ops *ops, uint64_t
     for (int i = 0; i < STEAL_THIEVES; i++)
         pthread_join(th[i], NULL);
     CHECK_EQ(ops->steal(dq, &id), 0);
-    for (uint64_t i = 0; i < items; i++)
-        CHECK_EQ(r.seen[i], 1);
-    free((void *)r.seen);
+    CHECK_EQ(marks_wrong(r.seen, items, NULL), 0);
+    marks_free(r.seen);
     c.stolen = atomic_load(&r.stolen);
     c.lost = atomic_load(&r.lost);
     return c;

@@ -132,27 +132,27 @@ def tcl_words(s, braced=False):
             words.append((s[i + 1:j - 1], True) if braced else s[i + 1:j - 1])
             i = j
         elif s[i] == '"':
-            j, out = i + 1, []
-            while j < n and s[j] != '"':
-                if s[j] == "\\" and j + 1 < n:
-                    out.append(tcl_escape(s[j + 1]))
-                    j += 2
-                else:
-                    out.append(s[j])
-                    j += 1
-            words.append(("".join(out), False) if braced else "".join(out))
-            i = j + 1
+            text, i = tcl_substituted(s, i + 1, lambda c: c == '"')
+            words.append((text, False) if braced else text)
+            i += 1  # the closing quote
         else:
-            j, out = i, []
-            while j < n and not s[j].isspace():
-                if s[j] == "\\" and j + 1 < n:
-                    out.append(tcl_escape(s[j + 1]))
-                    j += 2
-                else:
-                    out.append(s[j])
-                    j += 1
-            words.append(("".join(out), False) if braced else "".join(out))
-            i = j
+            text, i = tcl_substituted(s, i, str.isspace)
+            words.append((text, False) if braced else text)
+
+
+def tcl_substituted(s, i, end):
+    """The text of s from i to the first character for which end holds (or
+    to the end of s), with Tcl's backslash substitution; and where it
+    stopped."""
+    out, n = [], len(s)
+    while i < n and not end(s[i]):
+        if s[i] == "\\" and i + 1 < n:
+            out.append(tcl_escape(s[i + 1]))
+            i += 2
+        else:
+            out.append(s[i])
+            i += 1
+    return "".join(out), i
 
 
 def tcl_escape(c):

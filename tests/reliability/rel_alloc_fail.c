@@ -23,6 +23,7 @@
 #include <ultrapool/sem.h>
 
 #include "check.h"
+#include "counted.h"
 
 void *__real_malloc(size_t);
 void *__real_calloc(size_t, size_t);
@@ -94,13 +95,6 @@ static void arm(long n)
 }
 static void disarm(void) { atomic_store(&armed_at, 0); }
 
-static _Atomic int ran;
-static void task(void *arg)
-{
-    (void)arg;
-    atomic_fetch_add(&ran, 1);
-}
-
 /* One pool creation; returns its rc. */
 static int op_create(void)
 {
@@ -112,7 +106,7 @@ static int op_create(void)
     int rc = up_pool_create(&p, &cfg);
     if (rc == UP_OK) {
         disarm(); /* the pool must work; later failures are another test */
-        CHECK_EQ(up_submit_wait(p, task, NULL), UP_OK);
+        CHECK_EQ(up_submit_wait(p, counted_task, NULL), UP_OK);
         CHECK_EQ(up_pool_destroy(p), UP_OK);
     }
     return rc;
@@ -128,7 +122,7 @@ static void dep_region(void *arg)
     if (up_master()) {
         for (int i = 0; i < 64; i++) {
             up_dep d = {&dep_cells[i % 4], i % 3 ? UP_DEP_INOUT : UP_DEP_IN};
-            int r = up_task_deps(task, NULL, &d, 1, NULL);
+            int r = up_task_deps(counted_task, NULL, &d, 1, NULL);
             if (r != UP_OK)
                 *rc = r;
         }
@@ -188,7 +182,7 @@ static int sweep(const char *name, int (*op)(void), int strict)
 static int group_task(void *arg)
 {
     (void)arg;
-    atomic_fetch_add(&ran, 1);
+    atomic_fetch_add(&counted_ran, 1);
     return 0;
 }
 
@@ -268,9 +262,9 @@ static void copied_submits(void)
     uint64_t target = st.executed + 2 * STEADY_OPS;
     for (int i = 0; i < STEADY_OPS; i++) {
         uint64_t v = (uint64_t)i;
-        CHECK_EQ(up_submit_copy_wait(steady, task, &v, sizeof v), UP_OK);
+        CHECK_EQ(up_submit_copy_wait(steady, counted_task, &v, sizeof v), UP_OK);
         int rc;
-        while ((rc = up_submit_copy(steady, task, &v, sizeof v)) == UP_EOVERLOAD)
+        while ((rc = up_submit_copy(steady, counted_task, &v, sizeof v)) == UP_EOVERLOAD)
             test_spin(1000);
         CHECK_EQ(rc, UP_OK);
     }

@@ -8,17 +8,11 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "counted.h"
 #include "gate.h"
 
 static up_pool *pool;
-static test_gate gate;       /* holds both workers */
-static _Atomic uint64_t ran; /* quick() tasks */
-
-static void quick(void *arg)
-{
-    (void)arg;
-    atomic_fetch_add(&ran, 1);
-}
+static test_gate gate; /* holds both workers */
 
 static _Atomic int blocked_in, blocked_out, timed_out;
 
@@ -26,7 +20,7 @@ static void *blocked(void *arg)
 {
     (void)arg;
     atomic_fetch_add(&blocked_in, 1);
-    CHECK_EQ(up_submit_wait(pool, quick, NULL), UP_OK);
+    CHECK_EQ(up_submit_wait(pool, counted_task, NULL), UP_OK);
     atomic_fetch_add(&blocked_out, 1);
     return NULL;
 }
@@ -35,7 +29,7 @@ static void *timed(void *arg)
 {
     (void)arg;
     uint64_t t0 = test_now_ns();
-    CHECK_EQ(up_submit_timeout(pool, quick, NULL, 50000000ull), UP_ETIMEDOUT);
+    CHECK_EQ(up_submit_timeout(pool, counted_task, NULL, 50000000ull), UP_ETIMEDOUT);
     uint64_t took = test_now_ns() - t0;
     CHECK_GE(took, 50000000ull);
     atomic_fetch_add(&timed_out, 1);
@@ -60,13 +54,13 @@ int main(void)
         CHECK_EQ(up_submit(pool, test_gate_task, &gate), UP_OK);
     test_gate_wait_running(&gate, 2);
     int filled = 0;
-    while (up_submit(pool, quick, NULL) == UP_OK)
+    while (up_submit(pool, counted_task, NULL) == UP_OK)
         filled++;
     CHECK(filled >= 14 && filled <= 18); /* 2 queues of 8, minus what the workers held */
     uint64_t worst = 0;
     for (int i = 0; i < 1000; i++) {
         uint64_t t0 = test_now_ns();
-        CHECK_EQ(up_submit(pool, quick, NULL), UP_EOVERLOAD);
+        CHECK_EQ(up_submit(pool, counted_task, NULL), UP_EOVERLOAD);
         uint64_t d = test_now_ns() - t0;
         worst = d > worst ? d : worst;
     }
@@ -90,7 +84,7 @@ int main(void)
     CHECK_EQ(atomic_load(&blocked_out), nb);
     CHECK_EQ(up_pool_stop_and_wait(pool), UP_OK);
     CHECK_EQ(atomic_load(&gate.passed), 2);
-    CHECK_EQ(atomic_load(&ran), (uint64_t)filled + (uint64_t)nb);
+    CHECK_EQ(atomic_load(&counted_ran), (uint64_t)filled + (uint64_t)nb);
     printf("figure: full pool refused 1000 submits at once (worst %.1f us), %d blocked submitters "
            "all got in once room appeared, 8 timed submitters gave up at 50 ms\n",
            (double)worst / 1e3, nb);

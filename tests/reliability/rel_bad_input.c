@@ -10,13 +10,7 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
-
-static _Atomic int ran;
-static void task(void *arg)
-{
-    (void)arg;
-    atomic_fetch_add(&ran, 1);
-}
+#include "counted.h"
 
 static void range(int64_t lo, int64_t hi, void *arg)
 {
@@ -34,11 +28,11 @@ static int checks;
 
 static void still_works(up_pool *p)
 {
-    int before = atomic_load(&ran);
+    uint64_t before = atomic_load(&counted_ran);
     for (int i = 0; i < 100; i++)
-        CHECK_EQ(up_submit_wait(p, task, NULL), UP_OK);
-    WAIT_UNTIL(atomic_load(&ran) == before + 100, 10000);
-    CHECK_EQ(atomic_load(&ran), before + 100);
+        CHECK_EQ(up_submit_wait(p, counted_task, NULL), UP_OK);
+    WAIT_UNTIL(atomic_load(&counted_ran) == before + 100, 10000);
+    CHECK_EQ(atomic_load(&counted_ran), before + 100);
 }
 
 int main(void)
@@ -88,20 +82,21 @@ int main(void)
     still_works(p);
 
     /* Submits. */
-    EXPECT(up_submit(NULL, task, NULL), UP_EINVAL);
+    EXPECT(up_submit(NULL, counted_task, NULL), UP_EINVAL);
     EXPECT(up_submit(p, NULL, NULL), UP_EINVAL);
-    EXPECT(up_submit_wait(NULL, task, NULL), UP_EINVAL);
+    EXPECT(up_submit_wait(NULL, counted_task, NULL), UP_EINVAL);
     EXPECT(up_submit_wait(p, NULL, NULL), UP_EINVAL);
     EXPECT(up_submit_timeout(p, NULL, NULL, 1), UP_EINVAL);
-    EXPECT(up_submit_copy(p, task, NULL, 1), UP_EINVAL);
-    EXPECT(up_submit_copy(p, task, "x", 0), UP_EINVAL);
-    EXPECT(up_submit_copy(p, task, "x", (size_t)-1), UP_EINVAL);
+    EXPECT(up_submit_copy(p, counted_task, NULL, 1), UP_EINVAL);
+    EXPECT(up_submit_copy(p, counted_task, "x", 0), UP_EINVAL);
+    EXPECT(up_submit_copy(p, counted_task, "x", (size_t)-1), UP_EINVAL);
     EXPECT(up_submit_copy(p, NULL, "x", 1), UP_EINVAL);
-    EXPECT(up_submit_copy_wait(p, task, "x", UP_PAYLOAD_MAX + 1), UP_EINVAL);
-    int before = atomic_load(&ran);
-    EXPECT(up_submit_timeout(p, task, NULL, UINT64_MAX), UP_OK); /* a huge timeout is fine */
-    WAIT_UNTIL(atomic_load(&ran) == before + 1, 10000);
-    CHECK_EQ(atomic_load(&ran), before + 1);
+    EXPECT(up_submit_copy_wait(p, counted_task, "x", UP_PAYLOAD_MAX + 1), UP_EINVAL);
+    uint64_t before = atomic_load(&counted_ran);
+    EXPECT(up_submit_timeout(p, counted_task, NULL, UINT64_MAX),
+           UP_OK); /* a huge timeout is fine */
+    WAIT_UNTIL(atomic_load(&counted_ran) == before + 1, 10000);
+    CHECK_EQ(atomic_load(&counted_ran), before + 1);
     still_works(p);
 
     /* Lifecycle and introspection. */
@@ -128,9 +123,9 @@ int main(void)
     still_works(p);
 
     /* The OpenMP-style layer. */
-    EXPECT(up_parallel(NULL, 2, (up_fn)task, NULL), UP_EINVAL);
+    EXPECT(up_parallel(NULL, 2, (up_fn)counted_task, NULL), UP_EINVAL);
     EXPECT(up_parallel(p, 2, NULL, NULL), UP_EINVAL);
-    EXPECT(up_parallel(p, 1u << 30, (up_fn)task, NULL), UP_EINVAL);
+    EXPECT(up_parallel(p, 1u << 30, (up_fn)counted_task, NULL), UP_EINVAL);
     EXPECT(up_for(0, 10, NULL, NULL, NULL), UP_EINVAL);
     up_for_opts fo = UP_FOR_OPTS(.schedule = UP_SCHED_DYNAMIC, .chunk = -5);
     EXPECT(up_for(0, 10, &fo, range, NULL), UP_EINVAL);
@@ -143,11 +138,11 @@ int main(void)
     EXPECT(up_reduce_user(&v, 0, NULL), UP_EINVAL);
     EXPECT(up_reduce_user(&v, 100000, NULL), UP_EINVAL);
     EXPECT(up_task(NULL, NULL, NULL), UP_EINVAL);
-    EXPECT(up_task_copy(task, NULL, 4, NULL), UP_EINVAL);
-    EXPECT(up_task_copy(task, &v, 0, NULL), UP_EINVAL);
-    EXPECT(up_task_deps(task, NULL, NULL, 3, NULL), UP_EINVAL);
+    EXPECT(up_task_copy(counted_task, NULL, 4, NULL), UP_EINVAL);
+    EXPECT(up_task_copy(counted_task, &v, 0, NULL), UP_EINVAL);
+    EXPECT(up_task_deps(counted_task, NULL, NULL, 3, NULL), UP_EINVAL);
     up_dep d = {&v, (up_dep_kind)99};
-    EXPECT(up_task_deps(task, NULL, &d, 1, NULL), UP_EINVAL);
+    EXPECT(up_task_deps(counted_task, NULL, &d, 1, NULL), UP_EINVAL);
     EXPECT(up_taskgroup(NULL, NULL), UP_EINVAL);
     up_taskloop_opts lo = UP_TASKLOOP_OPTS(.grainsize = -1);
     EXPECT(up_taskloop(0, 10, &lo, range, NULL), UP_EINVAL);

@@ -7,21 +7,15 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "counted.h"
 #include "threads.h"
-
-static _Atomic int ran;
-static void task(void *arg)
-{
-    (void)arg;
-    atomic_fetch_add(&ran, 1);
-}
 
 static void stop_from_inside(void *arg)
 {
     up_pool *p = arg;
     up_pool_stop(p); /* the non-waiting stop is allowed in a task */
     CHECK_EQ(up_pool_stop_and_wait(p), UP_EDEADLK);
-    atomic_fetch_add(&ran, 1);
+    atomic_fetch_add(&counted_ran, 1);
 }
 
 int main(void)
@@ -48,15 +42,15 @@ int main(void)
         cfg.shard_max_workers = 3;
         up_pool *p;
         CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-        atomic_store(&ran, 0);
+        atomic_store(&counted_ran, 0);
         int n = (int)(test_rand(&seed) % 50);
         for (int i = 0; i < n; i++)
-            CHECK_EQ(up_submit_wait(p, task, NULL), UP_OK);
+            CHECK_EQ(up_submit_wait(p, counted_task, NULL), UP_OK);
         int inside = c % 3 == 0;
         if (inside)
             CHECK_EQ(up_submit_wait(p, stop_from_inside, p), UP_OK);
         CHECK_EQ(up_pool_destroy(p), UP_OK);
-        CHECK_EQ(atomic_load(&ran), n + inside);
+        CHECK_EQ(atomic_load(&counted_ran), n + inside);
         tasks += n + inside;
     }
     int after = test_threads();

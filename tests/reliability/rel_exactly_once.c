@@ -9,22 +9,18 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "marks.h"
 
 static up_pool *pool;
 static uint64_t per;
-static _Atomic unsigned char *runs;
-static unsigned char *accepted; /* written by the submitting thread only */
+static test_mark *accepted; /* written by the submitting thread only */
 static _Atomic uint64_t n_accepted, n_rejected;
 
-static void run_ptr(void *arg)
-{
-    atomic_fetch_add_explicit(&runs[(uintptr_t)arg], 1, memory_order_relaxed);
-}
 static void run_copy(void *arg)
 {
     uint64_t id;
     memcpy(&id, arg, sizeof id);
-    atomic_fetch_add_explicit(&runs[id], 1, memory_order_relaxed);
+    marks_add(marks_runs, id);
 }
 
 static void *producer(void *arg)
@@ -36,13 +32,13 @@ static void *producer(void *arg)
         int rc;
         switch (test_rand(&seed) % 5) {
         case 0:
-            rc = up_submit(pool, run_ptr, (void *)(uintptr_t)id);
+            rc = up_submit(pool, marks_task, (void *)(uintptr_t)id);
             break;
         case 1:
-            rc = up_submit_wait(pool, run_ptr, (void *)(uintptr_t)id);
+            rc = up_submit_wait(pool, marks_task, (void *)(uintptr_t)id);
             break;
         case 2:
-            rc = up_submit_timeout(pool, run_ptr, (void *)(uintptr_t)id, 20000);
+            rc = up_submit_timeout(pool, marks_task, (void *)(uintptr_t)id, 20000);
             break;
         case 3:
             rc = up_submit_copy(pool, run_copy, &id, sizeof id);
@@ -52,7 +48,7 @@ static void *producer(void *arg)
             break;
         }
         CHECK(rc == UP_OK || rc == UP_EOVERLOAD || rc == UP_ETIMEDOUT);
-        accepted[id] = rc == UP_OK;
+        atomic_store_explicit(&accepted[id], rc == UP_OK, memory_order_relaxed);
         atomic_fetch_add(rc == UP_OK ? &n_accepted : &n_rejected, 1);
     }
     return NULL;
@@ -64,8 +60,8 @@ int main(void)
     unsigned producers = (unsigned)test_size("UP_TEST_PRODUCERS", 16);
     per = test_size("UP_TEST_PER_PRODUCER", 50000);
     uint64_t total = per * producers;
-    runs = calloc(total, 1);
-    accepted = calloc(total, 1);
+    marks_runs = marks_alloc(total);
+    accepted = marks_alloc(total);
     up_config cfg;
     up_config_init(&cfg);
     cfg.shards = 4;
@@ -79,10 +75,7 @@ int main(void)
     for (unsigned i = 0; i < producers && i < 256; i++)
         pthread_join(th[i], NULL);
     CHECK_EQ(up_pool_stop_and_wait(pool), UP_OK);
-    uint64_t bad = 0;
-    for (uint64_t i = 0; i < total; i++)
-        if (runs[i] != accepted[i])
-            bad++;
+    uint64_t bad = marks_wrong(marks_runs, total, accepted);
     up_stats st;
     up_pool_stats(pool, &st);
     printf("figure: %llu tasks checked (%llu accepted, %llu rejected, submit_help %d), lost 0, "

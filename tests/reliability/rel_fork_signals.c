@@ -16,6 +16,7 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "counted.h"
 
 /* ThreadSanitizer's runtime (clang 14 and GCC 12 here) can deadlock on
  * itself when a signal lands on a thread inside pthread_join: glibc frees
@@ -34,19 +35,6 @@
 #define UNDER_TSAN 0
 #endif
 
-static _Atomic uint64_t ran;
-static void task(void *arg)
-{
-    (void)arg;
-    atomic_fetch_add(&ran, 1);
-}
-static void slow(void *arg)
-{
-    (void)arg;
-    test_sleep_ms(1);
-    atomic_fetch_add(&ran, 1);
-}
-
 static int fork_and_use(void)
 {
     pid_t pid = fork();
@@ -56,11 +44,11 @@ static int fork_and_use(void)
         int rc = up_pool_create(&p, NULL);
         if (rc != UP_OK)
             _exit(10); /* an error is an acceptable answer */
-        atomic_store(&ran, 0);
+        atomic_store(&counted_ran, 0);
         for (int i = 0; i < 1000; i++)
-            if (up_submit_wait(p, task, NULL) != UP_OK)
+            if (up_submit_wait(p, counted_task, NULL) != UP_OK)
                 _exit(2);
-        if (up_pool_destroy(p) != UP_OK || atomic_load(&ran) != 1000)
+        if (up_pool_destroy(p) != UP_OK || atomic_load(&counted_ran) != 1000)
             _exit(3);
         _exit(0);
     }
@@ -94,7 +82,7 @@ static void *submitter(void *arg)
 {
     up_pool *p = arg;
     for (int i = 0; i < 20000; i++) {
-        int rc = up_submit_wait(p, i % 100 ? task : slow, NULL);
+        int rc = up_submit_wait(p, i % 100 ? counted_task : counted_slow_task, NULL);
         CHECK_EQ(rc, UP_OK);
     }
     return NULL;
@@ -144,7 +132,7 @@ int main(void)
     if (UNDER_TSAN)
         cfg.idle_timeout_ns = 3600ull * 1000000000ull; /* no retirement: see the top */
     CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    atomic_store(&ran, 0);
+    atomic_store(&counted_ran, 0);
     for (int i = 0; i < 2; i++)
         pthread_create(&th[i], NULL, submitter, p);
     sigset_t alarm_only, old_mask;
@@ -159,7 +147,7 @@ int main(void)
     setitimer(ITIMER_REAL, &off, NULL);
     if (UNDER_TSAN)
         pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
-    CHECK_EQ(atomic_load(&ran), 40000);
+    CHECK_EQ(atomic_load(&counted_ran), 40000);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     printf("figure: %d forks (%s): %d children used a new pool, %d got an error, hangs 0; "
            "%llu signals during 40000 tasks (%s), lost 0\n",

@@ -11,6 +11,7 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "counted.h"
 
 #define POOLS 3
 
@@ -20,16 +21,10 @@ typedef struct slot {
 } slot;
 
 static slot slots[POOLS];
-static _Atomic uint64_t ops, ran;
+static _Atomic uint64_t ops;
 static _Atomic uint64_t steps; /* calls returned: the watchdog's progress */
 static uint64_t all_steps;     /* what steps reaches at the end */
 static unsigned stall_s;
-
-static void task(void *arg)
-{
-    (void)arg;
-    atomic_fetch_add(&ran, 1);
-}
 
 static void *watchdog(void *arg)
 {
@@ -57,9 +52,9 @@ static void *mixer(void *arg)
         pthread_rwlock_rdlock(&s->use);
         int rc = UP_OK;
         if (op < 60)
-            rc = up_submit(s->p, task, NULL);
+            rc = up_submit(s->p, counted_task, NULL);
         else if (op < 80)
-            rc = up_submit_timeout(s->p, task, NULL, 100000);
+            rc = up_submit_timeout(s->p, counted_task, NULL, 100000);
         else if (op < 85)
             up_pool_stop(s->p);
         else if (op < 88)
@@ -102,7 +97,7 @@ int main(void)
     pthread_join(wd, NULL);
     printf("figure: %llu lifecycle operations from 12 threads on %d pools, %llu tasks ran, "
            "hangs 0 (watchdog: %u s without a call returning)\n",
-           (unsigned long long)atomic_load(&ops), POOLS, (unsigned long long)atomic_load(&ran),
-           stall_s * test_time_factor());
+           (unsigned long long)atomic_load(&ops), POOLS,
+           (unsigned long long)atomic_load(&counted_ran), stall_s * test_time_factor());
     return 0;
 }

@@ -14,24 +14,18 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "counted.h"
 
-static _Atomic uint64_t ran;
 static up_pool *pool;
-
-static void leaf(void *arg)
-{
-    (void)arg;
-    atomic_fetch_add(&ran, 1);
-}
 
 static void parent(void *arg)
 {
     /* A nested submit after stop is refused like any other. */
-    int rc = up_submit(pool, leaf, NULL);
+    int rc = up_submit(pool, counted_task, NULL);
     CHECK(rc == UP_OK || rc == UP_ESTOPPED || rc == UP_EOVERLOAD);
     if (rc == UP_OK)
         atomic_fetch_add((_Atomic uint64_t *)arg, 1);
-    atomic_fetch_add(&ran, 1);
+    atomic_fetch_add(&counted_ran, 1);
 }
 
 typedef struct side {
@@ -47,8 +41,8 @@ static void *submitter(void *arg)
         ;
     for (int i = 0; i < 2000; i++) {
         int rc = (i % 3 == 0) ? up_submit(pool, parent, &s->accepted)
-                              : (i % 3 == 1 ? up_submit_wait(pool, leaf, NULL)
-                                            : up_submit_timeout(pool, leaf, NULL, 1000000));
+                              : (i % 3 == 1 ? up_submit_wait(pool, counted_task, NULL)
+                                            : up_submit_timeout(pool, counted_task, NULL, 1000000));
         if (rc == UP_OK) {
             atomic_fetch_add(&s->accepted, 1);
         } else if (rc == UP_ESTOPPED) {
@@ -73,7 +67,7 @@ int main(void)
         cfg.queue_capacity = 32;
         cfg.shards = 1 + (unsigned)(test_rand(&seed) % 3);
         CHECK_EQ(up_pool_create(&pool, &cfg), UP_OK);
-        atomic_store(&ran, 0);
+        atomic_store(&counted_ran, 0);
         side s;
         atomic_init(&s.accepted, 0);
         atomic_init(&s.stopped_seen, 0);
@@ -111,11 +105,11 @@ int main(void)
         }
         }
         /* After any stop has returned, every submit is refused. */
-        CHECK_EQ(up_submit(pool, leaf, NULL), UP_ESTOPPED);
+        CHECK_EQ(up_submit(pool, counted_task, NULL), UP_ESTOPPED);
         for (int i = 0; i < 3; i++)
             pthread_join(th[i], NULL);
         CHECK_EQ(up_pool_stop_and_wait(pool), UP_OK);
-        CHECK_EQ(atomic_load(&ran), atomic_load(&s.accepted));
+        CHECK_EQ(atomic_load(&counted_ran), atomic_load(&s.accepted));
         up_stats st;
         up_pool_stats(pool, &st);
         CHECK_EQ(st.executed, st.submitted);

@@ -16,6 +16,7 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "counted.h"
 
 int __real_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
@@ -31,13 +32,6 @@ int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(voi
         }
     }
     return __real_pthread_create(t, a, fn, arg);
-}
-
-static _Atomic int ran;
-static void task(void *arg)
-{
-    (void)arg;
-    atomic_fetch_add(&ran, 1);
 }
 
 static void arm(int k, int always)
@@ -60,11 +54,11 @@ static int exercise(int n, unsigned *workers_out)
     int rc = up_pool_create(&p, &cfg);
     if (rc != UP_OK)
         return rc;
-    atomic_store(&ran, 0);
+    atomic_store(&counted_ran, 0);
     for (int i = 0; i < n; i++)
-        CHECK_EQ(up_submit_wait(p, task, NULL), UP_OK);
+        CHECK_EQ(up_submit_wait(p, counted_task, NULL), UP_OK);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
-    CHECK_EQ(atomic_load(&ran), n);
+    CHECK_EQ(atomic_load(&counted_ran), n);
     up_stats st;
     up_pool_stats(p, &st);
     *workers_out = (unsigned)st.spawned;
@@ -129,10 +123,10 @@ int main(void)
     up_pool *p;
     arm(0, 1);
     CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-    CHECK_EQ(up_submit(p, task, NULL), UP_EAGAIN);
-    CHECK_EQ(up_submit_wait(p, task, NULL), UP_EAGAIN);
+    CHECK_EQ(up_submit(p, counted_task, NULL), UP_EAGAIN);
+    CHECK_EQ(up_submit_wait(p, counted_task, NULL), UP_EAGAIN);
     atomic_store(&armed, 0);
-    CHECK_EQ(up_submit_wait(p, task, NULL), UP_OK); /* threads again: works */
+    CHECK_EQ(up_submit_wait(p, counted_task, NULL), UP_OK); /* threads again: works */
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     int injected = atomic_load(&failures);
 

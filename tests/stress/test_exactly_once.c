@@ -8,16 +8,11 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "marks.h"
 
-static _Atomic unsigned char *runs;
 static uint64_t per;
 static up_pool *pool;
 static _Atomic uint64_t overloads;
-
-static void mark(void *arg)
-{
-    atomic_fetch_add_explicit(&runs[(uintptr_t)arg], 1, memory_order_relaxed);
-}
 
 static void *submitter(void *arg)
 {
@@ -26,10 +21,10 @@ static void *submitter(void *arg)
     for (uint64_t i = 0; i < per; i++) {
         void *id = (void *)(base + i);
         if (blocking) {
-            CHECK_EQ(up_submit_wait(pool, mark, id), UP_OK);
+            CHECK_EQ(up_submit_wait(pool, marks_task, id), UP_OK);
         } else {
             int rc;
-            while ((rc = up_submit(pool, mark, id)) == UP_EOVERLOAD) {
+            while ((rc = up_submit(pool, marks_task, id)) == UP_EOVERLOAD) {
                 atomic_fetch_add_explicit(&overloads, 1, memory_order_relaxed);
                 sched_yield();
             }
@@ -46,8 +41,7 @@ int main(void)
         threads = 100; /* the thread count is the point; only the per-thread count scales */
     per = test_size("UP_TEST_PER_THREAD", 100000);
     uint64_t total = per * threads;
-    runs = calloc(total, 1);
-    CHECK(runs);
+    marks_runs = marks_alloc(total);
     CHECK_EQ(up_pool_create(&pool, NULL), UP_OK);
     pthread_t *th = malloc(threads * sizeof *th);
     uint64_t t0 = test_now_ns();
@@ -57,11 +51,7 @@ int main(void)
         pthread_join(th[i], NULL);
     CHECK_EQ(up_pool_stop_and_wait(pool), UP_OK);
     double secs = (double)(test_now_ns() - t0) / 1e9;
-    for (uint64_t i = 0; i < total; i++)
-        if (runs[i] != 1) {
-            fprintf(stderr, "task %llu ran %u times\n", (unsigned long long)i, runs[i]);
-            CHECK(0);
-        }
+    CHECK_EQ(marks_wrong(marks_runs, total, NULL), 0);
     up_stats st;
     up_pool_stats(pool, &st);
     CHECK_EQ(st.submitted, total);
@@ -72,6 +62,6 @@ int main(void)
            (unsigned long long)atomic_load(&overloads), (unsigned long long)st.helped);
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
     free(th);
-    free((void *)runs);
+    marks_free(marks_runs);
     return 0;
 }

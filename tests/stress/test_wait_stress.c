@@ -7,28 +7,19 @@
  * UP_TEST_WAIT_ROUNDS rounds of UP_TEST_WAIT_PER tasks per submitter. */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "marks.h"
 
 enum { SUBMITTERS = 4, TOGGLERS = 2 };
 
-static _Atomic unsigned char *runs, *accepted, *cancelled;
+static test_mark *accepted;
 static up_pool *pool;
 static up_event *evs[2];
 static uint64_t per;
 static _Atomic int toggling;
-
-static void mark(void *arg)
-{
-    uintptr_t id = (uintptr_t)arg;
-    if (up_cancelled())
-        atomic_store_explicit(&cancelled[id], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&runs[id], 1, memory_order_relaxed);
-}
 
 typedef struct ctx {
     unsigned index;
@@ -44,9 +35,9 @@ static void *submitter(void *arg)
         uint64_t r = test_rand(&s);
         int rc;
         if ((r & 15) == 0)
-            rc = up_submit_after(pool, (r >> 8) % 3000000u, mark, (void *)id);
+            rc = up_submit_after(pool, (r >> 8) % 3000000u, marks_task, (void *)id);
         else
-            rc = up_submit_on(pool, evs[r & 1], mark, (void *)id);
+            rc = up_submit_on(pool, evs[r & 1], marks_task, (void *)id);
         CHECK(rc == UP_OK || rc == UP_ESTOPPED);
         if (rc == UP_OK)
             atomic_store_explicit(&accepted[id], 1, memory_order_relaxed);
@@ -76,15 +67,14 @@ int main(void)
     uint64_t rounds = test_size("UP_TEST_WAIT_ROUNDS", 20);
     per = test_size("UP_TEST_WAIT_PER", 50000);
     uint64_t n = per * SUBMITTERS;
-    runs = calloc(n, 1);
-    accepted = calloc(n, 1);
-    cancelled = calloc(n, 1);
-    CHECK(runs && accepted && cancelled);
+    marks_runs = marks_alloc(n);
+    accepted = marks_alloc(n);
+    marks_cancelled = marks_alloc(n);
     uint64_t s = seed, total = 0, total_cancelled = 0;
     for (uint64_t round = 0; round < rounds; round++) {
-        memset((void *)runs, 0, n);
-        memset((void *)accepted, 0, n);
-        memset((void *)cancelled, 0, n);
+        marks_clear(marks_runs, n);
+        marks_clear(accepted, n);
+        marks_clear(marks_cancelled, n);
         up_config cfg;
         up_config_init(&cfg);
         cfg.shard_min_workers = (unsigned)(test_rand(&s) % 2); /* a floor of zero too */
@@ -123,18 +113,11 @@ int main(void)
         if (early)
             CHECK_EQ(up_event_destroy(evs[0]), UP_OK);
         CHECK_EQ(up_pool_destroy(pool), UP_OK);
-        uint64_t acc = 0, canc = 0;
-        for (uint64_t i = 0; i < n; i++) {
-            if (runs[i] != accepted[i])
-                fprintf(stderr, "round %llu id %llu: accepted %u ran %u\n",
-                        (unsigned long long)round, (unsigned long long)i, accepted[i], runs[i]);
-            CHECK_EQ(runs[i], accepted[i]);
-            if (!destroy_waiting)
-                CHECK_EQ(cancelled[i], 0);
-            acc += accepted[i];
-            canc += cancelled[i];
-        }
-        total += acc;
+        CHECK_EQ(marks_wrong(marks_runs, n, accepted), 0);
+        uint64_t canc = marks_sum(marks_cancelled, n);
+        if (!destroy_waiting)
+            CHECK_EQ(canc, 0);
+        total += marks_sum(accepted, n);
         total_cancelled += canc;
         if (!early)
             CHECK_EQ(up_event_destroy(evs[0]), UP_OK);
@@ -143,8 +126,8 @@ int main(void)
     printf("%llu rounds: %llu accepted tasks ran once each, %llu of them cancelled\n",
            (unsigned long long)rounds, (unsigned long long)total,
            (unsigned long long)total_cancelled);
-    free((void *)runs);
-    free((void *)accepted);
-    free((void *)cancelled);
+    marks_free(marks_runs);
+    marks_free(accepted);
+    marks_free(marks_cancelled);
     return 0;
 }

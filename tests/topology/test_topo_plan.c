@@ -17,6 +17,7 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "counted.h"
 #include "pool_internal.h"
 
 #define GRAVITON4                                                                                  \
@@ -313,13 +314,6 @@ static void forced(void)
 /* HWLOC_XMLFILE works for any program: a pool created with it reports the
  * 16 shards of 8 cores of the 2 x EPYC 7763, binding there is refused and
  * counted, and tasks still run. */
-static _Atomic uint64_t ran;
-static void count_task(void *arg)
-{
-    (void)arg;
-    atomic_fetch_add(&ran, 1);
-}
-
 static void pool_from_env(void)
 {
     setenv("HWLOC_XMLFILE", xml("zen3-2x7763.xml"), 1);
@@ -332,7 +326,7 @@ static void pool_from_env(void)
     for (unsigned s = 0; s < 16; s++)
         CHECK_EQ(pool->plan.shards[s].ncores, 8);
     for (int i = 0; i < 20000; i++)
-        CHECK_EQ(up_submit_wait(pool, count_task, NULL), UP_OK);
+        CHECK_EQ(up_submit_wait(pool, counted_task, NULL), UP_OK);
     up_stats st;
     WAIT_UNTIL((up_pool_stats(pool, &st), st.bind_failed == st.spawned), 10000);
     up_pool_stats(pool, &st);
@@ -340,7 +334,7 @@ static void pool_from_env(void)
     CHECK_GE(st.spawned, 16);
     CHECK_EQ(st.bind_failed, st.spawned);
     CHECK_EQ(up_pool_stop_and_wait(pool), UP_OK);
-    CHECK_EQ(atomic_load(&ran), 20000);
+    CHECK_EQ(atomic_load(&counted_ran), 20000);
     CHECK_EQ(up_pool_destroy(pool), UP_OK);
     printf("HWLOC_XMLFILE=zen3-2x7763.xml: pool of %u shards of 8 cores, %llu bindings refused\n",
            st.shards, (unsigned long long)st.bind_failed);

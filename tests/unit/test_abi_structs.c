@@ -25,6 +25,7 @@
 
 #include "abi_struct.h"
 #include "check.h"
+#include "counted.h"
 #include "pool_helpers.h"
 
 /* ---- the helper, on a made-up struct in two versions ------------------ */
@@ -213,12 +214,6 @@ static void sum_range(int64_t lo, int64_t hi, void *ctx)
     for (int64_t i = lo; i < hi; i++)
         loop_sum += i;
 }
-static _Atomic int task_runs;
-static void count_task(void *arg)
-{
-    (void)arg;
-    task_runs++;
-}
 
 /* Outside a region: a team of one, so each call runs at once. */
 static void check_options(void)
@@ -228,20 +223,20 @@ static void check_options(void)
     CHECK_EQ(up_for(0, 10, &fo, sum_range, NULL), UP_EINVAL);
     CHECK(has("up_for: up_for_opts.size is 0") && has("UP_FOR_OPTS(...)"));
     up_task_opts to = {0};
-    CHECK_EQ(up_task(count_task, NULL, &to), UP_EINVAL);
+    CHECK_EQ(up_task(counted_task, NULL, &to), UP_EINVAL);
     CHECK(has("up_task: up_task_opts.size is 0") && has("UP_TASK_OPTS(...)"));
     up_taskloop_opts lo = {0};
     CHECK_EQ(up_taskloop(0, 10, &lo, sum_range, NULL), UP_EINVAL);
     CHECK(has("up_taskloop: up_taskloop_opts.size is 0") && has("UP_TASKLOOP_OPTS(...)"));
     CHECK_EQ(loop_sum, 0);
-    CHECK_EQ(task_runs, 0);
+    CHECK_EQ(counted_ran, 0);
 
     /* Made by the macros: accepted. */
     CHECK_EQ(up_for(0, 10, &UP_FOR_OPTS(.schedule = UP_SCHED_DYNAMIC, .chunk = 3), sum_range, NULL),
              UP_OK);
     CHECK_EQ(loop_sum, 45);
-    CHECK_EQ(up_task(count_task, NULL, &UP_TASK_OPTS(.undeferred = 1)), UP_OK);
-    CHECK_EQ(task_runs, 1);
+    CHECK_EQ(up_task(counted_task, NULL, &UP_TASK_OPTS(.undeferred = 1)), UP_OK);
+    CHECK_EQ(counted_ran, 1);
     CHECK_EQ(up_taskloop(0, 10, &UP_TASKLOOP_OPTS(.grainsize = 4), sum_range, NULL), UP_OK);
     CHECK_EQ(loop_sum, 90);
 
@@ -263,12 +258,12 @@ static void check_options(void)
         uint64_t later;
     } bt = {UP_TASK_OPTS(.priority = 1), 0};
     bt.o.size = sizeof bt;
-    CHECK_EQ(up_task(count_task, NULL, &bt.o), UP_OK);
-    CHECK_EQ(task_runs, 2);
+    CHECK_EQ(up_task(counted_task, NULL, &bt.o), UP_OK);
+    CHECK_EQ(counted_ran, 2);
     bt.later = 1;
-    CHECK_EQ(up_task_copy(count_task, &bt, 8, &bt.o), UP_EINVAL);
+    CHECK_EQ(up_task_copy(counted_task, &bt, 8, &bt.o), UP_EINVAL);
     CHECK(has("up_task_copy: up_task_opts of ") && has("built against a newer ultrapool"));
-    CHECK_EQ(task_runs, 2);
+    CHECK_EQ(counted_ran, 2);
     struct {
         up_taskloop_opts o;
         uint64_t later;

@@ -9,9 +9,9 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 
 static _Atomic int polls;
 
@@ -28,6 +28,18 @@ static int never(void *arg)
 {
     atomic_fetch_add((_Atomic int *)arg, 1);
     return 0;
+}
+
+/* In the child: a wait whose condition never holds (polls is past 0)
+ * must fail the test, not return. */
+static void wait_never_holds(void *arg)
+{
+    (void)arg;
+    uint64_t t0 = test_now_ns();
+    WAIT_UNTIL(atomic_load(&polls) == 0, 20);
+    /* Reached only when the wait gave up silently. */
+    printf("a wait that never held returned after %.0f ms\n", (double)(test_now_ns() - t0) / 1e6);
+    fflush(stdout);
 }
 
 int main(void)
@@ -47,33 +59,9 @@ int main(void)
     CHECK_GE(waited, 20000000ull * test_time_factor());
     CHECK_GE(atomic_load(&looks), 2); /* the last look comes after the bound */
 
-    int out[2];
-    CHECK_EQ(pipe(out), 0);
-    fflush(stdout);
-    pid_t child = fork();
-    CHECK_GE(child, 0);
-    if (child == 0) {
-        dup2(out[1], 2);
-        close(out[0]);
-        uint64_t t0 = test_now_ns();
-        WAIT_UNTIL(atomic_load(&polls) == 0, 20);
-        /* Reached only when the wait gave up silently. */
-        printf("a wait that never held returned after %.0f ms\n",
-               (double)(test_now_ns() - t0) / 1e6);
-        fflush(stdout);
-        _exit(0);
-    }
-    close(out[1]);
     char msg[512];
-    size_t len = 0;
-    ssize_t r;
-    while (len < sizeof msg - 1 && (r = read(out[0], msg + len, sizeof msg - 1 - len)) > 0)
-        len += (size_t)r;
-    msg[len] = '\0';
-    close(out[0]);
-    int status;
-    CHECK_EQ(waitpid(child, &status, 0), child);
-    printf("the child's report: %s", len ? msg : "(nothing)\n");
+    int status = child_stderr(wait_never_holds, NULL, msg, sizeof msg);
+    printf("the child's report: %s", msg[0] ? msg : "(nothing)\n");
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
     CHECK(strstr(msg, "WAIT_UNTIL timed out after") != NULL);
     CHECK(strstr(msg, "atomic_load(&polls) == 0") != NULL);

@@ -15,6 +15,7 @@
 
 #include "capture.h"
 #include "check.h"
+#include "child.h"
 #include "config.h"
 #include "pool_internal.h"
 
@@ -243,42 +244,33 @@ static void check_unknown_names(void)
     CHECK_EQ(n, 1);
 }
 
+/* The child of check_warning_once_per_process: a typo and two reserved
+ * names in the environment, read twice by up_config_init and twice by
+ * up_pool_create; exits 3 when a call fails. */
+static void read_env_twice(void *arg)
+{
+    (void)arg;
+    clear_env();
+    setenv("UP_SHRADS", "4", 1);
+    setenv("UP_TEST_SCALE", "0.5", 1);
+    setenv("UP_MACHINE", "here", 1);
+    up_config cfg;
+    int bad = up_config_init(&cfg) != UP_OK || up_config_init(&cfg) != UP_OK;
+    for (int i = 0; i < 2 && !bad; i++) {
+        up_pool *p;
+        bad = up_pool_create(&p, NULL) != UP_OK || up_pool_destroy(p) != UP_OK;
+    }
+    if (bad)
+        _exit(3);
+}
+
 /* The real thing, in a child process whose stderr is a pipe: a typo draws
  * one warning however many times the environment is read, the reserved
  * names none, and neither fails. Runs before this process has threads. */
 static void check_warning_once_per_process(void)
 {
-    int fds[2];
-    CHECK_EQ(pipe(fds), 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    CHECK_GE(pid, 0);
-    if (pid == 0) {
-        close(fds[0]);
-        dup2(fds[1], 2);
-        clear_env();
-        setenv("UP_SHRADS", "4", 1);
-        setenv("UP_TEST_SCALE", "0.5", 1);
-        setenv("UP_MACHINE", "here", 1);
-        up_config cfg;
-        int bad = up_config_init(&cfg) != UP_OK || up_config_init(&cfg) != UP_OK;
-        for (int i = 0; i < 2 && !bad; i++) {
-            up_pool *p;
-            bad = up_pool_create(&p, NULL) != UP_OK || up_pool_destroy(p) != UP_OK;
-        }
-        _exit(bad ? 3 : 0);
-    }
-    close(fds[1]);
     char out[4096];
-    size_t len = 0;
-    ssize_t r;
-    while ((r = read(fds[0], out + len, sizeof out - 1 - len)) > 0)
-        len += (size_t)r;
-    out[len] = '\0';
-    close(fds[0]);
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    int status = child_stderr(read_env_twice, NULL, out, sizeof out);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     const char *first = strstr(out, "UP_SHRADS");
     CHECK(first != NULL);

@@ -18,11 +18,12 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "marks.h"
 #include "pool_helpers.h"
 
 #define SHORT_SPIN 200
 
-static _Atomic unsigned char *runs; /* per task index: times it ran */
+static test_mark *runs; /* per task index: times it ran */
 static _Atomic uint64_t on_submitter;
 static _Atomic int late; /* a task ran after the stop returned */
 static _Atomic int stop_returned;
@@ -30,7 +31,7 @@ static _Thread_local int is_submitter;
 
 static void note_run(uint64_t i)
 {
-    atomic_fetch_add(&runs[i], 1);
+    marks_add(runs, i);
     if (is_submitter)
         atomic_fetch_add(&on_submitter, 1);
     if (atomic_load(&stop_returned))
@@ -90,18 +91,10 @@ static up_pool *one_worker_pool(int help, unsigned workers, unsigned capacity)
 
 static void reset(uint64_t n)
 {
-    memset((void *)runs, 0, n);
+    marks_clear(runs, n);
     atomic_store(&on_submitter, 0);
     atomic_store(&late, 0);
     atomic_store(&stop_returned, 0);
-}
-
-static void check_each_once(uint64_t n)
-{
-    uint64_t bad = 0;
-    for (uint64_t i = 0; i < n; i++)
-        bad += atomic_load(&runs[i]) != 1;
-    CHECK_EQ(bad, 0);
 }
 
 typedef struct warm_up {
@@ -163,7 +156,7 @@ static uint64_t short_task_ns(void)
 typedef struct racer {
     up_pool *p;
     uint64_t n;
-    _Atomic unsigned char *accepted;
+    test_mark *accepted;
 } racer;
 
 static void *race_submitter(void *arg)
@@ -189,7 +182,7 @@ static int backlog_rule(uint64_t n, unsigned capacity)
 {
     reset(n);
     up_stats st = submit_all(one_worker_pool(2, 1, capacity), short_task, n);
-    check_each_once(n);
+    CHECK_EQ(marks_wrong(runs, n, NULL), 0);
     uint64_t mine = atomic_load(&on_submitter);
     CHECK_EQ(st.inlined, mine);
     CHECK_EQ(st.helped, mine);
@@ -214,8 +207,7 @@ static void stop_race(uint64_t n, unsigned capacity)
 {
     for (int round = 0; round < 4; round++) {
         reset(n);
-        racer r = {one_worker_pool(2, 2, capacity), n, calloc(n, 1)};
-        CHECK(r.accepted != NULL);
+        racer r = {one_worker_pool(2, 2, capacity), n, marks_alloc(n)};
         pthread_t th;
         CHECK_EQ(pthread_create(&th, NULL, race_submitter, &r), 0);
         test_sleep_ms(5 + 5 * (unsigned)round);
@@ -223,19 +215,14 @@ static void stop_race(uint64_t n, unsigned capacity)
         atomic_store(&stop_returned, 1);
         pthread_join(th, NULL);
         CHECK_EQ(atomic_load(&late), 0);
-        uint64_t wrong = 0, accepted = 0;
-        for (uint64_t i = 0; i < n; i++) {
-            unsigned want = atomic_load(&r.accepted[i]);
-            accepted += want;
-            wrong += atomic_load(&runs[i]) != want;
-        }
-        CHECK_EQ(wrong, 0);
+        CHECK_EQ(marks_wrong(runs, n, r.accepted), 0);
+        uint64_t accepted = marks_sum(r.accepted, n);
         up_stats st;
         up_pool_stats(r.p, &st);
         CHECK_EQ(st.submitted, accepted);
         CHECK_EQ(st.executed, accepted);
         CHECK_EQ(up_pool_destroy(r.p), UP_OK);
-        free((void *)r.accepted);
+        marks_free(r.accepted);
     }
     printf("a stop racing inline submits: 4 rounds, each accepted task ran once, none late\n");
 }
@@ -247,12 +234,11 @@ int main(int argc, char **argv)
 {
     const uint64_t n = test_size("UP_TEST_INLINE_TASKS", 50000);
     const unsigned capacity = 1u << 17; /* more than n: never full */
-    runs = calloc(n, 1);
-    CHECK(runs != NULL);
+    runs = marks_alloc(n);
     if (argc > 1) {
         CHECK(strcmp(argv[1], "rule") == 0);
         int rc = backlog_rule(n, capacity);
-        free((void *)runs);
+        marks_free(runs);
         return rc;
     }
 
@@ -260,7 +246,7 @@ int main(int argc, char **argv)
     uint64_t nl = n < 300 ? n : 300;
     reset(nl);
     up_stats st = submit_all(one_worker_pool(2, 1, capacity), long_task, nl);
-    check_each_once(nl);
+    CHECK_EQ(marks_wrong(runs, nl, NULL), 0);
     CHECK_EQ(atomic_load(&on_submitter), 0);
     CHECK_EQ(st.inlined, 0);
     CHECK_EQ(st.submitted, nl);
@@ -271,7 +257,7 @@ int main(int argc, char **argv)
     uint64_t np = n / 5 < 10000 ? n / 5 + 1 : 10000;
     reset(np);
     st = submit_all(one_worker_pool(2, 1, capacity), parking_task, np);
-    check_each_once(np);
+    CHECK_EQ(marks_wrong(runs, np, NULL), 0);
     CHECK_EQ(atomic_load(&on_submitter), 0);
     CHECK_EQ(st.inlined, 0);
     CHECK_GT(st.tasks_resumed, 0); /* they did park */
@@ -283,7 +269,7 @@ int main(int argc, char **argv)
     CHECK_EQ(up_event_create(&set_event, ep), UP_OK);
     up_event_set(set_event);
     st = submit_all_keep(ep, event_task, n);
-    check_each_once(n);
+    CHECK_EQ(marks_wrong(runs, n, NULL), 0);
     CHECK_EQ(atomic_load(&on_submitter), 0);
     CHECK_EQ(st.inlined, 0);
     up_event_destroy(set_event);
@@ -292,11 +278,11 @@ int main(int argc, char **argv)
     /* Level 1 queues its own task always. */
     reset(n);
     st = submit_all(one_worker_pool(1, 1, capacity), short_task, n);
-    check_each_once(n);
+    CHECK_EQ(marks_wrong(runs, n, NULL), 0);
     CHECK_EQ(atomic_load(&on_submitter), 0);
     CHECK_EQ(st.inlined, 0);
 
     stop_race(n, capacity);
-    free((void *)runs);
+    marks_free(runs);
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 
 #include "check.h"
+#include "marks.h"
 #include "mpmc.h"
 
 static void noop(void *arg) { (void)arg; }
@@ -65,7 +66,7 @@ static void single_thread(void)
 enum { PRODUCERS = 4, CONSUMERS = 4 };
 static up__mpmc shared;
 static uint64_t per_producer;
-static _Atomic unsigned char *seen;
+static test_mark *seen;
 static _Atomic uint64_t taken;
 static _Atomic int producers_done;
 
@@ -95,7 +96,7 @@ static void *consumer(void *arg)
             n = 1;
         }
         for (unsigned i = 0; i < n; i++) {
-            atomic_fetch_add(&seen[b[i].words[0]], 1);
+            marks_add(seen, b[i].words[0]);
             atomic_fetch_add(&taken, 1);
         }
         if (n == 0 && atomic_load(&producers_done) == PRODUCERS && !up__mpmc_nonempty(&shared))
@@ -110,8 +111,7 @@ int main(void)
     single_thread();
     per_producer = test_size("UP_TEST_MPMC_ITEMS", 200000);
     uint64_t total = per_producer * PRODUCERS;
-    seen = calloc(total, 1);
-    CHECK(seen);
+    seen = marks_alloc(total);
     CHECK_EQ(up__mpmc_init(&shared, 64), 0);
     pthread_t th[PRODUCERS + CONSUMERS];
     for (uintptr_t i = 0; i < PRODUCERS; i++)
@@ -121,12 +121,11 @@ int main(void)
     for (int i = 0; i < PRODUCERS + CONSUMERS; i++)
         pthread_join(th[i], NULL);
     CHECK_EQ(atomic_load(&taken), total);
-    for (uint64_t i = 0; i < total; i++)
-        CHECK_EQ(seen[i], 1);
+    CHECK_EQ(marks_wrong(seen, total, NULL), 0);
     printf("mpmc: %" PRIu64
            " items through %d producers and %d consumers (half batched), each taken once\n",
            total, PRODUCERS, CONSUMERS);
     up__mpmc_free(&shared);
-    free((void *)seen);
+    marks_free(seen);
     return 0;
 }

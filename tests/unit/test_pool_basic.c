@@ -8,17 +8,10 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "counted.h"
 #include "cpus.h"
 #include "gate.h"
 #include "pool_helpers.h"
-
-static _Atomic uint64_t done;
-
-static void count_task(void *arg)
-{
-    (void)arg;
-    atomic_fetch_add(&done, 1);
-}
 
 static void default_shards(void)
 {
@@ -46,7 +39,7 @@ static void *submitter(void *arg)
 {
     sub_arg *a = arg;
     for (uint64_t i = 0; i < a->n; i++)
-        CHECK_EQ(up_submit_wait(a->p, count_task, NULL), UP_OK);
+        CHECK_EQ(up_submit_wait(a->p, counted_task, NULL), UP_OK);
     return NULL;
 }
 
@@ -66,7 +59,7 @@ static void run_config(unsigned shards, unsigned min, unsigned max, unsigned que
     up_pool_stats(p, &st);
     CHECK_EQ(st.shards, shards);
     CHECK_EQ(st.workers, shards * min);
-    atomic_store(&done, 0);
+    atomic_store(&counted_ran, 0);
     pthread_t th[16];
     sub_arg a = {p, per};
     for (unsigned i = 0; i < submitters; i++)
@@ -74,7 +67,7 @@ static void run_config(unsigned shards, unsigned min, unsigned max, unsigned que
     for (unsigned i = 0; i < submitters; i++)
         pthread_join(th[i], NULL);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
-    CHECK_EQ(atomic_load(&done), per * submitters);
+    CHECK_EQ(atomic_load(&counted_ran), per * submitters);
     up_pool_stats(p, &st);
     CHECK_EQ(st.submitted, per * submitters);
     CHECK_EQ(st.executed, per * submitters);
@@ -102,14 +95,14 @@ static void on_bytes(void *arg)
     const unsigned char *b = arg;
     for (int i = 0; i < UP_PAYLOAD_MAX; i++)
         CHECK_EQ(b[i], (unsigned char)(b[0] + i));
-    atomic_fetch_add(&done, 1);
+    atomic_fetch_add(&counted_ran, 1);
 }
 
 static void payloads(void)
 {
     up_pool *p;
     CHECK_EQ(up_pool_create(&p, NULL), UP_OK);
-    atomic_store(&done, 0);
+    atomic_store(&counted_ran, 0);
     atomic_store(&tag_sum, 0);
     unsigned char buf[UP_PAYLOAD_MAX];
     for (int k = 0; k < 1000; k++) {
@@ -126,9 +119,9 @@ static void payloads(void)
     CHECK_EQ(up_submit(p, NULL, NULL), UP_EINVAL);
     CHECK(strstr(up_last_error(), "NULL") != NULL);
     CHECK_EQ(up_submit_wait(p, NULL, NULL), UP_EINVAL);
-    CHECK_EQ(up_submit(NULL, count_task, NULL), UP_EINVAL);
+    CHECK_EQ(up_submit(NULL, counted_task, NULL), UP_EINVAL);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
-    CHECK_EQ(atomic_load(&done), 1000);
+    CHECK_EQ(atomic_load(&counted_ran), 1000);
     CHECK_EQ(atomic_load(&tag_sum), 999 * 1000 / 2);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
 }
@@ -143,7 +136,7 @@ static void leaf(void *arg)
     (void)arg;
     if (up_current_pool() != nested_pool)
         atomic_store(&wrong_pool, 1);
-    atomic_fetch_add(&done, 1);
+    atomic_fetch_add(&counted_ran, 1);
 }
 
 static void parent(void *arg)
@@ -151,7 +144,7 @@ static void parent(void *arg)
     (void)arg;
     for (int i = 0; i < 10; i++)
         CHECK_EQ(up_submit_wait(nested_pool, leaf, NULL), UP_OK);
-    atomic_fetch_add(&done, 1);
+    atomic_fetch_add(&counted_ran, 1);
 }
 
 static void nested(void)
@@ -159,13 +152,13 @@ static void nested(void)
     CHECK(up_current_pool() == NULL);
     CHECK(up_worker_local() == NULL);
     CHECK_EQ(up_pool_create(&nested_pool, NULL), UP_OK);
-    atomic_store(&done, 0);
+    atomic_store(&counted_ran, 0);
     for (int i = 0; i < 100; i++)
         CHECK_EQ(up_submit_wait(nested_pool, parent, NULL), UP_OK);
     /* Stop rejects nested submits too, so let the tree finish first. */
-    WAIT_UNTIL(atomic_load(&done) == 1100, 10000);
+    WAIT_UNTIL(atomic_load(&counted_ran) == 1100, 10000);
     CHECK_EQ(up_pool_stop_and_wait(nested_pool), UP_OK);
-    CHECK_EQ(atomic_load(&done), 1100);
+    CHECK_EQ(atomic_load(&counted_ran), 1100);
     CHECK_EQ(atomic_load(&wrong_pool), 0);
     up_stats st;
     up_pool_stats(nested_pool, &st);

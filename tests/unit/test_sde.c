@@ -9,17 +9,10 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "counted.h"
 
 #if defined(UP_TEST_HAVE_SDE) && defined(UP_TEST_HAVE_PAPI)
 #include <papi.h>
-
-static atomic_ulong ran;
-
-static void task(void *arg)
-{
-    (void)arg;
-    atomic_fetch_add(&ran, 1);
-}
 
 static const char *const names[] = {"sde:::ULTRAPOOL::tasks_submitted",
                                     "sde:::ULTRAPOOL::tasks_executed"};
@@ -31,7 +24,7 @@ int main(void)
     /* The events exist once a pool has registered them. */
     up_pool *warm;
     CHECK_EQ(up_pool_create(&warm, NULL), UP_OK);
-    CHECK_EQ(up_submit_wait(warm, task, NULL), UP_OK);
+    CHECK_EQ(up_submit_wait(warm, counted_task, NULL), UP_OK);
     CHECK_EQ(up_pool_destroy(warm), UP_OK);
 
     int es = PAPI_NULL;
@@ -48,7 +41,7 @@ int main(void)
     up_pool *p;
     CHECK_EQ(up_pool_create(&p, NULL), UP_OK);
     for (uint64_t i = 0; i < n; i++)
-        CHECK_EQ(up_submit_wait(p, task, NULL), UP_OK);
+        CHECK_EQ(up_submit_wait(p, counted_task, NULL), UP_OK);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     CHECK_EQ(PAPI_read(es, v), PAPI_OK);
     printf("live pool: submitted %lld executed %lld of %llu\n", v[0], v[1], (unsigned long long)n);
@@ -59,7 +52,7 @@ int main(void)
     printf("after destroy: submitted %lld executed %lld\n", v[0], v[1]);
     CHECK_EQ(v[0], n);
     CHECK_EQ(v[1], n);
-    CHECK_EQ(atomic_load(&ran), n + 1);
+    CHECK_EQ(atomic_load(&counted_ran), n + 1);
     PAPI_cleanup_eventset(es);
     PAPI_destroy_eventset(&es);
     PAPI_shutdown();

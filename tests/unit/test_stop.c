@@ -9,22 +9,8 @@
 #include <ultrapool/pool.h>
 
 #include "check.h"
+#include "counted.h"
 #include "gate.h"
-
-static _Atomic uint64_t ran;
-
-static void quick(void *arg)
-{
-    (void)arg;
-    atomic_fetch_add(&ran, 1);
-}
-
-static void slow(void *arg)
-{
-    (void)arg;
-    test_sleep_ms(1);
-    atomic_fetch_add(&ran, 1);
-}
 
 static _Atomic int inner_rc = 1, inner_destroy_rc = 1, inner_timeout_rc = 1;
 static void stopper(void *arg)
@@ -49,7 +35,8 @@ static void *race_submitter(void *arg)
     while (!atomic_load(&r->go))
         ;
     for (int i = 0; i < 100000; i++) {
-        int rc = (i & 1) ? up_submit(r->p, quick, NULL) : up_submit_wait(r->p, quick, NULL);
+        int rc = (i & 1) ? up_submit(r->p, counted_task, NULL)
+                         : up_submit_wait(r->p, counted_task, NULL);
         if (rc == UP_OK)
             atomic_fetch_add(&r->accepted, 1);
         else if (rc == UP_ESTOPPED) {
@@ -66,14 +53,14 @@ int main(void)
     up_pool *p;
     /* Stop-and-wait drains. */
     CHECK_EQ(up_pool_create(&p, NULL), UP_OK);
-    atomic_store(&ran, 0);
+    atomic_store(&counted_ran, 0);
     for (int i = 0; i < 200; i++)
-        CHECK_EQ(up_submit_wait(p, slow, NULL), UP_OK);
+        CHECK_EQ(up_submit_wait(p, counted_slow_task, NULL), UP_OK);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
-    CHECK_EQ(atomic_load(&ran), 200);
-    CHECK_EQ(up_submit(p, quick, NULL), UP_ESTOPPED);
-    CHECK_EQ(up_submit_wait(p, quick, NULL), UP_ESTOPPED);
-    CHECK_EQ(up_submit_copy(p, quick, "x", 1), UP_ESTOPPED);
+    CHECK_EQ(atomic_load(&counted_ran), 200);
+    CHECK_EQ(up_submit(p, counted_task, NULL), UP_ESTOPPED);
+    CHECK_EQ(up_submit_wait(p, counted_task, NULL), UP_ESTOPPED);
+    CHECK_EQ(up_submit_copy(p, counted_task, "x", 1), UP_ESTOPPED);
     up_pool_stop(p); /* idempotent */
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     CHECK_EQ(up_pool_stop_timeout(p, 0), UP_OK);
@@ -94,7 +81,7 @@ int main(void)
     printf("stop_timeout(50 ms) returned UP_ETIMEDOUT after %.1f ms\n", (double)took / 1e6);
     CHECK_GE(took, 50000000ull);
     CHECK_EQ(atomic_load(&gate.passed), 0);
-    CHECK_EQ(up_submit(p, quick, NULL), UP_ESTOPPED);
+    CHECK_EQ(up_submit(p, counted_task, NULL), UP_ESTOPPED);
     test_gate_open(&gate);
     CHECK_EQ(up_pool_stop_timeout(p, 10000000000ull), UP_OK);
     CHECK_EQ(atomic_load(&gate.passed), 1);
@@ -111,11 +98,11 @@ int main(void)
 
     /* Destroy without stop: queued work still runs. */
     CHECK_EQ(up_pool_create(&p, NULL), UP_OK);
-    atomic_store(&ran, 0);
+    atomic_store(&counted_ran, 0);
     for (int i = 0; i < 1000; i++)
-        CHECK_EQ(up_submit_wait(p, quick, NULL), UP_OK);
+        CHECK_EQ(up_submit_wait(p, counted_task, NULL), UP_OK);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
-    CHECK_EQ(atomic_load(&ran), 1000);
+    CHECK_EQ(atomic_load(&counted_ran), 1000);
 
     /* Submits racing stop, many times. */
     int iters = (int)test_size("UP_TEST_STOP_RACES", 200);
@@ -125,7 +112,7 @@ int main(void)
         up_config_init(&cfg);
         cfg.queue_capacity = 64;
         CHECK_EQ(up_pool_create(&p, &cfg), UP_OK);
-        atomic_store(&ran, 0);
+        atomic_store(&counted_ran, 0);
         racer r = {.p = p};
         pthread_t th[4];
         for (int i = 0; i < 4; i++)
@@ -139,7 +126,7 @@ int main(void)
         for (int i = 0; i < 4; i++)
             pthread_join(th[i], NULL);
         CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
-        CHECK_EQ(atomic_load(&ran), atomic_load(&r.accepted));
+        CHECK_EQ(atomic_load(&counted_ran), atomic_load(&r.accepted));
         up_stats st;
         up_pool_stats(p, &st);
         CHECK_EQ(st.submitted, atomic_load(&r.accepted));

@@ -6,45 +6,34 @@
  * rules, the counters, a large release, and the blocking fallbacks. */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "counted.h"
+#include "marks.h"
 #include "pool_helpers.h"
 
-static _Atomic unsigned char *runs;
-static _Atomic unsigned char *cancelled_seen;
 static up_event *gate; /* when set, tasks check it was set when they run */
 static _Atomic uint64_t early;
-
-static void mark(void *arg)
-{
-    uintptr_t id = (uintptr_t)arg;
-    if (up_cancelled())
-        atomic_store_explicit(&cancelled_seen[id], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&runs[id], 1, memory_order_relaxed);
-}
 
 static void mark_after_gate(void *arg)
 {
     if (!up_event_is_set(gate) && !up_cancelled())
         atomic_fetch_add(&early, 1);
-    mark(arg);
+    marks_task(arg);
 }
 
 static void alloc_ids(uint64_t n)
 {
-    runs = calloc(n, 1);
-    cancelled_seen = calloc(n, 1);
-    CHECK(runs && cancelled_seen);
+    marks_runs = marks_alloc(n);
+    marks_cancelled = marks_alloc(n);
 }
 
 static void free_ids(void)
 {
-    free((void *)runs);
-    free((void *)cancelled_seen);
+    marks_free(marks_runs);
+    marks_free(marks_cancelled);
 }
 
 static up_pool *make_pool(unsigned workers)
@@ -60,12 +49,8 @@ static up_pool *make_pool(unsigned workers)
 
 static void check_all_once(uint64_t n, int cancelled)
 {
-    for (uint64_t i = 0; i < n; i++) {
-        if (runs[i] != 1)
-            fprintf(stderr, "id %llu ran %u times\n", (unsigned long long)i, runs[i]);
-        CHECK_EQ(runs[i], 1);
-        CHECK_EQ(cancelled_seen[i], cancelled);
-    }
+    CHECK_EQ(marks_wrong(marks_runs, n, NULL), 0);
+    CHECK_EQ(marks_sum(marks_cancelled, n), cancelled ? n : 0); /* each 0, or each 1 */
 }
 
 /* Set after and before the submits; reset; the counters. */
@@ -80,7 +65,7 @@ static void test_basic(void)
         CHECK_EQ(up_submit_on(p, gate, mark_after_gate, (void *)(uintptr_t)i), UP_OK);
     test_sleep_ms(20);
     for (uint64_t i = 0; i < n; i++)
-        CHECK_EQ(runs[i], 0);
+        CHECK_EQ(marks_runs[i], 0);
     up_stats st;
     up_pool_stats(p, &st);
     CHECK_EQ(st.waiting, n);
@@ -106,7 +91,7 @@ static void test_basic(void)
     CHECK_EQ(st.cancelled, 0);
     CHECK_EQ(st.executed, st.submitted);
     CHECK_EQ(st.executed, 2 * n);
-    CHECK_EQ(up_submit_on(p, gate, mark, NULL), UP_ESTOPPED);
+    CHECK_EQ(up_submit_on(p, gate, marks_task, NULL), UP_ESTOPPED);
     CHECK_EQ(up_event_destroy(gate), UP_OK);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     free_ids();
@@ -151,8 +136,8 @@ static void test_destroy(void)
     CHECK_EQ(up_event_create(&a, p), UP_OK);
     CHECK_EQ(up_event_create(&b, p), UP_OK);
     for (uint64_t i = 0; i < n; i++) {
-        CHECK_EQ(up_submit_on(p, a, mark, (void *)(uintptr_t)i), UP_OK);
-        CHECK_EQ(up_submit_on(p, b, mark, (void *)(uintptr_t)(n + i)), UP_OK);
+        CHECK_EQ(up_submit_on(p, a, marks_task, (void *)(uintptr_t)i), UP_OK);
+        CHECK_EQ(up_submit_on(p, b, marks_task, (void *)(uintptr_t)(n + i)), UP_OK);
     }
     CHECK_EQ(up_event_destroy(b), UP_OK); /* b's waiters run cancelled */
     up_stats st;
@@ -184,14 +169,14 @@ static void test_stop_rules(void)
     up_stats st;
     up_pool_stats(p, &st);
     CHECK_EQ(st.waiting, n);
-    CHECK_EQ(up_submit_on(p, gate, mark, (void *)(uintptr_t)n), UP_ESTOPPED);
+    CHECK_EQ(up_submit_on(p, gate, marks_task, (void *)(uintptr_t)n), UP_ESTOPPED);
     test_sleep_ms(20); /* the workers have exited: the set must start one */
     CHECK_EQ(up_event_set(gate), UP_OK);
     WAIT_UNTIL((up_pool_stats(p, &st), st.executed == n), 10000);
     CHECK_EQ(st.executed, n); /* ran without anyone waiting for the stop */
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
     check_all_once(n, 0);
-    CHECK_EQ(runs[n], 0); /* refused: never ran */
+    CHECK_EQ(marks_runs[n], 0); /* refused: never ran */
     CHECK_EQ(atomic_load(&early), 0);
     up_pool_stats(p, &st);
     CHECK_EQ(st.waiting, 0);
@@ -208,7 +193,7 @@ typedef struct racer {
     up_pool *p;
     up_event *ev;
     uint64_t first, count;
-    _Atomic unsigned char *accepted;
+    test_mark *accepted;
 } racer;
 
 static _Atomic int race_stop;
@@ -217,7 +202,7 @@ static void *race_submitter(void *arg)
 {
     racer *r = arg;
     for (uint64_t i = r->first; i < r->first + r->count; i++) {
-        int rc = up_submit_on(r->p, r->ev, mark, (void *)(uintptr_t)i);
+        int rc = up_submit_on(r->p, r->ev, marks_task, (void *)(uintptr_t)i);
         CHECK(rc == UP_OK || rc == UP_ESTOPPED);
         if (rc == UP_OK)
             atomic_store_explicit(&r->accepted[i], 1, memory_order_relaxed);
@@ -246,8 +231,7 @@ static void test_race(uint64_t seed)
     uint64_t per = test_size("UP_TEST_WAIT_RACE", 100000);
     uint64_t n = per * SUBMITTERS;
     alloc_ids(n);
-    _Atomic unsigned char *accepted = calloc(n, 1);
-    CHECK(accepted);
+    test_mark *accepted = marks_alloc(n);
     up_pool *p = make_pool(2);
     up_event *ev;
     CHECK_EQ(up_event_create(&ev, p), UP_OK);
@@ -272,12 +256,9 @@ static void test_race(uint64_t seed)
         pthread_join(th[i], NULL);
     CHECK_EQ(up_event_set(ev), UP_OK);
     CHECK_EQ(up_pool_stop_and_wait(p), UP_OK);
-    uint64_t acc = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        CHECK_EQ(runs[i], accepted[i]);
-        CHECK_EQ(cancelled_seen[i], 0);
-        acc += accepted[i];
-    }
+    CHECK_EQ(marks_wrong(marks_runs, n, accepted), 0);
+    CHECK_EQ(marks_sum(marks_cancelled, n), 0);
+    uint64_t acc = marks_sum(accepted, n);
     up_stats st;
     up_pool_stats(p, &st);
     CHECK_EQ(st.waiting, 0);
@@ -287,7 +268,7 @@ static void test_race(uint64_t seed)
            (unsigned long long)n);
     CHECK_EQ(up_event_destroy(ev), UP_OK);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
-    free((void *)accepted);
+    marks_free(accepted);
     free_ids();
 }
 
@@ -301,14 +282,6 @@ typedef struct set_race {
     _Atomic uint64_t accepted;
 } set_race;
 
-static _Atomic uint64_t set_race_ran;
-
-static void count_run(void *arg)
-{
-    (void)arg;
-    atomic_fetch_add(&set_race_ran, 1);
-}
-
 static void *set_race_submitter(void *arg)
 {
     set_race *r = arg;
@@ -317,7 +290,7 @@ static void *set_race_submitter(void *arg)
             sched_yield();
             continue;
         }
-        if (up_submit_on(r->p, r->ev, count_run, NULL) == UP_OK)
+        if (up_submit_on(r->p, r->ev, counted_task, NULL) == UP_OK)
             atomic_fetch_add(&r->accepted, 1);
     }
     return NULL;
@@ -346,8 +319,8 @@ static void test_set_race(uint64_t seed)
             sched_yield();
         atomic_store(&r.go, 0);
         test_sleep_ms(1); /* the submitters finish their call */
-        WAIT_UNTIL(atomic_load(&set_race_ran) == atomic_load(&r.accepted), 5000);
-        CHECK_EQ(atomic_load(&set_race_ran), atomic_load(&r.accepted));
+        WAIT_UNTIL(atomic_load(&counted_ran) == atomic_load(&r.accepted), 5000);
+        CHECK_EQ(atomic_load(&counted_ran), atomic_load(&r.accepted));
         CHECK_EQ(up_event_is_set(r.ev), 1);
         CHECK_EQ(up_event_reset(r.ev), UP_OK);
         /* The next round's early submits wait for its set. */
@@ -357,7 +330,7 @@ static void test_set_race(uint64_t seed)
         pthread_join(th[i], NULL);
     CHECK_EQ(up_event_set(r.ev), UP_OK);
     CHECK_EQ(up_pool_stop_and_wait(r.p), UP_OK);
-    CHECK_EQ(atomic_load(&set_race_ran), atomic_load(&r.accepted));
+    CHECK_EQ(atomic_load(&counted_ran), atomic_load(&r.accepted));
     printf("set race: %llu rounds, %llu tasks\n", (unsigned long long)rounds,
            (unsigned long long)atomic_load(&r.accepted));
     CHECK_EQ(up_event_destroy(r.ev), UP_OK);

@@ -24,6 +24,7 @@
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "marks.h"
 #include "pool_helpers.h"
 #include "os/stack_pool.h"
 
@@ -42,7 +43,7 @@
 
 static pthread_t submitter;
 static _Atomic unsigned on_submitter, done;
-static _Atomic unsigned char *runs;
+static test_mark *runs;
 
 static void sleep_then_count(void *arg)
 {
@@ -50,23 +51,14 @@ static void sleep_then_count(void *arg)
     if (pthread_equal(pthread_self(), submitter))
         atomic_fetch_add(&on_submitter, 1);
     CHECK_EQ(up_sleep_ns(5 * MS), UP_OK);
-    atomic_fetch_add(&runs[id], 1);
+    marks_add(runs, id);
     atomic_fetch_add(&done, 1);
-}
-
-static void check_each_once(unsigned n)
-{
-    unsigned bad = 0;
-    for (unsigned i = 0; i < n; i++)
-        bad += atomic_load(&runs[i]) != 1;
-    CHECK_EQ(bad, 0u);
 }
 
 static void test_helpers_skip_parking_tasks(void)
 {
     const unsigned n = (unsigned)test_size("UP_TEST_PARK_HELP_TASKS", 3000);
-    runs = calloc(n + 1, 1);
-    CHECK(runs != NULL);
+    runs = marks_alloc(n + 1);
     up_config cfg;
     up_config_init(&cfg);
     cfg.shards = 1;
@@ -92,17 +84,17 @@ static void test_helpers_skip_parking_tasks(void)
            n, atomic_load(&on_submitter), (unsigned long long)st.tasks_resumed, st.workers_peak);
     CHECK_EQ(atomic_load(&on_submitter), 0u);
     CHECK_EQ(atomic_load(&done), n + 1);
-    check_each_once(n);
+    CHECK_EQ(marks_wrong(runs, n, NULL), 0);
     CHECK_EQ(st.tasks_resumed, (uint64_t)n + 1);
     up_pool_destroy(p);
-    free((void *)runs);
+    marks_free(runs);
 }
 
 static _Atomic unsigned long slept_long;
 static void sleep_long(void *arg)
 {
     CHECK_EQ(up_sleep_ns(100 * MS), UP_OK);
-    atomic_fetch_add(&runs[(uintptr_t)arg], 1);
+    marks_add(runs, (uintptr_t)arg);
     atomic_fetch_add(&slept_long, 1);
 }
 
@@ -159,8 +151,7 @@ static int test_beyond_the_stack_budget(void)
         budget = (unsigned)real;
     up__stack_lower_budget(budget);
     unsigned n = budget + budget / 4 + 1000;
-    runs = calloc(n, 1);
-    CHECK(runs != NULL);
+    runs = marks_alloc(n);
     /* No helping submitter: the mark that keeps one from running tasks
      * that wait is per shard and a hint (wait.h). With a shard per CPU,
      * a submitter that moved to a CPU whose shard no sleeper had marked
@@ -198,7 +189,7 @@ static int test_beyond_the_stack_budget(void)
            "%llu resumed, workers peak %u (CPUs %u)\n",
            n, budget, real, s, (unsigned long long)st.tasks_resumed, st.workers_peak, cpus);
     CHECK_EQ(atomic_load(&slept_long), (unsigned long)n);
-    check_each_once(n);
+    CHECK_EQ(marks_wrong(runs, n, NULL), 0);
     CHECK_EQ(st.tasks_resumed, (uint64_t)n + 1); /* every one parked, none blocked */
 #if UP_TEST_TSAN
     /* ThreadSanitizer's fiber contexts are made under its global lock:
@@ -210,7 +201,7 @@ static int test_beyond_the_stack_budget(void)
     CHECK_LE(st.workers_peak, cpus + 1);
 #endif
     up_pool_destroy(p);
-    free((void *)runs);
+    marks_free(runs);
     return 0;
 }
 

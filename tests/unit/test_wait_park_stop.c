@@ -22,23 +22,22 @@
  * no wait's timer record is left behind to hold the destroy until then. */
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "marks.h"
 #include "pool_helpers.h"
 
 #define MS UINT64_C(1000000)
 
-static _Atomic unsigned char *runs;
+static test_mark *runs;
 static _Atomic unsigned done;
 
 static void sleeper(void *arg)
 {
     CHECK_EQ(up_sleep_ns(200 * MS), UP_OK);
-    atomic_fetch_add(&runs[(uintptr_t)arg], 1);
+    marks_add(runs, (uintptr_t)arg);
     atomic_fetch_add(&done, 1);
 }
 
@@ -68,7 +67,7 @@ typedef struct outcome {
 static outcome run(unsigned n, int stop)
 {
     up_pool *p = queue_all_pool(n);
-    memset((void *)runs, 0, n);
+    marks_clear(runs, n);
     atomic_store(&done, 0);
     uint64_t t0 = test_now_ns();
     for (unsigned i = 0; i < n; i++)
@@ -84,8 +83,7 @@ static outcome run(unsigned n, int stop)
     o.resumed = (unsigned long long)st.tasks_resumed;
     o.executed = (unsigned long long)st.executed;
     o.submitted = (unsigned long long)st.submitted;
-    for (unsigned i = 0; i < n; i++)
-        o.bad += atomic_load(&runs[i]) != 1;
+    o.bad = (unsigned)marks_wrong(runs, n, NULL);
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     printf("%-8s %u sleepers of 200 ms: %.2f s, workers peak %u (CPUs %u), %llu resumed, "
            "%llu/%llu executed/submitted, %u not run exactly once\n",
@@ -107,22 +105,20 @@ static void wait_never(void *arg)
     int rc = up_event_wait_timeout(never, WAIT_NEVER_NS);
     if (rc == UP_ECANCELED && up_cancelled())
         atomic_fetch_add(&cancelled_ok, 1);
-    atomic_fetch_add(&runs[(uintptr_t)arg], 1);
+    marks_add(runs, (uintptr_t)arg);
 }
 
 static void test_destroy_queued_waiters(unsigned n)
 {
     up_pool *p = queue_all_pool(n);
     CHECK_EQ(up_event_create(&never, p), UP_OK);
-    memset((void *)runs, 0, n);
+    marks_clear(runs, n);
     for (unsigned i = 0; i < n; i++)
         CHECK_EQ(up_submit(p, wait_never, (void *)(uintptr_t)i), UP_OK);
     uint64_t t0 = test_now_ns();
     CHECK_EQ(up_pool_destroy(p), UP_OK);
     double s = (double)(test_now_ns() - t0) / 1e9;
-    unsigned bad = 0;
-    for (unsigned i = 0; i < n; i++)
-        bad += atomic_load(&runs[i]) != 1;
+    unsigned bad = (unsigned)marks_wrong(runs, n, NULL);
     printf("destroy: %u tasks waiting on an unset event: %.2f s, %u cancelled, %u not run "
            "exactly once\n",
            n, s, atomic_load(&cancelled_ok), bad);
@@ -139,8 +135,7 @@ int main(void)
 {
     const unsigned n = (unsigned)test_size("UP_TEST_PARK_STOP_TASKS", 5000);
     const unsigned nd = (unsigned)test_size("UP_TEST_PARK_DESTROY_TASKS", 500);
-    runs = calloc(n > nd ? n : nd, 1);
-    CHECK(runs != NULL);
+    runs = marks_alloc(n > nd ? n : nd);
     outcome ref = run(n, 0);
     outcome got = run(n, 1);
     CHECK_EQ(ref.bad, 0u);
@@ -169,6 +164,6 @@ int main(void)
         CHECK_LE(got.seconds, 2 * slow + 0.2);
     }
     test_destroy_queued_waiters(nd);
-    free((void *)runs);
+    marks_free(runs);
     return 0;
 }

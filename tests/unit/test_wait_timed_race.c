@@ -15,12 +15,12 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <time.h>
 
 #include <ultrapool/wait.h>
 
 #include "check.h"
+#include "marks.h"
 #include "pool_helpers.h"
 
 #define US UINT64_C(1000)
@@ -28,10 +28,7 @@
 static up_pool *pool;
 static up_event *ev;
 static _Atomic unsigned waiters_done, rounds_done, timeouts;
-static _Atomic unsigned char *runs; /* per victim task id */
 static unsigned rounds;
-
-static void victim(void *arg) { atomic_fetch_add(&runs[(uintptr_t)arg], 1); }
 
 /* A waiter: timed waits of 0.1 to 1.6 ms on ev, each followed by a short
  * sleep on the wheel (a record that may reuse a freed one). */
@@ -55,8 +52,7 @@ int main(void)
     unsigned nwaiters = (unsigned)test_param("UP_TEST_TIMED_RACE_WAITERS", 48);
     rounds = (unsigned)test_size("UP_TEST_TIMED_RACE_ROUNDS", 500);
     unsigned nvictims = nwaiters * rounds * 2;
-    runs = calloc(nvictims, 1);
-    CHECK(runs != NULL);
+    marks_runs = marks_alloc(nvictims); /* per victim task id */
 
     pool = test_fixed_pool(4);
     CHECK_EQ(up_event_create(&ev, pool), UP_OK);
@@ -72,10 +68,10 @@ int main(void)
     unsigned last_rounds = 0, v = 0;
     while (atomic_load(&waiters_done) < nwaiters) {
         if (v + 2 <= nvictims) {
-            CHECK_EQ(up_submit_on(pool, ev, victim, (void *)(uintptr_t)v), UP_OK);
+            CHECK_EQ(up_submit_on(pool, ev, marks_task, (void *)(uintptr_t)v), UP_OK);
             v++;
             CHECK_EQ(
-                up_submit_after(pool, test_rand(&s) % (800 * US), victim, (void *)(uintptr_t)v),
+                up_submit_after(pool, test_rand(&s) % (800 * US), marks_task, (void *)(uintptr_t)v),
                 UP_OK);
             v++;
         }
@@ -100,8 +96,8 @@ int main(void)
 
     unsigned missing = 0, twice = 0;
     for (unsigned i = 0; i < v; i++) {
-        missing += runs[i] == 0;
-        twice += runs[i] > 1;
+        missing += marks_runs[i] == 0;
+        twice += marks_runs[i] > 1;
     }
     up_stats st;
     up_pool_stats(pool, &st);
@@ -116,6 +112,6 @@ int main(void)
     CHECK_EQ(st.waiting, 0);
     up_event_destroy(ev);
     up_pool_destroy(pool);
-    free((void *)runs);
+    marks_free(marks_runs);
     return 0;
 }

@@ -11,22 +11,15 @@
 
 #include "alloc_count.h"
 #include "check.h"
+#include "counted.h"
 
 static up_pool *pool;
-static _Atomic uint64_t ran;
-
-static void task(void *arg)
-{
-    (void)arg;
-    atomic_fetch_add(&ran, 1);
-}
-
 static void parent(void *arg)
 {
     (void)arg;
     for (int i = 0; i < 8; i++)
-        up_submit_wait(pool, task, NULL);
-    atomic_fetch_add(&ran, 1);
+        up_submit_wait(pool, counted_task, NULL);
+    atomic_fetch_add(&counted_ran, 1);
 }
 
 typedef struct payload {
@@ -35,7 +28,7 @@ typedef struct payload {
 static void on_payload(payload *pl)
 {
     if (pl->a + pl->b == pl->c)
-        atomic_fetch_add(&ran, 1);
+        atomic_fetch_add(&counted_ran, 1);
 }
 UP_TYPED(pl, payload, on_payload)
 
@@ -45,16 +38,16 @@ static uint64_t burst(uint64_t n)
     for (uint64_t i = 0; i < n; i++) {
         switch (i % 5) {
         case 0:
-            while (up_submit(pool, task, NULL) == UP_EOVERLOAD)
+            while (up_submit(pool, counted_task, NULL) == UP_EOVERLOAD)
                 ;
             expect += 1;
             break;
         case 1:
-            up_submit_wait(pool, task, NULL);
+            up_submit_wait(pool, counted_task, NULL);
             expect += 1;
             break;
         case 2:
-            up_submit_copy_wait(pool, task, &i, sizeof i);
+            up_submit_copy_wait(pool, counted_task, &i, sizeof i);
             expect += 1;
             break;
         case 3:
@@ -85,13 +78,13 @@ int main(void)
     CHECK_EQ(up_pool_create(&pool, &cfg), UP_OK);
     uint64_t n = test_size("UP_TEST_ALLOC_TASKS", 200000);
     uint64_t expect = burst(1000); /* warm-up: thread-locals, first touches */
-    WAIT_UNTIL(atomic_load(&ran) == expect, 10000);
+    WAIT_UNTIL(atomic_load(&counted_ran) == expect, 10000);
     uint64_t before = alloc_count_calls();
     CHECK_GT(before, 0); /* the counting wrappers are live: creating the pool allocated */
     expect += burst(n);
-    WAIT_UNTIL(atomic_load(&ran) == expect, 30000);
+    WAIT_UNTIL(atomic_load(&counted_ran) == expect, 30000);
     uint64_t during = alloc_count_calls() - before;
-    CHECK_EQ(atomic_load(&ran), expect);
+    CHECK_EQ(atomic_load(&counted_ran), expect);
     printf("zero allocation: %llu tasks through every submit path, %llu allocations\n",
            (unsigned long long)(expect), (unsigned long long)during);
     CHECK_EQ(during, 0);
