@@ -127,11 +127,9 @@ static int proc_bind(const char *v, gomp_env *g)
     for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
          item = strtok_r(NULL, ",", &save)) {
         char word[32];
-        int k = -1;
-        if (up__trimmed(item, word, sizeof word))
-            for (int i = 0; i < 4; i++)
-                if (!strcasecmp(word, names[i]))
-                    k = i;
+        int k = up__trimmed(item, word, sizeof word)
+                    ? up__word_index(word, names, sizeof names / sizeof names[0])
+                    : -1;
         if (k < 0)
             return -1;
         if (n < 8)

@@ -47,7 +47,11 @@ _Static_assert(PAR_ENV_LEVELS == PAR_MAX_LEVELS, "a level past the list runs a t
 #define DFLT_SCHED      UP_SCHED_STATIC
 #define DFLT_CANCEL     1
 #endif
+/* The kinds a schedule names, each at its up_schedule value. */
 static const char *const sched_names[] = {"static", "dynamic", "guided", "auto"};
+_Static_assert(UP_SCHED_STATIC == 0 && UP_SCHED_DYNAMIC == 1 && UP_SCHED_GUIDED == 2 &&
+                   UP_SCHED_AUTO == 3,
+               "sched_names follows up_schedule");
 #define DFLT_ACTIVE_TEXT (DFLT_MAX_ACTIVE == 1u ? "1" : "no limit")
 #define DFLT_CANCEL_TEXT (DFLT_CANCEL ? "true" : "false")
 
@@ -244,19 +248,13 @@ static int parse_schedule(const char *v, up_schedule *kind, int64_t *chunk, int 
     char *comma = strchr(s, ',');
     if (comma)
         *comma = '\0';
-    static const char *const kinds[] = {"static", "dynamic", "guided", "auto"};
-    static const up_schedule values[] = {UP_SCHED_STATIC, UP_SCHED_DYNAMIC, UP_SCHED_GUIDED,
-                                         UP_SCHED_AUTO};
     char word[32];
     if (!up__trimmed(s, word, sizeof word))
         return -1;
-    int k = -1;
-    for (int i = 0; i < 4; i++)
-        if (!strcasecmp(word, kinds[i]))
-            k = i;
+    int k = up__word_index(word, sched_names, sizeof sched_names / sizeof sched_names[0]);
     if (k < 0)
         return -1;
-    *kind = values[k];
+    *kind = (up_schedule)k;
     *chunk = 0;
     if (comma) {
         uint64_t c;

@@ -55,11 +55,8 @@ static int proc_bind_on(const char *v, int *on)
         if (comma)
             *comma = '\0';
         char word[16];
-        int known = 0;
-        if (up__trimmed(item, word, sizeof word))
-            for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
-                known |= !strcasecmp(word, policies[i]);
-        if (!known)
+        if (!up__trimmed(item, word, sizeof word) ||
+            up__word_index(word, policies, sizeof policies / sizeof policies[0]) < 0)
             return -1;
         item = comma ? comma + 1 : NULL;
     }
@@ -105,16 +102,15 @@ static int places_wide(const char *v, int *wide)
             return -1;
         *paren = '\0';
     }
+    /* The first two are narrow, the others a cache domain or more. */
+    static const char *const names[] = {"threads", "cores", "ll_caches", "numa_domains", "sockets"};
     char name[16];
-    if (!up__trimmed(buf, name, sizeof name))
+    int k = up__trimmed(buf, name, sizeof name)
+                ? up__word_index(name, names, sizeof names / sizeof names[0])
+                : -1;
+    if (k < 0)
         return -1;
-    if (!strcasecmp(name, "threads") || !strcasecmp(name, "cores"))
-        *wide = 0;
-    else if (!strcasecmp(name, "ll_caches") || !strcasecmp(name, "numa_domains") ||
-             !strcasecmp(name, "sockets"))
-        *wide = 1;
-    else
-        return -1;
+    *wide = k >= 2;
     return 0;
 }
 

@@ -1,12 +1,15 @@
 /* Text of variable values: OpenMP's variables allow spaces around a value
- * and inside lists, so the pool's readers (config_omp.c) and the parallel
- * layer's (pragmas/src/env.c, through up_layer.h) trim the same way. */
+ * and inside lists, and their keywords any case, so the pool's readers
+ * (config_omp.c) and the parallel layer's (pragmas/src/env.c, backend.c,
+ * pragmas/gomp/environ.c, through up_layer.h) trim and look words up the
+ * same way. */
 #ifndef UP_TEXT_H
 #define UP_TEXT_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 
 static inline int up__is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -23,6 +26,17 @@ static inline int up__trimmed(const char *s, char *buf, size_t size)
     memcpy(buf, s, n);
     buf[n] = '\0';
     return 1;
+}
+
+/* The index of word among the n words, in any case, -1 when it is none
+ * of them: the one lookup of a keyword (a schedule kind, a bind policy, a
+ * place name, a backend). */
+static inline int up__word_index(const char *word, const char *const *words, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcasecmp(word, words[i]))
+            return (int)i;
+    return -1;
 }
 
 /* The decimal digits at *s, spaces before and after them skipped; *s
