@@ -50,31 +50,13 @@ static int boolean(const char *v, int *out)
     return up__trimmed(v, buf, sizeof buf) ? up__parse_bool(buf, out) : -1;
 }
 
-/* A size as OMP_STACKSIZE takes it: a number, then B, K, M or G (any
- * case; none: K). */
+/* A size as OMP_STACKSIZE takes it (up__omp_size). */
 static int stacksize(const char *v, unsigned long *out)
 {
-    const char *p = v;
-    uint64_t n;
-    int over;
-    if (up__digits(&p, &n, &over) == 0 || over)
+    uint64_t bytes;
+    if (up__omp_size(v, &bytes) != 0)
         return -1;
-    unsigned shift = 10;
-    if (*p) {
-        static const char units[] = "bkmg";
-        const char *u = strchr(units, *p | 0x20);
-        if (!u)
-            return -1;
-        shift = 10u * (unsigned)(u - units);
-        p++;
-        while (up__is_space(*p))
-            p++;
-        if (*p)
-            return -1;
-    }
-    if (n == 0 || n > (UINT64_MAX >> shift))
-        return -1;
-    *out = (unsigned long)(n << shift);
+    *out = (unsigned long)bytes;
     return 0;
 }
 

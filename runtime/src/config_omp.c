@@ -19,8 +19,6 @@
 #include "env_registry.h"
 #include "text.h"
 
-#define KIB UINT64_C(1024)
-
 static void say(char *err, size_t esize, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
     __attribute__((format(printf, 3, 4)))
@@ -144,53 +142,17 @@ int up__omp_bind(const char *proc_bind, const char *places, up_bind *out, char *
 
 int up__omp_stacksize(const char *s, uint64_t *bytes, char *err, size_t esize)
 {
-    const char *p = s;
-    uint64_t v;
-    int over;
-    int digits = up__digits(&p, &v, &over);
-    uint64_t unit = KIB; /* OpenMP's unit when none is given */
-    if (*p) {
-        switch (*p) {
-        case 'b':
-        case 'B':
-            unit = 1;
-            break;
-        case 'k':
-        case 'K':
-            unit = KIB;
-            break;
-        case 'm':
-        case 'M':
-            unit = KIB * KIB;
-            break;
-        case 'g':
-        case 'G':
-            unit = KIB * KIB * KIB;
-            break;
-        default:
-            unit = 0;
-            break;
-        }
-        for (p++; up__is_space(*p); p++)
-            ;
-    }
-    if (!digits || !unit || *p) {
+    int rc = up__omp_size(s, bytes);
+    if (rc == -1)
         say(err, esize,
             "OMP_STACKSIZE=\"%s\": not a size such as 512 (KiB), 512K, 8M or 1G (a number, "
             "then B, K, M or G in any case)",
             s);
-        return -1;
-    }
-    if (v == 0) {
+    else if (rc == -2)
         say(err, esize, "OMP_STACKSIZE=\"%s\": a stack size must be positive", s);
-        return -1;
-    }
-    if (over || v > UINT64_MAX / unit) {
+    else if (rc == -3)
         say(err, esize, "OMP_STACKSIZE=\"%s\": too large", s);
-        return -1;
-    }
-    *bytes = v * unit;
-    return 0;
+    return rc == 0 ? 0 : -1;
 }
 
 /* ---- OMP_WAIT_POLICY and OMP_DISPLAY_ENV ------------------------------ */
