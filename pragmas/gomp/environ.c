@@ -35,21 +35,6 @@ void gomp_env_warn(const char *name, const char *value, const char *why, const c
 
 /* ---- values ------------------------------------------------------------ */
 
-/* A whole number in lo..hi and nothing else, spaces around it allowed. */
-static int whole(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-    int over;
-    if (up__digits(&s, out, &over) == 0 || *s != '\0' || over)
-        return -1;
-    return *out >= lo && *out <= hi ? 0 : -1;
-}
-
-static int boolean(const char *v, int *out)
-{
-    char buf[16];
-    return up__trimmed(v, buf, sizeof buf) ? up__parse_bool(buf, out) : -1;
-}
-
 /* A size as OMP_STACKSIZE takes it (up__omp_size). */
 static int stacksize(const char *v, unsigned long *out)
 {
@@ -137,7 +122,7 @@ static void read_bool(const char *name, int *out, const char *dflt)
     int on;
     if (!v)
         return;
-    if (boolean(v, &on) != 0)
+    if (par_env_bool(v, &on) != 0)
         gomp_env_warn(name, v, "must be true or false", dflt);
     else
         *out = on;
@@ -150,7 +135,7 @@ static void read_int(const char *name, int *out, uint64_t lo, const char *dflt)
     uint64_t x;
     if (!v)
         return;
-    if (whole(v, lo, INT_MAX, &x) != 0) {
+    if (par_env_whole(v, lo, INT_MAX, &x) != 0) {
         char why[64];
         snprintf(why, sizeof why, "must be a whole number in %" PRIu64 "..%d", lo, INT_MAX);
         gomp_env_warn(name, v, why, dflt);
@@ -178,7 +163,7 @@ static void read_all(void)
         int on;
         if (up__trimmed(v, buf, sizeof buf) && !strcasecmp(buf, "verbose"))
             g->display_env = 2;
-        else if (boolean(v, &on) == 0)
+        else if (par_env_bool(v, &on) == 0)
             g->display_env = on;
         else
             gomp_env_warn("OMP_DISPLAY_ENV", v, "must be true, false or verbose", "false");
