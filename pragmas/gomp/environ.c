@@ -35,46 +35,13 @@ void gomp_env_warn(const char *name, const char *value, const char *why, const c
 
 /* ---- values ------------------------------------------------------------ */
 
-/* A whole number in lo..hi and nothing else, spaces around it allowed. */
-static int whole(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-    int over;
-    if (up__digits(&s, out, &over) == 0 || *s != '\0' || over)
-        return -1;
-    return *out >= lo && *out <= hi ? 0 : -1;
-}
-
-static int boolean(const char *v, int *out)
-{
-    char buf[16];
-    return up__trimmed(v, buf, sizeof buf) ? up__parse_bool(buf, out) : -1;
-}
-
-/* A size as OMP_STACKSIZE takes it: a number, then B, K, M or G (any
- * case; none: K). */
+/* A size as OMP_STACKSIZE takes it (up__omp_size). */
 static int stacksize(const char *v, unsigned long *out)
 {
-    const char *p = v;
-    uint64_t n;
-    int over;
-    if (up__digits(&p, &n, &over) == 0 || over)
+    uint64_t bytes;
+    if (up__omp_size(v, &bytes) != 0)
         return -1;
-    unsigned shift = 10;
-    if (*p) {
-        static const char units[] = "bkmg";
-        const char *u = strchr(units, *p | 0x20);
-        if (!u)
-            return -1;
-        shift = 10u * (unsigned)(u - units);
-        p++;
-        while (up__is_space(*p))
-            p++;
-        if (*p)
-            return -1;
-    }
-    if (n == 0 || n > (UINT64_MAX >> shift))
-        return -1;
-    *out = (unsigned long)(n << shift);
+    *out = (unsigned long)bytes;
     return 0;
 }
 
@@ -127,11 +94,9 @@ static int proc_bind(const char *v, gomp_env *g)
     for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
          item = strtok_r(NULL, ",", &save)) {
         char word[32];
-        int k = -1;
-        if (up__trimmed(item, word, sizeof word))
-            for (int i = 0; i < 4; i++)
-                if (!strcasecmp(word, names[i]))
-                    k = i;
+        int k = up__trimmed(item, word, sizeof word)
+                    ? up__word_index(word, names, sizeof names / sizeof names[0])
+                    : -1;
         if (k < 0)
             return -1;
         if (n < 8)
@@ -157,7 +122,7 @@ static void read_bool(const char *name, int *out, const char *dflt)
     int on;
     if (!v)
         return;
-    if (boolean(v, &on) != 0)
+    if (par_env_bool(v, &on) != 0)
         gomp_env_warn(name, v, "must be true or false", dflt);
     else
         *out = on;
@@ -170,7 +135,7 @@ static void read_int(const char *name, int *out, uint64_t lo, const char *dflt)
     uint64_t x;
     if (!v)
         return;
-    if (whole(v, lo, INT_MAX, &x) != 0) {
+    if (par_env_whole(v, lo, INT_MAX, &x) != 0) {
         char why[64];
         snprintf(why, sizeof why, "must be a whole number in %" PRIu64 "..%d", lo, INT_MAX);
         gomp_env_warn(name, v, why, dflt);
@@ -198,7 +163,7 @@ static void read_all(void)
         int on;
         if (up__trimmed(v, buf, sizeof buf) && !strcasecmp(buf, "verbose"))
             g->display_env = 2;
-        else if (boolean(v, &on) == 0)
+        else if (par_env_bool(v, &on) == 0)
             g->display_env = on;
         else
             gomp_env_warn("OMP_DISPLAY_ENV", v, "must be true, false or verbose", "false");

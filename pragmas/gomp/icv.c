@@ -2,11 +2,9 @@
  * calls that set and read them. */
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "gomp.h"
 #include "par_env.h"
@@ -24,17 +22,6 @@ _Thread_local uintptr_t gomp_icv_mark GOMP_TLS_IE;
 
 static gomp_icv initial;
 static pthread_once_t initial_once = PTHREAD_ONCE_INIT;
-
-/* The team size nothing else sets: one per CPU the process may run on,
- * as libgomp counts them (the affinity mask). */
-static unsigned cpus_default(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return (unsigned)CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned)n : 1;
-}
 
 /* OMP_SCHEDULE as the layer parsed it, in omp_sched_t's terms; libgomp's
  * chunk for dynamic and guided is 1 when none is given. */
@@ -57,7 +44,7 @@ static void make_initial(void)
     const gomp_env *g = gomp_env_get();
     gomp_icv *v = &initial;
     memset(v, 0, sizeof *v);
-    v->nthreads = env->nlevels ? env->nthreads[0] : cpus_default();
+    v->nthreads = env->nlevels ? env->nthreads[0] : par_cpus(); /* one per CPU */
     v->dynamic = g->dynamic;
     sched_from_env(env, v);
     v->bind = g->nbind ? g->bind[0] : 0;

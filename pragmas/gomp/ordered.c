@@ -167,7 +167,9 @@ static void empty_tail(uint64_t *c, unsigned n)
         c[k] = 0;
 }
 
-GOMP_API void GOMP_doacross_post(long *counts)
+/* GOMP_doacross_post and its ull twin: the counts of the iteration done,
+ * as long (sl) or as unsigned long long (ul), whichever is not NULL. */
+static void post_counts(const long *sl, const ull *ul)
 {
     par_thread *th;
     doacross *d = current(&th);
@@ -175,50 +177,42 @@ GOMP_API void GOMP_doacross_post(long *counts)
         return;
     uint64_t v[MAX_COUNTS];
     for (unsigned k = 0; k < d->ncounts; k++)
-        v[k] = (uint64_t)counts[k];
+        v[k] = sl ? (uint64_t)sl[k] : ul[k];
     post(v);
 }
 
-GOMP_API void GOMP_doacross_ull_post(ull *counts)
+GOMP_API void GOMP_doacross_post(long *counts) { post_counts(counts, NULL); }
+GOMP_API void GOMP_doacross_ull_post(ull *counts) { post_counts(NULL, counts); }
+
+/* GOMP_doacross_wait and its ull twin: the iteration waited for, first
+ * and ap's variable arguments after it, as long or (is_ull) as unsigned
+ * long long. */
+static void wait_counts(uint64_t first, va_list ap, bool is_ull)
 {
     par_thread *th;
     doacross *d = current(&th);
     if (!d)
         return;
-    uint64_t v[MAX_COUNTS];
-    for (unsigned k = 0; k < d->ncounts; k++)
-        v[k] = counts[k];
-    post(v);
+    uint64_t rest[MAX_COUNTS];
+    for (unsigned k = 1; k < d->ncounts; k++)
+        rest[k - 1] = is_ull ? va_arg(ap, ull) : (uint64_t)va_arg(ap, long);
+    wait_for(d, th, first, rest);
 }
 
 GOMP_API void GOMP_doacross_wait(long first, ...)
 {
-    par_thread *th;
-    doacross *d = current(&th);
-    if (!d)
-        return;
-    uint64_t rest[MAX_COUNTS];
     va_list ap;
     va_start(ap, first);
-    for (unsigned k = 1; k < d->ncounts; k++)
-        rest[k - 1] = (uint64_t)va_arg(ap, long);
+    wait_counts((uint64_t)first, ap, false);
     va_end(ap);
-    wait_for(d, th, (uint64_t)first, rest);
 }
 
 GOMP_API void GOMP_doacross_ull_wait(ull first, ...)
 {
-    par_thread *th;
-    doacross *d = current(&th);
-    if (!d)
-        return;
-    uint64_t rest[MAX_COUNTS];
     va_list ap;
     va_start(ap, first);
-    for (unsigned k = 1; k < d->ncounts; k++)
-        rest[k - 1] = va_arg(ap, ull);
+    wait_counts(first, ap, true);
     va_end(ap);
-    wait_for(d, th, first, rest);
 }
 
 /* The long starts: counts as long (non-negative), values as long. */

@@ -62,6 +62,25 @@ static saved_icv *saved_new(void)
     return s;
 }
 
+/* A member's entry into region r, the master's included: the region's
+ * ICVs over its own (outer keeps what leaving restores), then the
+ * construct's pre-step. */
+static void member_enter(region *r, gomp_icv_outer *outer)
+{
+    gomp_icv_region_enter(outer);
+    gomp_icv_inherit(&r->icv);
+    if (r->pre)
+        r->pre(r->pre_arg);
+}
+
+/* A member's leaving, after the closing barrier: back to icv, its ICVs
+ * from before the region. */
+static void member_leave(const gomp_icv *icv, const gomp_icv_outer *outer)
+{
+    *gomp_icv_get() = *icv;
+    gomp_icv_region_leave(outer);
+}
+
 static void run_region(void *ctx)
 {
     region *r = ctx;
@@ -74,10 +93,7 @@ static void run_region(void *ctx)
     s->icv = *gomp_icv_get();
     s->next = saved_top;
     saved_top = s;
-    gomp_icv_region_enter(&s->outer);
-    gomp_icv_inherit(&r->icv);
-    if (r->pre)
-        r->pre(r->pre_arg);
+    member_enter(r, &s->outer);
     r->fn(r->data);
 }
 
@@ -90,8 +106,7 @@ static void leave_region(void *ctx)
     saved_icv *s = saved_top;
     if (!s || s->of != ctx)
         return;
-    *gomp_icv_get() = s->icv;
-    gomp_icv_region_leave(&s->outer);
+    member_leave(&s->icv, &s->outer);
     saved_top = s->next;
     s->next = saved_free;
     saved_free = s;
@@ -149,10 +164,7 @@ void gomp_parallel_open(void (*fn)(void *), void *data, unsigned num_threads,
     r->prev = open_regions;
     open_regions = r;
     /* The master's part, as run_region's, but outside the call. */
-    gomp_icv_region_enter(&r->outer);
-    gomp_icv_inherit(&r->icv);
-    if (r->pre)
-        r->pre(r->pre_arg);
+    member_enter(r, &r->outer);
 }
 
 /* GCC before 4.9: the master calls fn(data) itself between the two. */
@@ -171,8 +183,7 @@ GOMP_API void GOMP_parallel_end(void)
         gomp_fatal("%s", up_last_error());
     /* After the closing barrier, as leave_region: a task run there with
      * its team's ICVs finds them. */
-    *gomp_icv_get() = r->saved;
-    gomp_icv_region_leave(&r->outer);
+    member_leave(&r->saved, &r->outer);
     open_regions = r->prev;
     free(r);
 }

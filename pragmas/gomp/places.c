@@ -441,15 +441,25 @@ static void field(char *out, size_t size, size_t *n, int zero, int right, long w
             put(out, size, n, " ");
 }
 
+static int ancestor_tnum(void) { return omp_get_ancestor_thread_num(omp_get_level() - 1); }
+
 static size_t format_affinity(char *out, size_t size, const char *fmt)
 {
+    /* The fields: letter, name, and for a number the query that gives it. */
     static const struct {
         char c;
         const char *name;
-    } types[] = {{'t', "team_num"},       {'T', "num_teams"},   {'L', "nesting_level"},
-                 {'n', "thread_num"},     {'N', "num_threads"}, {'a', "ancestor_tnum"},
-                 {'H', "host"},           {'P', "process_id"},  {'i', "native_thread_id"},
-                 {'A', "thread_affinity"}};
+        int (*num)(void);
+    } types[] = {{'t', "team_num", omp_get_team_num},
+                 {'T', "num_teams", omp_get_num_teams},
+                 {'L', "nesting_level", omp_get_level},
+                 {'n', "thread_num", omp_get_thread_num},
+                 {'N', "num_threads", omp_get_num_threads},
+                 {'a', "ancestor_tnum", ancestor_tnum},
+                 {'H', "host", NULL},
+                 {'P', "process_id", NULL},
+                 {'i', "native_thread_id", NULL},
+                 {'A', "thread_affinity", NULL}};
     size_t n = 0;
     for (const char *p = fmt; *p;) {
         if (*p != '%') {
@@ -494,41 +504,26 @@ static size_t format_affinity(char *out, size_t size, const char *fmt)
             gomp_fatal("affinity format \"%s\": an unknown field", fmt);
         char value[256];
         cpu_set_t mine;
-        switch (types[k].c) {
-        case 't':
-            snprintf(value, sizeof value, "%d", omp_get_team_num());
-            break;
-        case 'T':
-            snprintf(value, sizeof value, "%d", omp_get_num_teams());
-            break;
-        case 'L':
-            snprintf(value, sizeof value, "%d", omp_get_level());
-            break;
-        case 'n':
-            snprintf(value, sizeof value, "%d", omp_get_thread_num());
-            break;
-        case 'N':
-            snprintf(value, sizeof value, "%d", omp_get_num_threads());
-            break;
-        case 'a':
-            snprintf(value, sizeof value, "%d", omp_get_ancestor_thread_num(omp_get_level() - 1));
-            break;
-        case 'H':
-            if (gethostname(value, sizeof value) != 0)
-                snprintf(value, sizeof value, "?");
-            value[sizeof value - 1] = '\0';
-            break;
-        case 'P':
-            snprintf(value, sizeof value, "%ld", (long)getpid());
-            break;
-        case 'i':
-            snprintf(value, sizeof value, "0x%lx", (unsigned long)pthread_self());
-            break;
-        default:
-            if (pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) != 0)
-                CPU_ZERO(&mine);
-            set_text(&mine, value, sizeof value);
-        }
+        if (types[k].num)
+            snprintf(value, sizeof value, "%d", types[k].num());
+        else
+            switch (types[k].c) {
+            case 'H':
+                if (gethostname(value, sizeof value) != 0)
+                    snprintf(value, sizeof value, "?");
+                value[sizeof value - 1] = '\0';
+                break;
+            case 'P':
+                snprintf(value, sizeof value, "%ld", (long)getpid());
+                break;
+            case 'i':
+                snprintf(value, sizeof value, "0x%lx", (unsigned long)pthread_self());
+                break;
+            default:
+                if (pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) != 0)
+                    CPU_ZERO(&mine);
+                set_text(&mine, value, sizeof value);
+            }
         field(out, size, &n, zero, right, width, value, types[k].c != 'H' && types[k].c != 'A');
     }
     if (size)

@@ -1,7 +1,5 @@
 /* The omp_ query and timing calls: where the calling thread is (its team,
  * level, ancestors), the host as the only device, and the clock. */
-#include <sched.h>
-#include <unistd.h>
 
 #include "gomp.h"
 
@@ -83,14 +81,7 @@ GOMP_API int omp_get_team_size(int level)
     return t ? (int)up__load_relaxed(&t->size) : -1;
 }
 
-GOMP_API int omp_get_num_procs(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
+GOMP_API int omp_get_num_procs(void) { return (int)par_cpus(); }
 
 /* The host is the only device: no offloading devices, and every query
  * answers as the initial device (libgomp's host values). */

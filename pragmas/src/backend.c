@@ -366,10 +366,8 @@ static void resolve_locked(void)
     up_backend b = UP_BACKEND_ULTRAPOOL;
     char why[960];
     if (v && *v) {
-        unsigned i = 0;
-        while (i <= UP_BACKEND_LLVM && strcasecmp(v, names[i]) != 0)
-            i++;
-        if (i > UP_BACKEND_LLVM) {
+        int i = up__word_index(v, names, sizeof names / sizeof names[0]);
+        if (i < 0) {
             snprintf(failure, sizeof failure,
                      "UP_BACKEND=\"%.64s\": must be one of ultrapool, gomp, llvm", v);
             goto failed;

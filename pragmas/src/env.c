@@ -47,7 +47,11 @@ _Static_assert(PAR_ENV_LEVELS == PAR_MAX_LEVELS, "a level past the list runs a t
 #define DFLT_SCHED      UP_SCHED_STATIC
 #define DFLT_CANCEL     1
 #endif
+/* The kinds a schedule names, each at its up_schedule value. */
 static const char *const sched_names[] = {"static", "dynamic", "guided", "auto"};
+_Static_assert(UP_SCHED_STATIC == 0 && UP_SCHED_DYNAMIC == 1 && UP_SCHED_GUIDED == 2 &&
+                   UP_SCHED_AUTO == 3,
+               "sched_names follows up_schedule");
 #define DFLT_ACTIVE_TEXT (DFLT_MAX_ACTIVE == 1u ? "1" : "no limit")
 #define DFLT_CANCEL_TEXT (DFLT_CANCEL ? "true" : "false")
 
@@ -100,8 +104,7 @@ static int number(const char **s, uint64_t hi, uint64_t *out)
     return over || v > hi ? -2 : 0;
 }
 
-/* One whole number in lo..hi and nothing else. */
-static int whole(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+int par_env_whole(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
     int rc = number(&s, hi, out);
     if (rc == 0 && *s != '\0')
@@ -174,7 +177,7 @@ static void read_thread_limit(par_env *e, par_getenv_fn get)
     uint64_t x;
     if (!v)
         return;
-    if (whole(v, 1, INT_LIMIT, &x) != 0) {
+    if (par_env_whole(v, 1, INT_LIMIT, &x) != 0) {
         problem(e, src, "no limit", "%s=\"%s\": must be a whole number in 1..%" PRIu64, src->name,
                 v, INT_LIMIT);
         return;
@@ -182,7 +185,7 @@ static void read_thread_limit(par_env *e, par_getenv_fn get)
     e->thread_limit = (unsigned)x;
 }
 
-static int boolean(const char *v, int *out)
+int par_env_bool(const char *v, int *out)
 {
     char buf[16];
     return up__trimmed(v, buf, sizeof buf) ? up__parse_bool(buf, out) : -1;
@@ -198,7 +201,7 @@ static void read_max_active(par_env *e, par_getenv_fn get)
         /* Deprecated by OpenMP 5.0: false is one active level, true as
          * many as the implementation supports. */
         int on;
-        if (boolean(v, &on) != 0) {
+        if (par_env_bool(v, &on) != 0) {
             problem(e, src, DFLT_ACTIVE_TEXT,
                     "OMP_NESTED=\"%s\": must be true or false (or 1 0 yes no on off y n, any case)",
                     v);
@@ -208,7 +211,7 @@ static void read_max_active(par_env *e, par_getenv_fn get)
         return;
     }
     uint64_t x;
-    if (whole(v, 0, INT_LIMIT, &x) != 0) {
+    if (par_env_whole(v, 0, INT_LIMIT, &x) != 0) {
         problem(e, src, DFLT_ACTIVE_TEXT, "%s=\"%s\": must be a whole number in 0..%" PRIu64,
                 src->name, v, INT_LIMIT);
         return;
@@ -244,23 +247,17 @@ static int parse_schedule(const char *v, up_schedule *kind, int64_t *chunk, int 
     char *comma = strchr(s, ',');
     if (comma)
         *comma = '\0';
-    static const char *const kinds[] = {"static", "dynamic", "guided", "auto"};
-    static const up_schedule values[] = {UP_SCHED_STATIC, UP_SCHED_DYNAMIC, UP_SCHED_GUIDED,
-                                         UP_SCHED_AUTO};
     char word[32];
     if (!up__trimmed(s, word, sizeof word))
         return -1;
-    int k = -1;
-    for (int i = 0; i < 4; i++)
-        if (!strcasecmp(word, kinds[i]))
-            k = i;
+    int k = up__word_index(word, sched_names, sizeof sched_names / sizeof sched_names[0]);
     if (k < 0)
         return -1;
-    *kind = values[k];
+    *kind = (up_schedule)k;
     *chunk = 0;
     if (comma) {
         uint64_t c;
-        int rc = whole(comma + 1, 0, (uint64_t)INT64_MAX, &c);
+        int rc = par_env_whole(comma + 1, 0, (uint64_t)INT64_MAX, &c);
         if (rc != 0)
             return rc;
         *chunk = (int64_t)c;
@@ -300,7 +297,7 @@ static void read_cancellation(par_env *e, par_getenv_fn get)
     int on;
     if (!v)
         return;
-    if (boolean(v, &on) != 0) {
+    if (par_env_bool(v, &on) != 0) {
         problem(e, src, DFLT_CANCEL_TEXT,
                 "%s=\"%s\": must be true or false (or 1 0 yes no on off y n, any case)", src->name,
                 v);

@@ -125,18 +125,6 @@ static int guided_chunk(par_ws *ws, uint64_t n, uint64_t min, unsigned size, uin
  * other wait on a slot's words (the ordered turn, the GOMP ABI's waits):
  * the publisher's write is a seq_cst RMW followed by par_wake_team, the
  * waiter's condition a seq_cst load. */
-typedef struct ws_wait {
-    par_ws *ws;
-    uint64_t gen;
-} ws_wait;
-
-static int ws_free(par_thread *th, void *arg)
-{
-    const ws_wait *w = arg;
-    (void)th;
-    return up__load_seqcst(&w->ws->gen) == w->gen;
-}
-
 void par_ws_wait(par_thread *th, par_ready_fn ready, void *arg)
 {
     unsigned spins = 0;
@@ -144,13 +132,33 @@ void par_ws_wait(par_thread *th, par_ready_fn ready, void *arg)
         par_idle(th, th->c.slot, &spins, ready, arg, 0, UINT64_MAX);
 }
 
+/* The waits of this file on a slot's word: until the slot's generation
+ * says the construct (enter_ws), or the ordered turn reaches the chunk
+ * (par_ws_ordered_wait). */
+typedef struct word_wait {
+    _Atomic uint64_t *word;
+    uint64_t want;
+} word_wait;
+
+static int word_is(par_thread *th, void *arg)
+{
+    const word_wait *w = arg;
+    (void)th;
+    return up__load_seqcst(w->word) == w->want;
+}
+
+static void wait_word(par_thread *th, _Atomic uint64_t *word, uint64_t want)
+{
+    word_wait w = {word, want};
+    if (up__load_acquire(word) != want)
+        par_ws_wait(th, word_is, &w);
+}
+
 static par_ws *enter_ws(par_thread *th)
 {
     uint64_t c = th->c.ws_count++;
     par_ws *ws = &th->c.team->ws[c % PAR_WS_SLOTS];
-    ws_wait w = {ws, c};
-    if (up__load_acquire(&ws->gen) != c)
-        par_ws_wait(th, ws_free, &w);
+    wait_word(th, &ws->gen, c);
     return ws;
 }
 
@@ -207,25 +215,11 @@ void par_ws_start(par_thread *th, par_ws_iter *it, uint64_t n, int sched, uint64
  * chunk before it takes the next, waiting for the turn if it did not need
  * it; the chunk with the lowest offset not yet passed never waits for
  * another, so the turn always moves. */
-typedef struct ord_wait {
-    par_ws *ws;
-    uint64_t b;
-} ord_wait;
-
-static int ord_turn(par_thread *th, void *arg)
-{
-    const ord_wait *w = arg;
-    (void)th;
-    return up__load_seqcst(&w->ws->ord) == w->b;
-}
-
 void par_ws_ordered_wait(par_thread *th, par_ws_iter *it)
 {
     if (!it->ws || !it->holds)
         return;
-    ord_wait w = {it->ws, it->b};
-    if (up__load_acquire(&it->ws->ord) != it->b)
-        par_ws_wait(th, ord_turn, &w);
+    wait_word(th, &it->ws->ord, it->b);
 }
 
 static void ord_pass(par_thread *th, par_ws_iter *it)

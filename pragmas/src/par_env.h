@@ -60,6 +60,13 @@ typedef struct par_env {
 typedef const char *(*par_getenv_fn)(const char *name);
 void par_env_parse(par_env *e, par_getenv_fn get);
 
+/* The readers of OpenMP's values, this layer's and libgomp's ICVs'
+ * (pragmas/gomp/environ.c), spaces around a value allowed. A boolean (the
+ * words of up__parse_bool): 0, or -1 when malformed. One whole number in
+ * lo..hi and nothing else: 0, -1 when malformed, -2 when out of range. */
+int par_env_bool(const char *v, int *out);
+int par_env_whole(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+
 /* The process's settings, read from the environment on the first call
  * (the problems printed on stderr then, once) and fixed from then on. */
 const par_env *par_env_get(void);

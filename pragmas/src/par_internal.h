@@ -485,6 +485,10 @@ void par_ws_ordered_wait(par_thread *th, par_ws_iter *it);
  * RMW and then calls par_wake_team, ready reading with seq_cst loads. */
 void par_ws_wait(par_thread *th, par_ready_fn ready, void *arg);
 /* team.c */
+/* The CPUs the process may run on: its affinity mask's on Linux (as
+ * libgomp counts them), else the online ones; at least 1. The team size
+ * nothing else sets, and omp_get_num_procs. */
+unsigned par_cpus(void);
 /* How a region's team is gathered: up to nthreads, with the members that
  * come in time (up_parallel); all or nothing (up_parallel_exact, whose
  * UP_EAGAIN runs nothing); or full, waiting as long as it takes for every

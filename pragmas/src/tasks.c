@@ -1037,52 +1037,45 @@ static int task_args(const char *who, up_fn fn, int copy, const void *payload, s
     return UP_EINVAL;
 }
 
-int up_task_copy(up_fn fn, const void *payload, size_t size, const up_task_opts *in)
+/* The checked makers' one body: the arguments of task call who checked,
+ * then the task made with its payload copied (copy: size bytes) or with
+ * arg, and with its dependencies. */
+static int task_checked(const char *who, up_fn fn, void *arg, int copy, const void *payload,
+                        size_t size, const up_dep *deps, size_t ndeps, const up_task_opts *in)
 {
     up_task_opts local;
     const up_task_opts *opts;
-    int rc = task_args("up_task_copy", fn, 1, payload, size, NULL, 0);
+    int rc = task_args(who, fn, copy, payload, size, deps, ndeps);
     if (rc == UP_OK)
-        rc = task_opts("up_task_copy", in, &local, &opts);
+        rc = task_opts(who, in, &local, &opts);
     if (rc != UP_OK)
         return rc;
     par_task t;
-    memset(t.words, 0, sizeof t.words);
-    memcpy(t.words, payload, size);
-    t.size = size;
-    return par_task_create("up_task_copy", fn, &t, opts, NULL, 0);
+    if (copy) {
+        memset(t.words, 0, sizeof t.words);
+        memcpy(t.words, payload, size);
+        t.size = size;
+    } else {
+        t.size = 0;
+        t.words[0] = (uint64_t)(uintptr_t)arg;
+    }
+    return par_task_create(who, fn, &t, opts, deps, ndeps);
+}
+
+int up_task_copy(up_fn fn, const void *payload, size_t size, const up_task_opts *in)
+{
+    return task_checked("up_task_copy", fn, NULL, 1, payload, size, NULL, 0, in);
 }
 
 int up_task_deps(up_fn fn, void *arg, const up_dep *deps, size_t ndeps, const up_task_opts *in)
 {
-    up_task_opts local;
-    const up_task_opts *opts;
-    int rc = task_args("up_task_deps", fn, 0, NULL, 0, deps, ndeps);
-    if (rc == UP_OK)
-        rc = task_opts("up_task_deps", in, &local, &opts);
-    if (rc != UP_OK)
-        return rc;
-    par_task t;
-    t.size = 0;
-    t.words[0] = (uint64_t)(uintptr_t)arg;
-    return par_task_create("up_task_deps", fn, &t, opts, deps, ndeps);
+    return task_checked("up_task_deps", fn, arg, 0, NULL, 0, deps, ndeps, in);
 }
 
 int up_task_deps_copy(up_fn fn, const void *payload, size_t size, const up_dep *deps, size_t ndeps,
                       const up_task_opts *in)
 {
-    up_task_opts local;
-    const up_task_opts *opts;
-    int rc = task_args("up_task_deps_copy", fn, 1, payload, size, deps, ndeps);
-    if (rc == UP_OK)
-        rc = task_opts("up_task_deps_copy", in, &local, &opts);
-    if (rc != UP_OK)
-        return rc;
-    par_task t;
-    memset(t.words, 0, sizeof t.words);
-    memcpy(t.words, payload, size);
-    t.size = size;
-    return par_task_create("up_task_deps_copy", fn, &t, opts, deps, ndeps);
+    return task_checked("up_task_deps_copy", fn, NULL, 1, payload, size, deps, ndeps, in);
 }
 
 void up_taskwait(void)

@@ -24,11 +24,11 @@
  * member tasks before it asks the pool to start more (recruit.h). */
 #define GATHER_GRACE_NS 1000000u
 
-static unsigned default_threads(void)
+unsigned par_cpus(void)
 {
 #if defined(__linux__)
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
         return (unsigned)CPU_COUNT(&set);
 #endif
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -412,7 +412,7 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_fn fn, up_fn leave,
     }
     unsigned level = th->level + 1;
     if (nthreads == 0 && (nthreads = par_env_threads(env, level)) == 0)
-        nthreads = default_threads();
+        nthreads = par_cpus();
     /* Too deep, past the active levels allowed (OpenMP makes such a
      * region inactive), or no memory for a deque: a team of one, which
      * up_parallel_exact refuses (all or nothing, as on the OpenMP

@@ -19,8 +19,6 @@
 #include "env_registry.h"
 #include "text.h"
 
-#define KIB UINT64_C(1024)
-
 static void say(char *err, size_t esize, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
     __attribute__((format(printf, 3, 4)))
@@ -55,11 +53,8 @@ static int proc_bind_on(const char *v, int *on)
         if (comma)
             *comma = '\0';
         char word[16];
-        int known = 0;
-        if (up__trimmed(item, word, sizeof word))
-            for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
-                known |= !strcasecmp(word, policies[i]);
-        if (!known)
+        if (!up__trimmed(item, word, sizeof word) ||
+            up__word_index(word, policies, sizeof policies / sizeof policies[0]) < 0)
             return -1;
         item = comma ? comma + 1 : NULL;
     }
@@ -105,16 +100,15 @@ static int places_wide(const char *v, int *wide)
             return -1;
         *paren = '\0';
     }
+    /* The first two are narrow, the others a cache domain or more. */
+    static const char *const names[] = {"threads", "cores", "ll_caches", "numa_domains", "sockets"};
     char name[16];
-    if (!up__trimmed(buf, name, sizeof name))
+    int k = up__trimmed(buf, name, sizeof name)
+                ? up__word_index(name, names, sizeof names / sizeof names[0])
+                : -1;
+    if (k < 0)
         return -1;
-    if (!strcasecmp(name, "threads") || !strcasecmp(name, "cores"))
-        *wide = 0;
-    else if (!strcasecmp(name, "ll_caches") || !strcasecmp(name, "numa_domains") ||
-             !strcasecmp(name, "sockets"))
-        *wide = 1;
-    else
-        return -1;
+    *wide = k >= 2;
     return 0;
 }
 
@@ -148,53 +142,17 @@ int up__omp_bind(const char *proc_bind, const char *places, up_bind *out, char *
 
 int up__omp_stacksize(const char *s, uint64_t *bytes, char *err, size_t esize)
 {
-    const char *p = s;
-    uint64_t v;
-    int over;
-    int digits = up__digits(&p, &v, &over);
-    uint64_t unit = KIB; /* OpenMP's unit when none is given */
-    if (*p) {
-        switch (*p) {
-        case 'b':
-        case 'B':
-            unit = 1;
-            break;
-        case 'k':
-        case 'K':
-            unit = KIB;
-            break;
-        case 'm':
-        case 'M':
-            unit = KIB * KIB;
-            break;
-        case 'g':
-        case 'G':
-            unit = KIB * KIB * KIB;
-            break;
-        default:
-            unit = 0;
-            break;
-        }
-        for (p++; up__is_space(*p); p++)
-            ;
-    }
-    if (!digits || !unit || *p) {
+    int rc = up__omp_size(s, bytes);
+    if (rc == -1)
         say(err, esize,
             "OMP_STACKSIZE=\"%s\": not a size such as 512 (KiB), 512K, 8M or 1G (a number, "
             "then B, K, M or G in any case)",
             s);
-        return -1;
-    }
-    if (v == 0) {
+    else if (rc == -2)
         say(err, esize, "OMP_STACKSIZE=\"%s\": a stack size must be positive", s);
-        return -1;
-    }
-    if (over || v > UINT64_MAX / unit) {
+    else if (rc == -3)
         say(err, esize, "OMP_STACKSIZE=\"%s\": too large", s);
-        return -1;
-    }
-    *bytes = v * unit;
-    return 0;
+    return rc == 0 ? 0 : -1;
 }
 
 /* ---- OMP_WAIT_POLICY and OMP_DISPLAY_ENV ------------------------------ */

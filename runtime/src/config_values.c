@@ -35,57 +35,62 @@ static int mul_checked(uint64_t v, uint64_t m, uint64_t *out)
     return 0;
 }
 
+/* The units of durations and of sizes, largest first, one table each for
+ * the parser and the printer: the parser takes every name, the printer
+ * the first whose multiple divides the value exactly (so of two names of
+ * one multiple, the first is the one printed). Each table ends with a
+ * multiple of 1, so the printer always finds one. */
+typedef struct unit {
+    const char *name;
+    uint64_t mul;
+} unit;
+
 /* "500ms", "2s", "100us", "750ns", "1m", "0"; a bare number other than 0
  * is refused because its unit would be a guess. */
-int up__parse_duration(const char *s, uint64_t *out)
+static const unit duration_units[] = {{"h", 3600 * UP__SEC},
+                                      {"m", 60 * UP__SEC},
+                                      {"min", 60 * UP__SEC},
+                                      {"s", UP__SEC},
+                                      {"ms", UP__MS},
+                                      {"us", UP__US},
+                                      {"ns", 1}};
+
+/* "65536", "256k", "8M", "1G" (binary multiples); "" is a bare number. */
+#define MIB (UP__KIB * UP__KIB)
+#define GIB (UP__KIB * MIB)
+static const unit size_units[] = {{"G", GIB},     {"GiB", GIB},   {"M", MIB},       {"MiB", MIB},
+                                  {"k", UP__KIB}, {"K", UP__KIB}, {"KiB", UP__KIB}, {"", 1}};
+
+#define UNITS(t) (t), sizeof(t) / sizeof(t)[0]
+
+/* A whole number and one of the n units of t after it (a bare 0 needs
+ * none): 0, -1 when malformed, -2 when it does not fit in 64 bits. */
+static int parse_with_unit(const char *s, const unit *t, size_t n, uint64_t *out)
 {
     uint64_t v;
-    int n = parse_digits(s, &v);
-    if (n < 0)
-        return n;
-    const char *u = s + n;
-    uint64_t m;
-    if (*u == '\0')
-        m = v == 0 ? 1 : 0;
-    else if (!strcmp(u, "ns"))
+    int k = parse_digits(s, &v);
+    if (k < 0)
+        return k;
+    uint64_t m = 0;
+    if (v == 0 && s[k] == '\0')
         m = 1;
-    else if (!strcmp(u, "us"))
-        m = UP__US;
-    else if (!strcmp(u, "ms"))
-        m = UP__MS;
-    else if (!strcmp(u, "s"))
-        m = UP__SEC;
-    else if (!strcmp(u, "m") || !strcmp(u, "min"))
-        m = 60 * UP__SEC;
-    else if (!strcmp(u, "h"))
-        m = 3600 * UP__SEC;
     else
-        m = 0;
+        for (size_t i = 0; i < n && m == 0; i++)
+            if (!strcmp(s + k, t[i].name))
+                m = t[i].mul;
     if (m == 0)
         return -1;
     return mul_checked(v, m, out);
 }
 
-/* "65536", "256k", "8M", "1G" (binary multiples). */
+int up__parse_duration(const char *s, uint64_t *out)
+{
+    return parse_with_unit(s, UNITS(duration_units), out);
+}
+
 int up__parse_size(const char *s, uint64_t *out)
 {
-    uint64_t v;
-    int n = parse_digits(s, &v);
-    if (n < 0)
-        return n;
-    const char *u = s + n;
-    uint64_t m = 0;
-    if (*u == '\0')
-        m = 1;
-    else if (!strcmp(u, "k") || !strcmp(u, "K") || !strcmp(u, "KiB"))
-        m = UP__KIB;
-    else if (!strcmp(u, "M") || !strcmp(u, "MiB"))
-        m = UP__KIB * UP__KIB;
-    else if (!strcmp(u, "G") || !strcmp(u, "GiB"))
-        m = UP__KIB * UP__KIB * UP__KIB;
-    if (m == 0)
-        return -1;
-    return mul_checked(v, m, out);
+    return parse_with_unit(s, UNITS(size_units), out);
 }
 
 int up__parse_number(const char *s, uint64_t *out)
@@ -116,35 +121,27 @@ int up__parse_bool(const char *s, int *out)
 
 /* ---- printing values -------------------------------------------------- */
 
-/* A duration in the largest unit that divides it exactly, in the form the
- * parser reads back: 1s, 250us, 90s, 720h. */
-void up__format_duration(uint64_t ns, char *buf, size_t size)
+/* v in the largest of the n units of t that divides it exactly, in the
+ * form the parser reads back: 1s, 250us, 90s, 720h; 8M, 4097. */
+static void format_with_unit(uint64_t v, const unit *t, size_t n, char *buf, size_t size)
 {
-    static const struct {
-        uint64_t mul;
-        const char *unit;
-    } units[] = {
-        {3600 * UP__SEC, "h"}, {60 * UP__SEC, "m"}, {UP__SEC, "s"}, {UP__MS, "ms"}, {UP__US, "us"}};
-    if (ns == 0) {
+    if (v == 0) {
         snprintf(buf, size, "0");
         return;
     }
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (ns % units[i].mul == 0) {
-            snprintf(buf, size, "%" PRIu64 "%s", ns / units[i].mul, units[i].unit);
+    for (size_t i = 0; i < n; i++)
+        if (v % t[i].mul == 0) {
+            snprintf(buf, size, "%" PRIu64 "%s", v / t[i].mul, t[i].name);
             return;
         }
-    snprintf(buf, size, "%" PRIu64 "ns", ns);
+}
+
+void up__format_duration(uint64_t ns, char *buf, size_t size)
+{
+    format_with_unit(ns, UNITS(duration_units), buf, size);
 }
 
 void up__format_size(uint64_t bytes, char *buf, size_t size)
 {
-    if (bytes && bytes % (UP__KIB * UP__KIB * UP__KIB) == 0)
-        snprintf(buf, size, "%" PRIu64 "G", bytes / (UP__KIB * UP__KIB * UP__KIB));
-    else if (bytes && bytes % (UP__KIB * UP__KIB) == 0)
-        snprintf(buf, size, "%" PRIu64 "M", bytes / (UP__KIB * UP__KIB));
-    else if (bytes && bytes % UP__KIB == 0)
-        snprintf(buf, size, "%" PRIu64 "k", bytes / UP__KIB);
-    else
-        snprintf(buf, size, "%" PRIu64, bytes);
+    format_with_unit(bytes, UNITS(size_units), buf, size);
 }

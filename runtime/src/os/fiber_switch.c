@@ -90,24 +90,24 @@ __asm__(SECTION_TEXT
         SECTION_NOEXEC);
 /* clang-format on */
 
-void *up__fiber_asm_make(void *stack_lo, size_t stack_size, void (*start)(void *arg, void *data),
-                         void *data)
+/* The first frame (up__fiber_asm_make): the 64 bytes above, then 16 at
+ * the top that stay zero (the trampoline's stack pointer lands on them,
+ * 16-byte aligned, so its call gives start the alignment the ABI
+ * promises); slots of 8 bytes from the saved stack pointer up. */
+#define FRAME_BYTES  80
+#define SLOT_CONTROL 0 /* MXCSR, and the x87 control word at its byte 4 */
+#define SLOT_DATA    3 /* r13 */
+#define SLOT_START   4 /* r12 */
+#define SLOT_RETURN  7
+
+/* The calling thread's control words, which a new fiber starts with. */
+static uint64_t control_words(void)
 {
-    uintptr_t top = ((uintptr_t)stack_lo + stack_size) & ~(uintptr_t)15;
-    /* 64 bytes of frame, then 16 at the top that stay zero (the
-     * trampoline's stack pointer lands on them, 16-byte aligned, so its
-     * call gives start the alignment the ABI promises). */
-    uint64_t *frame = (uint64_t *)(top - 80);
     uint32_t mxcsr;
     uint16_t fpcw;
     __asm__ __volatile__("stmxcsr %0" : "=m"(mxcsr));
     __asm__ __volatile__("fnstcw %0" : "=m"(fpcw));
-    memset(frame, 0, 80);
-    frame[0] = (uint64_t)mxcsr | ((uint64_t)fpcw << 32);
-    frame[3] = (uint64_t)(uintptr_t)data;  /* r13 */
-    frame[4] = (uint64_t)(uintptr_t)start; /* r12 */
-    frame[7] = (uint64_t)(uintptr_t)up__fiber_start_trampoline;
-    return frame;
+    return (uint64_t)mxcsr | ((uint64_t)fpcw << 32);
 }
 
 #elif defined(__aarch64__)
@@ -168,21 +168,41 @@ __asm__(SECTION_TEXT
         SECTION_NOEXEC);
 /* clang-format on */
 
+/* The first frame (up__fiber_asm_make): the 176 bytes above; the
+ * trampoline starts with the stack pointer at the top, aligned. Slots of
+ * 8 bytes from the saved stack pointer up. */
+#define FRAME_BYTES  176
+#define SLOT_START   8  /* x19 */
+#define SLOT_DATA    9  /* x20 */
+#define SLOT_RETURN  19 /* x30 */
+#define SLOT_CONTROL 20 /* FPCR */
+
+/* The calling thread's control word, which a new fiber starts with. */
+static uint64_t control_words(void)
+{
+    uint64_t fpcr;
+    __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
+    return fpcr;
+}
+
+#endif
+
+/* The one frame builder: a context that the first jump into resumes in
+ * the trampoline, with start and data in its callee-saved registers and
+ * the calling thread's control words; every other saved register zero.
+ * Only the layout above differs between the processors. */
 void *up__fiber_asm_make(void *stack_lo, size_t stack_size, void (*start)(void *arg, void *data),
                          void *data)
 {
     uintptr_t top = ((uintptr_t)stack_lo + stack_size) & ~(uintptr_t)15;
-    /* The trampoline starts with the stack pointer at top, aligned. */
-    uint64_t *frame = (uint64_t *)(top - 176);
-    uint64_t fpcr;
-    __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
-    memset(frame, 0, 176);
-    frame[20] = fpcr;
-    frame[8] = (uint64_t)(uintptr_t)start;                       /* x19 */
-    frame[9] = (uint64_t)(uintptr_t)data;                        /* x20 */
-    frame[19] = (uint64_t)(uintptr_t)up__fiber_start_trampoline; /* x30 */
+    uint64_t *frame = (uint64_t *)(top - FRAME_BYTES);
+    uint64_t control = control_words();
+    memset(frame, 0, FRAME_BYTES);
+    frame[SLOT_CONTROL] = control;
+    frame[SLOT_START] = (uint64_t)(uintptr_t)start;
+    frame[SLOT_DATA] = (uint64_t)(uintptr_t)data;
+    frame[SLOT_RETURN] = (uint64_t)(uintptr_t)up__fiber_start_trampoline;
     return frame;
 }
 
-#endif
 #endif

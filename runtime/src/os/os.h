@@ -84,8 +84,8 @@ int up__os_thread_times(const up__os_thread *t, uint64_t *run, uint64_t *wait);
 void up__os_block_signals(sigset_t *old, int keep_faults);
 void up__os_restore_signals(const sigset_t *old);
 
-/* Futex words (Linux only; park_futex.c is their one user, park_cond.c
- * serves the other systems). Waits while *addr == expected, at most
+/* Futex words (Linux only; park.c's park word is their one user, with
+ * a condition variable on the other systems). Waits while *addr == expected, at most
  * timeout_ns (UINT64_MAX: no limit); returns early on a wake, a signal or
  * spuriously, so callers re-check in a loop. Wake wakes up to n waiters. */
 void up__os_futex_wait(_Atomic uint32_t *addr, uint32_t expected, uint64_t timeout_ns);
