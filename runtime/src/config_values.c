@@ -134,6 +134,9 @@ static void format_with_unit(uint64_t v, const unit *t, size_t n, char *buf, siz
             snprintf(buf, size, "%" PRIu64 "%s", v / t[i].mul, t[i].name);
             return;
         }
+    /* Not reached while each table ends with a unit of 1; a table that
+     * did not would still print the bare number. */
+    snprintf(buf, size, "%" PRIu64, v);
 }
 
 void up__format_duration(uint64_t ns, char *buf, size_t size)
