@@ -113,7 +113,11 @@ int main(void)
         if (early)
             CHECK_EQ(up_event_destroy(evs[0]), UP_OK);
         CHECK_EQ(up_pool_destroy(pool), UP_OK);
-        CHECK_EQ(marks_wrong(marks_runs, n, accepted), 0);
+        if (marks_wrong(marks_runs, n, accepted) != 0) {
+            fprintf(stderr, "round %llu: a task ran other than as accepted\n",
+                    (unsigned long long)round);
+            CHECK(0);
+        }
         uint64_t canc = marks_sum(marks_cancelled, n);
         if (!destroy_waiting)
             CHECK_EQ(canc, 0);
