@@ -161,6 +161,16 @@ static void loop_entry(up__fiber *self, void *arg);
 
 /* A fresh fiber that will run the worker loop; NULL when no stack can be
  * had (the map-count budget, memory). */
+/* A stack came back, to a worker's cache or to the pool's: tells the
+ * workers short of one that watch (up__park_room_slow). One relaxed load
+ * when none watches. */
+static inline void stack_came_back(up_pool *p)
+{
+    uint64_t b = up__load_relaxed(&p->stacks_back);
+    while ((b & 1) && !up__cas_weak_relaxed(&p->stacks_back, &b, b + 1))
+        ; /* b reloaded: done once another free has moved it on */
+}
+
 static up__tfiber *tf_new(up__worker *w)
 {
     up__stack_pool *sp = pool_stacks(w->pool);
@@ -183,13 +193,15 @@ static up__tfiber *tf_new(up__worker *w)
  * NULL. */
 static void tf_free(up__worker *w, up__tfiber *tf)
 {
-    up__stack_pool *sp = up__load_acquire(&tf->pool->stacks);
+    up_pool *p = tf->pool; /* tf lives on the stack about to go back */
+    up__stack_pool *sp = up__load_acquire(&p->stacks);
     up__stack *s = tf->stack;
     up__fiber_destroy(&tf->f);
-    if (w && w->pool == tf->pool)
+    if (w && w->pool == p)
         up__stack_cache_put(&w->park.stacks, sp, s);
     else
         up__stack_release(sp, s);
+    stack_came_back(p);
 }
 
 static void resume_task(void *arg);
@@ -265,7 +277,7 @@ static void loop_entry(up__fiber *self, void *arg)
     up__tfiber *me = (up__tfiber *)self;
     up__worker *w = tls_worker_now();
     handle(w, arg);
-    up__worker_loop(w, me);
+    (void)up__worker_loop(w, me); /* a loop on a fiber never asks to move */
     /* Only the worker's current loop returns, on its own thread. */
     up__fiber_exit(self, w->park.thread_ctx, (void *)((uintptr_t)me | MSG_DONE));
 }
@@ -276,21 +288,36 @@ void up__park_run_worker(up__worker *w)
     up__fiber_init_thread(&here);
     w->park.thread_ctx = &here;
     if (up__stack_guard_thread_init() == 0) {
-        up__tfiber *first = tf_new(w);
-        if (first) {
-            w->park.loop = w->park.cur = first;
-            void *msg = up__fiber_switch(&here, &first->f, NULL);
-            w->park.loop = w->park.cur = NULL;
-            handle(w, msg);
-        } else {
-            up__worker_loop(w, NULL);
+        for (;;) {
+            int cached = w->park.stacks.n != 0;
+            up__tfiber *first = tf_new(w);
+            if (first) {
+                w->park.loop = w->park.cur = first;
+                void *msg = up__fiber_switch(&here, &first->f, NULL);
+                w->park.loop = w->park.cur = NULL;
+                handle(w, msg);
+                break;
+            }
+            /* No stack for a loop fiber: parked tasks hold them all (or
+             * the budget is spent). The loop runs on this stack, where no
+             * task can park, so it starts no queued task while one could
+             * be had: once a stack is in its cache it returns 1, and moves
+             * onto a fiber here (worker.c, FIND_FIBER). A worker that
+             * started here for good ran every task it took where none
+             * could park, each blocking its thread. A stack already
+             * cached that made no fiber will not make one later. */
+            w->park.fiberless = !cached;
+            int move = up__worker_loop(w, NULL);
+            w->park.fiberless = 0;
+            if (!move)
+                break;
         }
         up__stack_pool *sp = up__load_acquire(&w->pool->stacks);
         if (sp)
             up__stack_cache_flush(&w->park.stacks, sp);
         up__stack_guard_thread_fini();
     } else {
-        up__worker_loop(w, NULL);
+        (void)up__worker_loop(w, NULL); /* not fiberless: it never asks to move */
         /* Its loop may still have taken spare stacks (up__park_room). */
         up__stack_pool *sp = up__load_acquire(&w->pool->stacks);
         if (sp)
@@ -325,10 +352,43 @@ void up__park_run_worker(up__worker *w)
  * counting its absence started queued tasks to block in a run whose
  * stacks came back all along. A worker that runs long resumed tasks
  * between misses still reaches the limit, a gap's worth at a time. A
- * pool whose tasks never parked skips all of it (parked_ever). */
+ * pool whose tasks never parked skips all of it (parked_ever).
+ *
+ * A stack that comes back to another worker restarts the time too. With
+ * two workers, one can take every stack that comes back (its parked tasks
+ * end on it, it starts the next queued tasks with their stacks) while the
+ * other finds none for 250 ms and starts a task to block, in a run whose
+ * stacks came back all along (test_wait_park_many's budget part, 6 runs
+ * in 20 beside two CPU hogs). p->stacks_back tells it:
+ *   - a short worker makes the word odd at each look (CAS from even to
+ *     odd, +1) and notes the odd value it saw or made;
+ *   - a parked task's stack going back (tf_free: to a cache or to the
+ *     pool) moves an odd word on to even (+1), and leaves an even one
+ *     alone, so the free costs one relaxed load while nobody watches;
+ *   - only a free moves the word from odd, so a worker that finds it
+ *     other than the odd value it noted knows a stack came back since, and
+ *     restarts its time from that look.
+ * Relaxed is enough: the word publishes nothing (stacks change hands
+ * through the stack pool's lock and the owners' caches); a move seen a
+ * look late costs that look's time, no more. A worker that gets no stack
+ * while none comes back anywhere (the tasks poll, or wait for a queued
+ * task) still reaches the limit. */
 #define SHORT_WAIT_MAX_NS 250000000u
 #define SHORT_GAP_MAX_NS  10000000u
 #define SHORT_WAIT_NAP_NS 100000u
+
+/* 1 when a stack came back to the pool since w's last look (the comment
+ * above says how stacks_back tells); leaves the word odd, and noted. */
+static int stack_back_since(up__worker *w)
+{
+    up_pool *p = w->pool;
+    uint64_t b = up__load_relaxed(&p->stacks_back);
+    int moved = b != w->park.stack_back_seen;
+    while (!(b & 1) && !up__cas_weak_relaxed(&p->stacks_back, &b, b + 1))
+        ; /* b reloaded: done once odd (another watcher made it so) */
+    w->park.stack_back_seen = b & 1 ? b : b + 1;
+    return moved;
+}
 
 int up__park_room_slow(up__worker *w)
 {
@@ -344,6 +404,7 @@ int up__park_room_slow(up__worker *w)
         return 1;
     }
     uint64_t now = up__now_ns();
+    int back = stack_back_since(w);
     if (w->park.stack_short_last == 0) {
         w->park.stack_short_last = now;
         w->park.stack_short_looked = 0;
@@ -355,6 +416,10 @@ int up__park_room_slow(up__worker *w)
     }
     uint64_t gap = now - w->park.stack_short_last;
     w->park.stack_short_last = now;
+    if (back) {
+        w->park.stack_short_looked = 0; /* a stack came back elsewhere */
+        return 0;
+    }
     w->park.stack_short_looked += gap < SHORT_GAP_MAX_NS ? gap : SHORT_GAP_MAX_NS;
     return w->park.stack_short_looked > SHORT_WAIT_MAX_NS;
 }

@@ -34,7 +34,7 @@ extern _Thread_local up__task_tls up__tls_task;
 up__task_tls *up__task_tls_here(void);
 void *up__worker_main(void *arg);
 /* The worker loop, running on the fiber me (NULL: the thread's own stack). */
-void up__worker_loop(up__worker *w, struct up__tfiber *me);
+int up__worker_loop(up__worker *w, struct up__tfiber *me);
 int up__take_from_shard(up_pool *p, up__shard *s, up__task *out);
 int up__help_once(up_pool *p);
 /* Whether the calling thread should help p now: a worker of p always (it

@@ -69,11 +69,17 @@ typedef struct up__worker_park {
     up__fiber *thread_ctx;   /* (owner) */
     up__stack_cache stacks;  /* (owner) */
     /* When this worker last left queued tasks for want of a stack (0: it
-     * is not short; up__park_room), and how long it has looked for one
-     * since the last stack came back to it, each gap between two looks
-     * counted at most SHORT_GAP_MAX_NS. */
+     * is not short; up__park_room), how long it has looked for one since
+     * a stack last came back to it or to the pool, each gap between two
+     * looks counted at most SHORT_GAP_MAX_NS, and the pool's stacks_back
+     * at its last look. */
     uint64_t stack_short_last;   /* (owner) */
     uint64_t stack_short_looked; /* (owner) */
+    uint64_t stack_back_seen;    /* (owner) */
+    /* 1 while its loop runs on the thread's own stack for want of one for
+     * a fiber: it moves onto a fiber once a stack is in its cache
+     * (up__park_run_worker, worker.c FIND_FIBER). */
+    unsigned char fiberless; /* (owner) */
 } up__worker_park;
 
 /* A worker's part in monitor.c: the monitor's last reading of this
@@ -263,7 +269,11 @@ struct up_pool {
     struct up__stack_pool *_Atomic stacks; /* (atomic) */
     _Atomic int stacks_state;              /* (atomic) */
     _Atomic int parked_ever;               /* (atomic) a task of the pool has parked */
-    up__stack_pool stacks_mem;             /* (once, then its own lock) */
+    /* Odd while a worker short of a stack watches for one coming back;
+     * a finished parked task's stack moves it on (park_task.c,
+     * up__park_room_slow). Beside stacks, which the same free reads. */
+    _Atomic uint64_t stacks_back; /* (atomic) */
+    up__stack_pool stacks_mem;    /* (once, then its own lock) */
 
     pthread_mutex_t mu;      /* protects live and the cv waits */
     pthread_mutex_t join_mu; /* serializes the final joins of concurrent stoppers */

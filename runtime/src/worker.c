@@ -141,6 +141,10 @@ static int find_work_short(up__worker *w, up__task *out)
  * it runs may park (park_task.c: may_park), so it needs no spare stack and
  * looks at released tasks last, as an idle search does. */
 #define FIND_SHORT (-1)
+/* FIND_FIBER: a loop that runs on its thread's stack for want of a stack
+ * (w->park.fiberless) has one now: it moves onto a fiber before it starts
+ * a queued task, which could not park where it runs. */
+#define FIND_FIBER (-2)
 static int find_work(up__worker *w, up__task *out, int helping)
 {
     if (up__deque_pop(&w->dq, out) == UP__DEQUE_OK)
@@ -148,6 +152,8 @@ static int find_work(up__worker *w, up__task *out, int helping)
     up_pool *p = w->pool;
     if (__builtin_expect(!helping && !up__park_room(w), 0))
         return find_work_short(w, out) ? 1 : FIND_SHORT;
+    if (__builtin_expect(w->park.fiberless && !helping && w->park.stacks.n != 0, 0))
+        return FIND_FIBER;
     /* Released waiting tasks and queued ones take turns: a pool whose
      * queues never empty (submitters keep them full) would otherwise
      * resume no parked task, and those hold the stacks new tasks need.
@@ -285,8 +291,11 @@ static int queues_drained(up_pool *p)
 /* me: the fiber the loop runs on (park_task.c), NULL on the thread's own
  * stack. After each task the loop checks that its fiber was not resumed
  * elsewhere meanwhile: if it was, the task parked and these frames are no
- * longer this worker's loop (see up__park_loop_stale). */
-void up__worker_loop(up__worker *w, up__tfiber *me)
+ * longer this worker's loop (see up__park_loop_stale). Returns 1 when a
+ * fiberless loop should move onto a fiber (FIND_FIBER), counted as a
+ * worker whose task parked, so that the fresh loop comes back to
+ * searching; 0 when the worker leaves (stop, retirement). */
+int up__worker_loop(up__worker *w, up__tfiber *me)
 {
     up_pool *p = w->pool;
     up__task t;
@@ -341,6 +350,13 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
             }
             continue;
         }
+        if (__builtin_expect(found == FIND_FIBER, 0)) {
+            if (searching) {
+                up__store_relaxed(&w->looking, 0);
+                up__stop_searching(w);
+            }
+            return 1;
+        }
         if (!searching) {
             searching = 1;
             spins = 0;
@@ -371,7 +387,7 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
                     up__fetch_add_seqcst(&p->idle, UP__IDLE_SPIN_ONE);
                     continue;
                 }
-                return;
+                return 0;
             }
             sched_yield(); /* a producer is mid-publish */
             continue;
@@ -393,9 +409,9 @@ void up__worker_loop(up__worker *w, up__tfiber *me)
         int r = up__park(w);
         spins = 0;
         if (r == UP__PARK_TIMEOUT && up__try_retire(w, 0))
-            return;
+            return 0;
         if (r == UP__PARK_TIMEOUT_EXTRA && up__try_retire(w, up__shard_cpus(&p->shards[w->shard])))
-            return;
+            return 0;
     }
 }
 
