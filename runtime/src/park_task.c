@@ -159,8 +159,6 @@ void up__park_free_pool(up_pool *p)
 
 static void loop_entry(up__fiber *self, void *arg);
 
-/* A fresh fiber that will run the worker loop; NULL when no stack can be
- * had (the map-count budget, memory). */
 /* A stack came back, to a worker's cache or to the pool's: tells the
  * workers short of one that watch (up__park_room_slow). One relaxed load
  * when none watches. */
@@ -171,6 +169,8 @@ static inline void stack_came_back(up_pool *p)
         ; /* b reloaded: done once another free has moved it on */
 }
 
+/* A fresh fiber that will run the worker loop; NULL when no stack can be
+ * had (the map-count budget, memory). */
 static up__tfiber *tf_new(up__worker *w)
 {
     up__stack_pool *sp = pool_stacks(w->pool);
@@ -287,6 +287,10 @@ void up__park_run_worker(up__worker *w)
     up__fiber here;
     up__fiber_init_thread(&here);
     w->park.thread_ctx = &here;
+    /* A worker's slot outlives its thread: a new thread starts with no
+     * shortage of its own (up__park_room_slow). */
+    w->park.stack_short_last = 0;
+    w->park.stack_short_looked = 0;
     if (up__stack_guard_thread_init() == 0) {
         for (;;) {
             int cached = w->park.stacks.n != 0;
@@ -422,6 +426,18 @@ int up__park_room_slow(up__worker *w)
     }
     w->park.stack_short_looked += gap < SHORT_GAP_MAX_NS ? gap : SHORT_GAP_MAX_NS;
     return w->park.stack_short_looked > SHORT_WAIT_MAX_NS;
+}
+
+int up__park_fiber_ready(up__worker *w)
+{
+    if (w->park.stacks.n != 0)
+        return 1;
+    up__stack_pool *sp = up__load_acquire(&w->pool->stacks);
+    up__stack *s;
+    if (!sp || up__stack_acquire(sp, &s) != 0)
+        return 0;
+    up__stack_cache_put(&w->park.stacks, sp, s);
+    return 1;
 }
 
 void up__park_room_wait(void)

@@ -33,7 +33,9 @@ extern _Thread_local up__task_tls up__tls_task;
  * the compiler computed before the park (on the old thread). */
 up__task_tls *up__task_tls_here(void);
 void *up__worker_main(void *arg);
-/* The worker loop, running on the fiber me (NULL: the thread's own stack). */
+/* The worker loop, running on the fiber me (NULL: the thread's own
+ * stack); 1 when a loop on the thread's stack for want of a stack should
+ * move onto a fiber now (worker.c), 0 when the worker leaves. */
 int up__worker_loop(up__worker *w, struct up__tfiber *me);
 int up__take_from_shard(up_pool *p, up__shard *s, up__task *out);
 int up__help_once(up_pool *p);
@@ -110,6 +112,11 @@ void up__park_free_pool(struct up_pool *p);
  * deque's or a released one): 1 when a task that parks would find a
  * stack, or the pool's tasks never park (park_task.c says why). */
 int up__park_room_slow(up__worker *w);
+/* For a loop on its thread's stack for want of a stack (w->park.fiberless):
+ * 1 when a stack for its fiber is in w's cache, taken from the pool's if
+ * none was (also where the pool's tasks never parked and up__park_room
+ * takes none). */
+int up__park_fiber_ready(up__worker *w);
 static inline int up__park_room(up__worker *w)
 {
     if (w->park.stacks.n != 0) {

@@ -135,25 +135,26 @@ static int find_work_short(up__worker *w, up__task *out)
 /* Own deque (newest first), then the near shards nearest first: each
  * shard's queue, then its workers' deques (oldest first); then, in a pool
  * with many shards, those the work map marks. Returns 1 with *out filled,
- * 0 when nothing was found, and FIND_SHORT when the worker may start no
- * new task for want of a stack (up__park_room) and found no released one.
+ * 0 when nothing was found, FIND_SHORT when the worker may start no new
+ * task for want of a stack (up__park_room) and found no released one, and
+ * FIND_FIBER when a loop that runs on its thread's stack for want of a
+ * stack (w->park.fiberless) has one now: it moves onto a fiber before it
+ * runs anything more, since nothing it ran where it is could park (its
+ * own deque included, which nested submits and released records fill).
  * helping: the worker waits inside a task (up__help_once), where nothing
  * it runs may park (park_task.c: may_park), so it needs no spare stack and
  * looks at released tasks last, as an idle search does. */
 #define FIND_SHORT (-1)
-/* FIND_FIBER: a loop that runs on its thread's stack for want of a stack
- * (w->park.fiberless) has one now: it moves onto a fiber before it starts
- * a queued task, which could not park where it runs. */
 #define FIND_FIBER (-2)
 static int find_work(up__worker *w, up__task *out, int helping)
 {
+    if (__builtin_expect(w->park.fiberless, 0) && !helping && up__park_fiber_ready(w))
+        return FIND_FIBER;
     if (up__deque_pop(&w->dq, out) == UP__DEQUE_OK)
         return 1;
     up_pool *p = w->pool;
     if (__builtin_expect(!helping && !up__park_room(w), 0))
         return find_work_short(w, out) ? 1 : FIND_SHORT;
-    if (__builtin_expect(w->park.fiberless && !helping && w->park.stacks.n != 0, 0))
-        return FIND_FIBER;
     /* Released waiting tasks and queued ones take turns: a pool whose
      * queues never empty (submitters keep them full) would otherwise
      * resume no parked task, and those hold the stacks new tasks need.
