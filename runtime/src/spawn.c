@@ -183,6 +183,28 @@ int up__spawn(up_pool *p, up__shard *s, int beyond_cpus)
     return UP_OK;
 }
 
+/* A pool with no worker at all gets one before a submit may queue. The
+ * pool's count alone cannot say none is coming: a reservation counts the
+ * shard before the pool (up__reserve_worker), so while another submitter
+ * or a retiring worker taking its slot back is between the two, the shard
+ * reads full and the pool reads zero. That thread ends with a worker or
+ * gives both counts back, so this waits it out and tries again. Only our
+ * own start refused by the OS, with no reservation left in flight, is a
+ * failure; a stopping pool is left to the stop (up_pool_stop). */
+int up__spawn_first(up_pool *p, up__shard *s)
+{
+    for (;;) {
+        if (up__load_acquire(&p->workers) != 0 || up__load_relaxed(&p->stopping))
+            return UP_OK;
+        int rc = up__spawn(p, s, 1);
+        if (rc == UP_OK)
+            return UP_OK;
+        if (up__load_acquire(&s->nworkers) == 0 && up__load_acquire(&p->workers) == 0)
+            return rc;
+        sched_yield();
+    }
+}
+
 static unsigned reserve_workers(up_pool *p, unsigned n);
 
 /* Holding retirement. The workers a reserve counts are for its caller,

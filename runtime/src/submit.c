@@ -258,8 +258,7 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
     /* No worker at all (a floor of zero, all retired, or none could ever
      * start): start one first, and refuse the task if that fails, rather
      * than accept work nobody will run. */
-    if (up__load_relaxed(&p->workers) == 0 && !up__load_relaxed(&p->stopping) &&
-        up__spawn(p, &p->shards[home], 1) != UP_OK && up__load_acquire(&p->workers) == 0) {
+    if (up__load_relaxed(&p->workers) == 0 && up__spawn_first(p, &p->shards[home]) != UP_OK) {
         up__set_error("submit: no worker thread could be started");
         return UP_EAGAIN;
     }
