@@ -2,24 +2,13 @@
  * sleeping for the full and empty cases and a close that lets receivers
  * drain.
  *
- * Invariant (the ring). head and tail are monotonic positions; bit 63 of
- * tail is the closed flag. The slot of position pos is pos mod capacity,
- * and its seq word says whose turn it is, with positions doubled so a
- * capacity of 1 stays unambiguous:
- *   seq == 2 pos              free for the producer that reserves pos;
- *   seq == 2 pos + 1          holds the element written at pos, for the
- *                             consumer that reserves pos;
- *   seq == 2 (pos + cap)      free again, for position pos + cap.
- * A producer owns pos once its CAS moves tail from pos to pos + 1, which it
- * only tries after seeing seq == 2 pos; a consumer owns pos once its CAS
- * moves head from pos to pos + 1 after seeing seq == 2 pos + 1. Each
- * position has one owner at each end, so every element sent is received
- * exactly once. The element is written before seq is stored with release
- * and read after seq is loaded with acquire, at both ends.
- *
- * Closing sets bit 63 of tail with one RMW; a producer's CAS expects it
- * clear, so no element is reserved after the close, and receivers see
- * "closed and drained" when head reaches the final tail.
+ * The ring is ring.h's (its comment has the invariant), with a shape built
+ * at run time from the channel's element size: slots of whole cache lines,
+ * the element after the sequence word, copied with memcpy (the caller's
+ * buffer may have any alignment), any capacity from 1 (positions doubled
+ * in the sequence words; the slot of pos is pos & mask for a power of two,
+ * else pos % capacity). Closing sets bit 63 of tail (up__ring_close), and
+ * receivers see "closed and drained" when head reaches the final tail.
  *
  * Sleeping (no lost wake-up). A blocked receiver counts itself in
  * recv_waiters (sequentially consistent RMW), reads the event key, then
@@ -41,112 +30,69 @@
 #include "debug.h"
 #include "os/park.h"
 #include "pool_internal.h"
+#include "ring.h"
 #include "spin.h"
 
-#define CLOSED   (UINT64_C(1) << 63)
+#define CLOSED   UP__RING_CLOSED
 #define ELEM_MAX (UINT64_C(1) << 20)
 #define CAP_MAX  (UINT64_C(1) << 31)
 /* Polls of a blocked sender or receiver before it sleeps. */
 #define SPIN 128
-
-typedef struct slot {
-    _Atomic uint64_t seq;
-    unsigned char data[]; /* elem_size bytes */
-} slot;
+/* The element follows the slot's sequence word. */
+#define ELEM_OFF sizeof(_Atomic uint64_t)
 
 struct up_chan {
-    unsigned char *ring;                   /* (ro) cap slots of stride bytes */
-    size_t stride;                         /* (ro) */
-    size_t elem_size;                      /* (ro) */
-    uint64_t cap;                          /* (ro) */
-    uint64_t mask;                         /* (ro) cap - 1 when cap is a power of two, else 0 */
-    UP_ALIGNED_LINE _Atomic uint64_t tail; /* (atomic) producers; bit 63: closed */
-    UP_ALIGNED_LINE _Atomic uint64_t head; /* (atomic) consumers */
+    up__ring r; /* slots (cap of r.stride bytes), mask, cap, r.elem_size; tail, head */
     UP_ALIGNED_LINE _Atomic uint32_t recv_waiters;
     up__event not_empty;
     UP_ALIGNED_LINE _Atomic uint32_t send_waiters;
     up__event not_full;
 };
 
-enum { TRY_OK, TRY_FULL, TRY_EMPTY, TRY_CLOSED };
+enum {
+    TRY_OK = UP__RING_OK,
+    TRY_FULL = UP__RING_FULL,
+    TRY_EMPTY = UP__RING_EMPTY,
+    TRY_CLOSED = UP__RING_CLOSED_ERR
+};
 
-static slot *slot_at(const up_chan *c, uint64_t pos)
+static up__ring_shape shape_of(size_t stride, size_t elem_size)
 {
-    uint64_t i = c->mask ? pos & c->mask : pos % c->cap;
-    return (slot *)(c->ring + i * c->stride);
+    return (up__ring_shape){.stride = stride,
+                            .elem_off = ELEM_OFF,
+                            .elem_size = elem_size,
+                            .align = 1,
+                            .seq_shift = 1,
+                            .wrap = UP__RING_WRAP_ANY};
 }
 
 static int try_push(up_chan *c, const void *elem)
 {
-    uint64_t pos = up__load_relaxed(&c->tail);
-    slot *s;
-    for (;;) {
-        if (pos & CLOSED)
-            return TRY_CLOSED;
-        s = slot_at(c, pos);
-        int64_t dif = (int64_t)(up__load_acquire(&s->seq) - 2 * pos);
-        if (dif == 0) {
-            if (up__cas_weak_seqcst(&c->tail, &pos, pos + 1))
-                break;
-        } else if (dif < 0) {
-            return TRY_FULL; /* the element of the previous lap is still there */
-        } else {
-            pos = up__load_relaxed(&c->tail);
-        }
-    }
-    /* pos is ours: its slot stays free until we publish it, so no receiver
-     * has passed pos, and the one of pos - cap has left it. */
-    up__assert_internal(up__load_relaxed(&s->seq) == 2 * pos);
-    up__assert_expensive(up__load_relaxed(&c->head) <= pos &&
-                         pos - up__load_relaxed(&c->head) < c->cap);
-    if (c->elem_size)
-        memcpy(s->data, elem, c->elem_size);
-    up__store_release(&s->seq, 2 * pos + 1);
-    return TRY_OK;
+    return up__ring_try_push(&c->r, shape_of(c->r.stride, c->r.elem_size), elem);
 }
 
 static int try_pop(up_chan *c, void *out)
 {
-    uint64_t pos = up__load_relaxed(&c->head);
-    slot *s;
-    for (;;) {
-        s = slot_at(c, pos);
-        int64_t dif = (int64_t)(up__load_acquire(&s->seq) - (2 * pos + 1));
-        if (dif == 0) {
-            if (up__cas_weak_seqcst(&c->head, &pos, pos + 1))
-                break;
-        } else if (dif < 0) {
-            return TRY_EMPTY; /* not written yet */
-        } else {
-            pos = up__load_relaxed(&c->head);
-        }
-    }
-    /* pos is ours and full until we free it; its sender moved tail past it. */
-    up__assert_internal(up__load_relaxed(&s->seq) == 2 * pos + 1);
-    up__assert_expensive((up__load_relaxed(&c->tail) & ~CLOSED) > pos);
-    if (c->elem_size)
-        memcpy(out, s->data, c->elem_size);
-    up__store_release(&s->seq, 2 * (pos + c->cap));
-    return TRY_OK;
+    return up__ring_try_pop(&c->r, shape_of(c->r.stride, c->r.elem_size), out);
 }
 
 /* The re-checks before sleeping; sequentially consistent, see above. */
 static int closed_and_drained(up_chan *c)
 {
-    uint64_t t = up__load_seqcst(&c->tail);
-    return (t & CLOSED) && up__load_seqcst(&c->head) == (t & ~CLOSED);
+    uint64_t t = up__load_seqcst(&c->r.tail);
+    return (t & CLOSED) && up__load_seqcst(&c->r.head) == (t & ~CLOSED);
 }
 
 static int may_sleep_receiving(up_chan *c)
 {
-    uint64_t t = up__load_seqcst(&c->tail);
-    return !(t & CLOSED) && (t & ~CLOSED) == up__load_seqcst(&c->head);
+    uint64_t t = up__load_seqcst(&c->r.tail);
+    return !(t & CLOSED) && (t & ~CLOSED) == up__load_seqcst(&c->r.head);
 }
 
 static int may_sleep_sending(up_chan *c)
 {
-    uint64_t t = up__load_seqcst(&c->tail);
-    return !(t & CLOSED) && (t & ~CLOSED) - up__load_seqcst(&c->head) >= c->cap;
+    uint64_t t = up__load_seqcst(&c->r.tail);
+    return !(t & CLOSED) && (t & ~CLOSED) - up__load_seqcst(&c->r.head) >= c->r.cap;
 }
 
 /* After a failed attempt to send (sending) or receive: UP_ETIMEDOUT at the
@@ -176,7 +122,7 @@ static int wait_turn(up_chan *c, int sending, uint64_t deadline, unsigned *spins
 
 static int send_impl(up_chan *c, const void *elem, uint64_t deadline, int wait)
 {
-    if (!c || (!elem && c->elem_size)) {
+    if (!c || (!elem && c->r.elem_size)) {
         up__set_error("up_chan_send: %s is NULL", !c ? "channel" : "element");
         return UP_EINVAL;
     }
@@ -204,7 +150,7 @@ static int send_impl(up_chan *c, const void *elem, uint64_t deadline, int wait)
 
 static int recv_impl(up_chan *c, void *out, uint64_t deadline, int wait)
 {
-    if (!c || (!out && c->elem_size)) {
+    if (!c || (!out && c->r.elem_size)) {
         up__set_error("up_chan_recv: %s is NULL", !c ? "channel" : "output");
         return UP_EINVAL;
     }
@@ -244,34 +190,27 @@ int up_chan_create(up_chan **out, size_t elem_size, size_t capacity)
     }
     /* Slots are whole cache lines, so neighbouring producers and consumers
      * do not share one. */
-    size_t stride = (sizeof(slot) + elem_size + UP_CACHE_LINE - 1) / UP_CACHE_LINE * UP_CACHE_LINE;
+    size_t stride = (ELEM_OFF + elem_size + UP_CACHE_LINE - 1) / UP_CACHE_LINE * UP_CACHE_LINE;
     up_chan *c = aligned_alloc(UP_CACHE_LINE, sizeof *c);
     if (!c) {
         up__set_error("up_chan_create: out of memory");
         return UP_ENOMEM;
     }
     memset(c, 0, sizeof *c);
-    c->ring = aligned_alloc(UP_CACHE_LINE, stride * capacity);
-    if (!c->ring || up__event_init(&c->not_empty) != 0) {
-        free(c->ring);
+    unsigned char *ring = aligned_alloc(UP_CACHE_LINE, stride * capacity);
+    if (!ring || up__event_init(&c->not_empty) != 0) {
+        free(ring);
         free(c);
         up__set_error("up_chan_create: out of memory for %zu slots of %zu bytes", capacity, stride);
         return UP_ENOMEM;
     }
     if (up__event_init(&c->not_full) != 0) {
         up__event_destroy(&c->not_empty);
-        free(c->ring);
+        free(ring);
         free(c);
         return UP_ENOMEM;
     }
-    c->stride = stride;
-    c->elem_size = elem_size;
-    c->cap = capacity;
-    c->mask = (capacity & (capacity - 1)) == 0 ? capacity - 1 : 0; /* 1: pos % 1 */
-    for (uint64_t i = 0; i < capacity; i++)
-        atomic_init(&slot_at(c, i)->seq, 2 * i);
-    atomic_init(&c->tail, 0);
-    atomic_init(&c->head, 0);
+    up__ring_init(&c->r, ring, capacity, shape_of(stride, elem_size));
     atomic_init(&c->recv_waiters, 0);
     atomic_init(&c->send_waiters, 0);
     *out = c;
@@ -302,7 +241,7 @@ int up_chan_close(up_chan *c)
         up__set_error("up_chan_close: channel is NULL");
         return UP_EINVAL;
     }
-    if (up__fetch_or_seqcst(&c->tail, CLOSED) & CLOSED) {
+    if (up__ring_close(&c->r) & CLOSED) {
         up__set_error("up_chan_close: the channel is already closed");
         return UP_ESTOPPED;
     }
@@ -316,12 +255,12 @@ size_t up_chan_len(const up_chan *cc)
     if (!cc)
         return 0;
     up_chan *c = (up_chan *)cc; /* atomics are read only */
-    uint64_t h = up__load_acquire(&c->head);
-    uint64_t t = up__load_acquire(&c->tail) & ~CLOSED;
-    return t > h ? (size_t)(t - h < c->cap ? t - h : c->cap) : 0;
+    uint64_t h = up__load_acquire(&c->r.head);
+    uint64_t t = up__load_acquire(&c->r.tail) & ~CLOSED;
+    return t > h ? (size_t)(t - h < c->r.cap ? t - h : c->r.cap) : 0;
 }
 
-size_t up_chan_cap(const up_chan *c) { return c ? (size_t)c->cap : 0; }
+size_t up_chan_cap(const up_chan *c) { return c ? (size_t)c->r.cap : 0; }
 
 int up_chan_destroy(up_chan *c)
 {
@@ -331,7 +270,7 @@ int up_chan_destroy(up_chan *c)
     }
     up__event_destroy(&c->not_full);
     up__event_destroy(&c->not_empty);
-    free(c->ring);
+    free(c->r.slots);
     free(c);
     return UP_OK;
 }

@@ -180,8 +180,8 @@ static int run_inline(up_pool *p, up__shard *s, const up__task *t)
 
 static int queue_full(up__mpmc *q)
 {
-    uint64_t tail = up__load_seqcst(&q->tail) & ~UP__MPMC_CLOSED;
-    return tail - up__load_seqcst(&q->head) > q->mask;
+    uint64_t tail = up__load_seqcst(&q->ring.tail) & ~UP__MPMC_CLOSED;
+    return tail - up__load_seqcst(&q->ring.head) > q->ring.mask;
 }
 
 /* Sleeps until the home shard's queue may have room, the deadline, or a
@@ -217,7 +217,7 @@ static void space_chain(up__shard *s)
     if (up__load_relaxed(&s->space.sleepers) == 0)
         return;
     uint64_t queued = up__mpmc_accepted(&s->q) - up__mpmc_taken(&s->q);
-    if (queued <= (s->q.mask + 1) / 4 * 3)
+    if (queued <= (s->q.ring.mask + 1) / 4 * 3)
         up__event_notify_one(&s->space.event);
 }
 

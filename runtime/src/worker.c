@@ -41,7 +41,7 @@ int up__take_from_shard(up_pool *p, up__shard *s, up__task *out)
      * run for the few slots and sleep again. (A sleeper's slice bounds its
      * wait where the consumers stop before that, wait_for_space.) */
     if (up__load_seqcst(&s->space.armed) &&
-        up__mpmc_accepted(&s->q) - up__mpmc_taken(&s->q) <= (s->q.mask + 1) / 2 &&
+        up__mpmc_accepted(&s->q) - up__mpmc_taken(&s->q) <= (s->q.ring.mask + 1) / 2 &&
         up__exchange_acq_rel(&s->space.armed, 0))
         up__event_notify_one(&s->space.event);
     return 1;
