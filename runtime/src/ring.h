@@ -231,26 +231,44 @@ static inline void up__ring_init(up__ring *r, void *slots, uint64_t cap, up__rin
     up__ring_init_at(r, slots, cap, sh, 0);
 }
 
+/* Takes the position at one end: the tail for a push (full_bit 0: the
+ * slot must hold pos's free mark) or the head for a pop (full_bit 1: its
+ * full mark). UP__RING_OK with *pos and *seq set; UP__RING_FULL for a push
+ * or UP__RING_EMPTY for a pop when the slot is a lap behind; for a push,
+ * UP__RING_CLOSED_ERR (head never carries the bit). */
+UP__RING_INLINE int up__ring_take_end(up__ring *r, up__ring_shape sh, _Atomic uint64_t *end,
+                                      uint64_t full_bit, uint64_t *pos_out,
+                                      _Atomic uint64_t **seq_out)
+{
+    uint64_t pos = up__load_relaxed(end);
+    for (;;) {
+        if (pos & UP__RING_CLOSED)
+            return UP__RING_CLOSED_ERR;
+        _Atomic uint64_t *seq = up__ring_seq(r, sh, pos);
+        int64_t dif = (int64_t)(up__load_acquire(seq) - ((pos << sh.seq_shift) + full_bit));
+        if (dif == 0) {
+            if (up__cas_weak_seqcst(end, &pos, pos + 1)) {
+                *pos_out = pos;
+                *seq_out = seq;
+                return UP__RING_OK;
+            }
+        } else if (dif < 0) {
+            return full_bit ? UP__RING_EMPTY : UP__RING_FULL;
+        } else {
+            pos = up__load_relaxed(end);
+        }
+    }
+}
+
 /* Copies *elem into the ring. UP__RING_OK, UP__RING_FULL (the slot of the
  * tail still holds the element of one lap ago) or UP__RING_CLOSED_ERR. */
 UP__RING_INLINE int up__ring_try_push(up__ring *r, up__ring_shape sh, const void *elem)
 {
-    uint64_t pos = up__load_relaxed(&r->tail);
+    uint64_t pos;
     _Atomic uint64_t *seq;
-    for (;;) {
-        if (pos & UP__RING_CLOSED)
-            return UP__RING_CLOSED_ERR;
-        seq = up__ring_seq(r, sh, pos);
-        int64_t dif = (int64_t)(up__load_acquire(seq) - (pos << sh.seq_shift));
-        if (dif == 0) {
-            if (up__cas_weak_seqcst(&r->tail, &pos, pos + 1))
-                break;
-        } else if (dif < 0) {
-            return UP__RING_FULL;
-        } else {
-            pos = up__load_relaxed(&r->tail);
-        }
-    }
+    int rc = up__ring_take_end(r, sh, &r->tail, 0, &pos, &seq);
+    if (rc != UP__RING_OK)
+        return rc;
     /* pos is ours: its slot stays free until we publish it, so no consumer
      * has passed pos, and the one of pos - cap has left it. */
     up__assert_internal(up__load_relaxed(seq) == pos << sh.seq_shift);
@@ -265,20 +283,11 @@ UP__RING_INLINE int up__ring_try_push(up__ring *r, up__ring_shape sh, const void
  * (nothing published at the head: empty, or its producer is mid-copy). */
 UP__RING_INLINE int up__ring_try_pop(up__ring *r, up__ring_shape sh, void *out)
 {
-    uint64_t pos = up__load_relaxed(&r->head);
+    uint64_t pos;
     _Atomic uint64_t *seq;
-    for (;;) {
-        seq = up__ring_seq(r, sh, pos);
-        int64_t dif = (int64_t)(up__load_acquire(seq) - ((pos << sh.seq_shift) + 1));
-        if (dif == 0) {
-            if (up__cas_weak_seqcst(&r->head, &pos, pos + 1))
-                break;
-        } else if (dif < 0) {
-            return UP__RING_EMPTY;
-        } else {
-            pos = up__load_relaxed(&r->head);
-        }
-    }
+    int rc = up__ring_take_end(r, sh, &r->head, 1, &pos, &seq);
+    if (rc != UP__RING_OK)
+        return rc;
     /* pos is ours and full until we free it; its producer moved tail past it. */
     up__assert_internal(up__load_relaxed(seq) == (pos << sh.seq_shift) + 1);
     up__assert_expensive((up__load_relaxed(&r->tail) & ~UP__RING_CLOSED) > pos);
