@@ -74,17 +74,25 @@ def render(d):
         "set logscale xy", "set grid", "set format x '%.0e'",
         "set xrange [%g:%g]" % (min(xs) / 2, max(xs) * 2),
         "set samples 200", "set bars 0.6",
+        # A label stays readable where it crosses a line.
+        "set style textbox opaque noborder margins 1,1",
         "set xlabel 'waiting tasks N'",
         "set title 'RSS per waiting task'", "set ylabel 'bytes per task'", "set yrange [10:100000]",
         "set key top right",
     ]
 
     def labels(col):
-        """A run that stopped short says so beside its point."""
+        """A run that stopped short says so beside its point; the Ns of a
+        mode that stopped at the same count share one label, as their
+        points fall on one spot."""
         out = ["unset label"]
+        spots = {}
         for m, pt, n in short:
-            out.append("set label %s at %d,%g offset 1,-1 font ',9' tc rgb %s" % (
-                q("%s stopped at %s of %s" % (m, "{:,}".format(int(pt[0])), "{:,}".format(n))),
+            spots.setdefault((m, int(pt[0])), (pt, []))[1].append(n)
+        for (m, stop), (pt, ns) in sorted(spots.items()):
+            of = " and ".join("{:,}".format(n) for n in sorted(ns))
+            out.append("set label %s at %d,%g offset 1,-1 font ',9' tc rgb %s front boxed" % (
+                q("%s stopped at %s of %s" % (m, "{:,}".format(stop), of)),
                 pt[0], pt[col], q(COLOURS.get(m, "black"))))
         return out
 
@@ -102,7 +110,7 @@ def render(d):
     lines.append(plot(1, [(3072, "gray40", "seed: Go, about 3 KiB per goroutine"),
                           (64, "dark-green", "issue target: 64 bytes (stackless)")]))
     lines += ["set title 'Launch rate from one thread'", "set ylabel 'launches per second'",
-              "set yrange [1000:100000000]", "set key bottom left"]
+              "set yrange [10:100000000]", "set key bottom right"]
     lines += labels(4)
     lines.append(plot(4, [(770000, "gray40", "seed: Go, up to 770k/s (10 cores)"),
                           (270000, "gray70", "seed: Go, down to 270k/s"),
