@@ -10,14 +10,16 @@
 find_package(Doxygen QUIET)
 file(GLOB up_docs_headers ${PROJECT_SOURCE_DIR}/runtime/include/ultrapool/*.h
      ${PROJECT_SOURCE_DIR}/pragmas/include/ultrapool/*.h)
-if(NOT UP_HAVE_MPI)
-  list(FILTER up_docs_headers EXCLUDE REGEX "/mpi\\.h$")
+if(UP_HAVE_MPI)
+  file(GLOB up_docs_mpi_headers ${PROJECT_SOURCE_DIR}/mpi/include/ultrapool/*.h)
+  list(APPEND up_docs_headers ${up_docs_mpi_headers})
 endif()
 list(SORT up_docs_headers)
 if(DOXYGEN_FOUND)
   set(UP_DOCS_OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/docs/api)
   string(REPLACE ";" " " UP_DOCS_INPUT "${up_docs_headers}")
-  set(UP_DOCS_STRIP "${PROJECT_SOURCE_DIR}/runtime/include ${PROJECT_SOURCE_DIR}/pragmas/include")
+  set(UP_DOCS_STRIP
+      "${PROJECT_SOURCE_DIR}/runtime/include ${PROJECT_SOURCE_DIR}/pragmas/include ${PROJECT_SOURCE_DIR}/mpi/include")
   configure_file(docs/api/Doxyfile.in ${UP_DOCS_OUTPUT}/Doxyfile @ONLY)
   add_custom_target(docs
     COMMAND ${CMAKE_COMMAND} -E remove_directory ${UP_DOCS_OUTPUT}/html

@@ -17,14 +17,12 @@ include(CMakePackageConfigHelpers)
 
 # The public header folders, whole: whatever a later change adds to them is
 # installed too. The layer and src folders are internal and stay behind.
-# mpi.h only with the MPI mode's library.
+# The MPI mode's folder (mpi.h) only with its library.
+set(up_header_dirs runtime/include/ultrapool pragmas/include/ultrapool)
 if(UP_HAVE_MPI)
-  set(up_header_filter "")
-else()
-  set(up_header_filter PATTERN mpi.h EXCLUDE)
+  list(APPEND up_header_dirs mpi/include/ultrapool)
 endif()
-install(DIRECTORY runtime/include/ultrapool pragmas/include/ultrapool
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} ${up_header_filter})
+install(DIRECTORY ${up_header_dirs} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # The MPI mode's target goes to an export file of its own,
 # ultrapoolMpiTargets.cmake, which the config file includes when it is
 # there: a distribution can then ship the MPI library (which needs MPI's

@@ -1,6 +1,6 @@
 /* The latency of one chunk grab: MPI_Fetch_and_op(MPI_SUM) on a counter
  * in rank 0's window, then MPI_Win_flush, in a window made the way the
- * farm's ledger makes it (runtime/mpi/ledger.c: MPI_Win_allocate, one
+ * farm's ledger makes it (mpi/ledger.c: MPI_Win_allocate, one
  * passive epoch opened with MPI_Win_lock_all(MPI_MODE_NOCHECK)).
  *
  * Cases, each timed over --inner rounds of --grabs grabs (the median
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
     memset(base, 0, 8 * sizeof(uint64_t));
     int sync_rc = MPI_SUCCESS;
     if (ledger_order) {
-        /* runtime/mpi/ledger.c's order: sync, barrier, then the epoch. */
+        /* mpi/ledger.c's order: sync, barrier, then the epoch. */
         MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
         sync_rc = MPI_Win_sync(win);
         MPI_Barrier(MPI_COMM_WORLD);

@@ -201,7 +201,7 @@ def write_summary(out, meta, a, params, launch, width, ipu, ipus, rows, notes, m
     md.write("## 1. Chunk grab latency (target <= 1 us)\n\n")
     md.write("One grab = `MPI_Fetch_and_op(MPI_SUM)` + `MPI_Win_flush` on a counter in rank 0's "
              "window (`MPI_Win_allocate`, `MPI_Win_lock_all(MPI_MODE_NOCHECK)`, as "
-             "runtime/mpi/ledger.c). Per run: the median of %d inner rounds of %d grabs; "
+             "mpi/ledger.c). Per run: the median of %d inner rounds of %d grabs; "
              "here the median over rounds, ns per grab. *remote*: rank 1 grabs, rank 0 waits in "
              "MPI_Barrier; *local*: rank 0 grabs its own counter; *remote-busy*: rank 1 grabs "
              "while rank 0 computes outside MPI for 20 ms, as the farm's rank 0 does (median "

@@ -15,7 +15,7 @@ experiments/mpi under mpirun and writes into the results folder
 
 Experiments, each run once per round, all runs of a round in a random order:
   grab   one chunk grab (MPI_Fetch_and_op + MPI_Win_flush on rank 0's
-         counter, as runtime/mpi/ledger.c does), remote and local, with MPI's
+         counter, as mpi/ledger.c does), remote and local, with MPI's
          default one-sided component and with each one forced (--mca osc)
   farm   a load-imbalanced farm (Pareto costs, the heavy half first):
          up_mpi_for guided, dynamic, static; MPI + OpenMP (static blocks per

@@ -19,7 +19,7 @@
  * conventions allow abort(): it prints file, line, function and the
  * expression on stderr, then aborts. An assertion must have no side
  * effects: a debug build would otherwise run differently from the release.
- * Included by the runtime's sources, and by pragmas/ and runtime/mpi/
+ * Included by the runtime's sources, and by pragmas/ and mpi/
  * through runtime/layer/up_layer.h. */
 #ifndef UP_DEBUG_H
 #define UP_DEBUG_H

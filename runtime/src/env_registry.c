@@ -57,7 +57,7 @@ const up__env_var up__env_vars[] = {
     {"UP_CANCELLATION", PAR, SUG, "whether up_cancel_taskgroup cancels"},
     {"UP_BACKEND", PAR | OMP, 0, "the runtime under parallel.h: ultrapool, gomp or llvm"},
     {"UP_BACKEND_PATH", PAR, 0, "folders searched first for the OpenMP backend modules"},
-    /* The MPI mode (runtime/mpi/farm.c). */
+    /* The MPI mode (mpi/farm.c). */
     {"UP_MPI_HEARTBEAT_TIMEOUT", MPI, 0, "the silence after which a farm's rank counts as dead"},
     /* OpenMP's variables standing in for unset UP_* ones (config_omp.c,
      * pragmas/src/env.c); libgomp.so.1 reads some of them for its own

@@ -21,7 +21,7 @@ enum {
     UP__ENV_PARALLEL = 2, /* the parallel layer (pragmas/src), in libultrapool_par and
                            * in libgomp.so.1 alike */
     UP__ENV_OPENMP = 4,   /* ultrapool's OpenMP runtime, libgomp.so.1 (pragmas/gomp) */
-    UP__ENV_MPI = 8,      /* the MPI mode, libultrapool_mpi (runtime/mpi) */
+    UP__ENV_MPI = 8,      /* the MPI mode, libultrapool_mpi (mpi/) */
 };
 
 /* Flags of an entry. */

@@ -26,7 +26,7 @@ if ! grep -qE "$pattern" "$header"; then
     echo "FAIL: the pattern finds no atomic operation in $header: grep does not read it as meant"
     exit 1
 fi
-files=$(find runtime pragmas -type f \( -name '*.c' -o -name '*.h' -o -name '*.in' \) \
+files=$(find runtime pragmas mpi -type f \( -name '*.c' -o -name '*.h' -o -name '*.in' \) \
     ! -path "$header" | sort)
 [ -n "$files" ] || { echo "FAIL: no C sources under $src/runtime and $src/pragmas"; exit 1; }
 # shellcheck disable=SC2086 # the file names hold no blanks
