@@ -5,7 +5,7 @@
 # atomic_store, atomic_exchange, atomic_compare_exchange_*,
 # atomic_fetch_*, the fences, atomic_flag_*, each with or without
 # _explicit; kill_dependency) and every GCC __atomic_ or __sync_ builtin
-# in the C sources and headers under runtime/ and pragmas/ (the pool, the
+# in the C sources and headers under runtime/, pragmas/ and mpi/ (the pool, the
 # MPI mode, the layer interface, the parallel layer, its OpenMP ABI and
 # backends, the tools) outside atomic.h, and fails when there is one.
 # Comments count too: they name the up__ macro instead.
@@ -37,5 +37,5 @@ if [ -n "$hits" ]; then
         "use its up__ macros (add one there, named after its order, if none fits)"
     exit 1
 fi
-echo "test_raw_atomics: $(echo "$files" | wc -l | tr -d ' ') files under runtime/ and pragmas/" \
+echo "test_raw_atomics: $(echo "$files" | wc -l | tr -d ' ') files under runtime/, pragmas/ and mpi/" \
     "use atomics only through $header"
