@@ -63,9 +63,12 @@ void up__wake_all(up_pool *p);
 
 /* spawn.c: caps, threads, joins */
 unsigned up__reserve_worker(up_pool *p, up__shard *s, unsigned limit);
+/* up__spawn's answer when a cap leaves no room: positive, so never one of
+ * the public codes, which callers may pass on; it is never passed on. */
+#define UP__CAPPED 1
 int up__spawn(up_pool *p, up__shard *s, int beyond_cpus);
 /* Starts a worker in shard s when the pool has none; UP_OK once one is
- * there or coming, else why the OS refused it (submit.c). */
+ * counted, else why the OS refused it (submit.c). */
 int up__spawn_first(up_pool *p, up__shard *s);
 /* 1 while no worker may retire: a reserve runs or returned less than an
  * idle timeout ago. Called by a retiring worker after it gave up its

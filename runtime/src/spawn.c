@@ -157,13 +157,14 @@ unsigned up__reserve_worker(up_pool *p, up__shard *s, unsigned limit)
 }
 
 /* Reserves a worker under the shard cap (the shard's CPU count unless
- * beyond_cpus) and the global cap, then starts its thread. */
+ * beyond_cpus) and the global cap, then starts its thread. UP_OK,
+ * UP__CAPPED when a cap leaves no room, else why the start failed. */
 int up__spawn(up_pool *p, up__shard *s, int beyond_cpus)
 {
     unsigned limit = beyond_cpus ? p->cfg.shard_max_workers : shard_parallelism(p, s);
     unsigned g = up__reserve_worker(p, s, limit);
     if (g == 0)
-        return UP_EAGAIN;
+        return UP__CAPPED;
 
     unsigned peak = up__load_relaxed(&p->workers_peak);
     while (g > peak && !up__cas_weak_relaxed(&p->workers_peak, &peak, g))
@@ -187,19 +188,19 @@ int up__spawn(up_pool *p, up__shard *s, int beyond_cpus)
  * pool's count alone cannot say none is coming: a reservation counts the
  * shard before the pool (up__reserve_worker), so while another submitter
  * or a retiring worker taking its slot back is between the two, the shard
- * reads full and the pool reads zero. That thread ends with a worker or
- * gives both counts back, so this waits it out and tries again. Only our
- * own start refused by the OS, with no reservation left in flight, is a
- * failure; a stopping pool is left to the stop (up_pool_stop). */
+ * reads full and the pool reads zero. A cap refusal here only ever means
+ * such a thread: it ends with a worker or gives both counts back, so this
+ * waits it out and tries again. Only our own start refused by the OS is a
+ * failure; a stopping pool is left to the stop (up_pool_stop). UP_OK means
+ * a worker is counted: its start may still fail, which the publish path's
+ * spawn and the monitor cover as for any submit (after_publish). */
 int up__spawn_first(up_pool *p, up__shard *s)
 {
     for (;;) {
         if (up__load_acquire(&p->workers) != 0 || up__load_relaxed(&p->stopping))
             return UP_OK;
         int rc = up__spawn(p, s, 1);
-        if (rc == UP_OK)
-            return UP_OK;
-        if (up__load_acquire(&s->nworkers) == 0 && up__load_acquire(&p->workers) == 0)
+        if (rc != UP__CAPPED)
             return rc;
         sched_yield();
     }
@@ -280,12 +281,12 @@ static unsigned reserve_workers(up_pool *p, unsigned n)
     uint64_t room = cap > workers ? cap - workers : 0;
     unsigned refusals = 0;
     for (unsigned k = 0; have < n && room > 0 && refusals < p->nshards; k = (k + 1) % p->nshards) {
-        uint64_t failed = up__load_relaxed(&p->spawn_failed);
-        if (up__spawn(p, &p->shards[k], 1) == UP_OK) {
+        int rc = up__spawn(p, &p->shards[k], 1);
+        if (rc == UP_OK) {
             have++;
             room--;
             refusals = 0;
-        } else if (up__load_relaxed(&p->spawn_failed) != failed) {
+        } else if (rc != UP__CAPPED) {
             break; /* the OS refuses threads: more tries would fail too */
         } else {
             refusals++; /* this shard, or the pool, is at its cap */

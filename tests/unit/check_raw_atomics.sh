@@ -28,7 +28,7 @@ if ! grep -qE "$pattern" "$header"; then
 fi
 files=$(find runtime pragmas mpi -type f \( -name '*.c' -o -name '*.h' -o -name '*.in' \) \
     ! -path "$header" | sort)
-[ -n "$files" ] || { echo "FAIL: no C sources under $src/runtime and $src/pragmas"; exit 1; }
+[ -n "$files" ] || { echo "FAIL: no C sources under $src/runtime, $src/pragmas and $src/mpi"; exit 1; }
 # shellcheck disable=SC2086 # the file names hold no blanks
 hits=$(grep -nE "$pattern" $files)
 if [ -n "$hits" ]; then
