@@ -179,6 +179,11 @@ void gomp_env_warn(const char *name, const char *value, const char *why, const c
  * frame (a taskgroup's frame counts as the task's), or the thread outside
  * any region. */
 const void *gomp_task_id(void);
+/* locks.c: the simple lock's word (0 free, 1 held, 2 held with sleepers),
+ * taken by spinning briefly, then sleeping on a futex; the critical
+ * sections use it too. */
+void gomp_word_lock(_Atomic int *w);
+void gomp_word_unlock(_Atomic int *w);
 
 /* omp_ calls that other entry points use (their files define them). */
 uintptr_t omp_get_default_allocator(void);

@@ -78,6 +78,10 @@ static void word_unlock(lock_word *w)
         futex_wake(w, 1);
 }
 
+/* The critical sections take the same word (parallel.c). */
+void gomp_word_lock(_Atomic int *w) { word_lock(w); }
+void gomp_word_unlock(_Atomic int *w) { word_unlock(w); }
+
 static void lock_init(lock_word *w) { atomic_init(w, 0); }
 static void lock_destroy(lock_word *w) { (void)w; }
 static int lock_test(lock_word *w) { return word_try(w); }

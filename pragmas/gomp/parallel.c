@@ -206,35 +206,26 @@ GOMP_API void GOMP_barrier(void)
 /* single: the first member to arrive runs it. */
 GOMP_API bool GOMP_single_start(void) { return up_single() != 0; }
 
-/* Critical sections. The unnamed one and atomic's fallback have a lock of
- * their own each; a named one gets a mutex created on first use and
- * published by CAS in the pointer-sized variable GCC emits per name, so
- * two names never share a lock (nesting critical sections of different
- * names cannot deadlock). */
-static pthread_mutex_t unnamed_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t atomic_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Critical sections, on the simple lock's word (locks.c: a short spin,
+ * then a futex; a pthread mutex sleeps at once, and two threads taking
+ * turns at a short critical section paid a wake-up for most turns). The
+ * unnamed one and atomic's fallback have a word of their own each; a
+ * named one uses the pointer-sized variable GCC emits per name, zero
+ * before first use as a free word is, as its word: two names never share
+ * a lock (nesting critical sections of different names cannot deadlock),
+ * and no name costs an allocation. */
+static _Atomic int unnamed_lock;
+static _Atomic int atomic_lock;
 
-GOMP_API void GOMP_critical_start(void) { pthread_mutex_lock(&unnamed_lock); }
-GOMP_API void GOMP_critical_end(void) { pthread_mutex_unlock(&unnamed_lock); }
-GOMP_API void GOMP_atomic_start(void) { pthread_mutex_lock(&atomic_lock); }
-GOMP_API void GOMP_atomic_end(void) { pthread_mutex_unlock(&atomic_lock); }
+_Static_assert(sizeof(_Atomic int) <= sizeof(void *) && _Alignof(_Atomic int) <= _Alignof(void *),
+               "a named critical section's word fits GCC's pointer-sized variable");
 
-static pthread_mutex_t *named_lock(void **pptr)
-{
-    _Atomic(pthread_mutex_t *) *slot = (_Atomic(pthread_mutex_t *) *)pptr;
-    pthread_mutex_t *m = up__load_acquire(slot);
-    if (m)
-        return m;
-    pthread_mutex_t *fresh = malloc(sizeof *fresh);
-    if (!fresh)
-        gomp_fatal("out of memory for a named critical section's lock");
-    pthread_mutex_init(fresh, NULL);
-    if (up__cas_strong_acq_rel(slot, &m, fresh))
-        return fresh;
-    pthread_mutex_destroy(fresh); /* another thread's won */
-    free(fresh);
-    return m;
-}
+GOMP_API void GOMP_critical_start(void) { gomp_word_lock(&unnamed_lock); }
+GOMP_API void GOMP_critical_end(void) { gomp_word_unlock(&unnamed_lock); }
+GOMP_API void GOMP_atomic_start(void) { gomp_word_lock(&atomic_lock); }
+GOMP_API void GOMP_atomic_end(void) { gomp_word_unlock(&atomic_lock); }
 
-GOMP_API void GOMP_critical_name_start(void **pptr) { pthread_mutex_lock(named_lock(pptr)); }
-GOMP_API void GOMP_critical_name_end(void **pptr) { pthread_mutex_unlock(named_lock(pptr)); }
+static _Atomic int *named_word(void **pptr) { return (_Atomic int *)(void *)pptr; }
+
+GOMP_API void GOMP_critical_name_start(void **pptr) { gomp_word_lock(named_word(pptr)); }
+GOMP_API void GOMP_critical_name_end(void **pptr) { gomp_word_unlock(named_word(pptr)); }

@@ -1,7 +1,10 @@
 /* Simple and nestable locks under contention, nest counts, both symbol
  * versions (omp_*_lock@@OMP_3.0 and the OpenMP 2.5 ones @OMP_1.0, whose
- * nestable lock is 8 bytes owned by a thread), and a waiter that does not
- * burn its CPU while the lock is held for long. */
+ * nestable lock is 8 bytes owned by a thread), a waiter that does not
+ * burn its CPU while the lock is held for long, and the critical
+ * sections: unnamed, named (two names are two locks, nested in either
+ * order), atomic's lock fallback, and a waiter at a critical section that
+ * sleeps too. */
 #include <dlfcn.h>
 #include <omp.h>
 #include <stdio.h>
@@ -119,6 +122,75 @@ int main(void)
     printf("waiter's CPU time over a 300 ms hold: %.1f ms\n", waiter_cpu * 1e3);
     CHECK(waiter_cpu >= 0 && waiter_cpu < 0.15);
     omp_destroy_lock(&lock);
+
+    /* Critical sections: no increment lost, for the unnamed one and two
+     * named ones nested inside it and inside each other (a name is a lock
+     * of its own, or the inner one would deadlock). The non-atomic
+     * read-modify-write of two counters makes a lost update likely if two
+     * threads were ever inside together. */
+    long c0 = 0, c1 = 0, c2 = 0;
+    volatile long inside = 0, overlap = 0;
+#pragma omp parallel num_threads(4)
+    for (int i = 0; i < rounds; i++) {
+#pragma omp critical
+        {
+            if (inside++)
+                overlap++;
+            c0++;
+            inside--;
+        }
+        if (i % 2) {
+#pragma omp critical(alpha)
+            {
+                c1++;
+#pragma omp critical(beta)
+                c2++;
+            }
+        } else {
+#pragma omp critical(beta)
+            {
+                c2++;
+#pragma omp critical
+                c0++;
+            }
+        }
+    }
+    CHECK(overlap == 0);
+    CHECK(c0 == 4L * rounds + 4L * ((rounds + 1) / 2));
+    CHECK(c1 == 4L * (rounds / 2));
+    CHECK(c2 == 4L * rounds);
+
+    /* Atomic on a type the compiler has no instruction for falls back to
+     * GOMP_atomic_start/end: the sum stays exact. */
+    long double ld = 0;
+#pragma omp parallel num_threads(4)
+    for (int i = 0; i < rounds / 4; i++) {
+#pragma omp atomic
+        ld += 1.0L;
+    }
+    CHECK(ld == 4.0L * (rounds / 4));
+
+    /* A thread waiting at a critical section held 300 ms sleeps. */
+    double crit_cpu = -1;
+    int held = 0;
+#pragma omp parallel num_threads(2)
+    {
+        if (omp_get_thread_num() == 0) {
+#pragma omp critical(hold)
+            {
+                __atomic_store_n(&held, 1, __ATOMIC_SEQ_CST);
+                usleep(300000);
+            }
+        } else {
+            while (!__atomic_load_n(&held, __ATOMIC_SEQ_CST))
+                usleep(100);
+            double t0 = cpu_now();
+#pragma omp critical(hold)
+            crit_cpu = cpu_now() - t0;
+        }
+    }
+    printf("critical waiter's CPU time over a 300 ms hold: %.1f ms\n", crit_cpu * 1e3);
+    CHECK(crit_cpu >= 0 && crit_cpu < 0.15);
     printf("ok\n");
     return 0;
 }
