@@ -1,0 +1,195 @@
+set terminal pngcairo size 1400,1560 font ',10'
+set output "omp.png"
+set termoption noenhanced
+$sync_libgomp << EOD
+-0.2 729.9 701.9 1317.3 "PARALLEL"
+0.8 345.4 309.9 603 "FOR"
+1.8 934.9 725.9 1484.8 "PARALLEL_FOR"
+2.8 373.3 314.5 623.3 "BARRIER"
+3.8 323.8 254.7 605.8 "SINGLE"
+4.8 4.7 0.8 34.2 "CRITICAL"
+5.8 4 0.8 36.7 "LOCK_UNLOCK"
+6.8 22 11.6 37.5 "ATOMIC"
+7.8 727.7 713.8 1449.9 "REDUCTION"
+EOD
+$sync_libomp << EOD
+0 641.1 493.7 1437.3 "PARALLEL"
+1 258.9 186.8 640.6 "FOR"
+2 685.4 536.4 1834 "PARALLEL_FOR"
+3 257.2 189.7 685.4 "BARRIER"
+4 283.3 169.5 728.9 "SINGLE"
+5 141.1 83.9 488.1 "CRITICAL"
+6 131.8 77.2 493.8 "LOCK_UNLOCK"
+7 24.1 11.1 37 "ATOMIC"
+8 855 551.8 1414.2 "REDUCTION"
+EOD
+$sync_ultrapool << EOD
+0.2 1852.9 1642.9 10657.5 "PARALLEL"
+1.2 97.6 73.9 233.1 "FOR"
+2.2 2392.5 1704.4 12762.5 "PARALLEL_FOR"
+3.2 105.1 88.1 259 "BARRIER"
+4.2 104.1 71.7 298.7 "SINGLE"
+5.2 64.2 31.7 97.5 "CRITICAL"
+6.2 18.9 9.9 47.8 "LOCK_UNLOCK"
+7.2 27.8 13.7 29.3 "ATOMIC"
+8.2 2364.1 1847.1 23479.3 "REDUCTION"
+EOD
+$sched_libgomp << EOD
+-0.2 645.9 338.9 1438.2 "STATIC"
+0.8 981.5 706.9 1878.9 "STATIC_1"
+1.8 857.7 560.4 1485.5 "STATIC_2"
+2.8 945.7 692.7 1555.4 "STATIC_4"
+3.8 818.8 462.5 1432.4 "STATIC_8"
+4.8 770.4 415 1247.5 "STATIC_16"
+5.8 720.3 585.8 1296.1 "STATIC_32"
+6.8 613.8 426.8 1472.8 "STATIC_64"
+7.8 674.7 352 1629.9 "STATIC_128"
+8.8 2048.4 384.7 9912.7 "DYNAMIC_1"
+9.8 1323.4 300 8481.2 "DYNAMIC_2"
+10.8 872.7 382.4 4926.6 "DYNAMIC_4"
+11.8 737.6 375.6 3543.6 "DYNAMIC_8"
+12.8 712.9 592.3 2650.2 "DYNAMIC_16"
+13.8 991.1 368.3 1595.7 "DYNAMIC_32"
+14.8 609.1 374.5 1621.3 "DYNAMIC_64"
+15.8 504.1 250.6 1506.5 "DYNAMIC_128"
+16.8 446.9 292.8 1493 "GUIDED_1"
+17.8 539.1 331.6 1492.2 "GUIDED_2"
+18.8 685.4 435.5 1609.2 "GUIDED_4"
+19.8 497.6 396.8 1419.1 "GUIDED_8"
+20.8 753.3 448.8 1506.3 "GUIDED_16"
+21.8 687.5 401.7 1433.4 "GUIDED_32"
+22.8 722.9 382 1319.3 "GUIDED_64"
+23.8 689.1 303.7 1388.1 "GUIDED_128"
+EOD
+$sched_libomp << EOD
+0 5186.6 3873.7 6344.3 "STATIC"
+1 74956.5 68850.8 145988 "STATIC_1"
+2 40205.8 35308.8 44418.4 "STATIC_2"
+3 20554.5 19080 41672.8 "STATIC_4"
+4 14048.1 11055.1 23675.9 "STATIC_8"
+5 8415.1 7161.7 14643.4 "STATIC_16"
+6 7367.3 5117.2 9569.9 "STATIC_32"
+7 6153.9 3830.5 6655.3 "STATIC_64"
+8 3596.6 3396.5 5661.5 "STATIC_128"
+9 79258.7 74184.2 103118 "DYNAMIC_1"
+10 38660.5 37601.8 53963.4 "DYNAMIC_2"
+11 22532.4 20220.2 29125.8 "DYNAMIC_4"
+12 15109.3 11669.2 18646.7 "DYNAMIC_8"
+13 8904.5 7661.1 11896 "DYNAMIC_16"
+14 5740.1 5163.3 8817.9 "DYNAMIC_32"
+15 4778.4 3932.9 7377.6 "DYNAMIC_64"
+16 3913.4 3129.4 5357.8 "DYNAMIC_128"
+17 11202.5 9035.1 12576.2 "GUIDED_1"
+18 8503.9 7932.3 11175.3 "GUIDED_2"
+19 7501.7 7081.7 9679.4 "GUIDED_4"
+20 7898.3 6580.1 8629.9 "GUIDED_8"
+21 6396.2 6333.5 7395.9 "GUIDED_16"
+22 6084 5272.5 7690.2 "GUIDED_32"
+23 5517.5 3844.7 7885.5 "GUIDED_64"
+24 5421.7 3714 6411.4 "GUIDED_128"
+EOD
+$sched_ultrapool << EOD
+0.2 1141.9 448.8 1567 "STATIC"
+1.2 2404.4 466.3 3354.3 "STATIC_1"
+2.2 1329.2 494 2449.6 "STATIC_2"
+3.2 1522.5 604.9 2489.4 "STATIC_4"
+4.2 1222.4 506.5 1977.1 "STATIC_8"
+5.2 810.2 523.7 1821.2 "STATIC_16"
+6.2 930.7 541.6 1802.1 "STATIC_32"
+7.2 1021 489.1 1716.9 "STATIC_64"
+8.2 664.9 517.3 1686.6 "STATIC_128"
+9.2 3354.7 1159.4 11884.7 "DYNAMIC_1"
+10.2 2079.3 747.5 9658.1 "DYNAMIC_2"
+11.2 1834.1 626.7 5363.8 "DYNAMIC_4"
+12.2 1247.3 519.7 3646.6 "DYNAMIC_8"
+13.2 1248.6 490.7 2201.2 "DYNAMIC_16"
+14.2 1161.5 550.7 1615.9 "DYNAMIC_32"
+15.2 1103.9 617.8 1368.5 "DYNAMIC_64"
+16.2 1100.3 497.6 1637.5 "DYNAMIC_128"
+17.2 747.6 623.9 2623.4 "GUIDED_1"
+18.2 942.1 558.9 2120.3 "GUIDED_2"
+19.2 870.3 563.4 1816.7 "GUIDED_4"
+20.2 823.1 579.5 1796.7 "GUIDED_8"
+21.2 1262 812.6 2153.9 "GUIDED_16"
+22.2 1081.5 497.1 1838.8 "GUIDED_32"
+23.2 1277.7 478.3 1657.8 "GUIDED_64"
+24.2 1023.3 657.7 1492 "GUIDED_128"
+EOD
+$task_libgomp << EOD
+-0.2 73.5 41.9 284 "PARALLEL_TASK"
+0.8 692.4 523.9 727.4 "MASTER_TASK"
+1.8 587.7 411.7 2096.8 "TASK_WAIT"
+2.8 899.8 679.3 2684.7 "TASK_BARRIER"
+3.8 144.7 69.3 350.7 "NESTED_TASK"
+4.8 68.2 66.1 72.2 "TASKLOOP"
+5.8 454.6 248.1 1184.8 "DEPEND_CHAIN"
+EOD
+$task_libomp << EOD
+0 305.7 230.6 340.7 "PARALLEL_TASK"
+1 304.6 287.1 550.5 "MASTER_TASK"
+2 162.2 159.7 541.4 "TASK_WAIT"
+3 1443.7 1441.2 3179.3 "TASK_BARRIER"
+4 519.9 486.4 690.8 "NESTED_TASK"
+5 279.3 274.2 868.5 "TASKLOOP"
+6 944.2 937 1080.5 "DEPEND_CHAIN"
+EOD
+$task_ultrapool << EOD
+0.2 108.6 82.4 162.9 "PARALLEL_TASK"
+1.2 175.2 130.1 506.7 "MASTER_TASK"
+2.2 131.4 77.6 313 "TASK_WAIT"
+3.2 231.5 172.1 818.8 "TASK_BARRIER"
+4.2 130 90.7 179.5 "NESTED_TASK"
+5.2 170 124.9 560 "TASKLOOP"
+6.2 172.6 154.8 309.6 "DEPEND_CHAIN"
+EOD
+$kernels_libgomp << EOD
+-0.2 227.797 158.916 384.628 "fib(27)"
+0.8 0.42345 0.37013 1.07432 "nqueens"
+1.8 12.8083 12.0497 20.0772 "msort"
+2.8 0.5899 0.299058 7.21704 "sparselu"
+3.8 2.10558 1.80787 3.78361 "strassen"
+4.8 1.95261 0.736113 11.6432 "jacobi"
+EOD
+$kernels_libomp << EOD
+0 282.905 253.987 312.936 "fib(27)"
+1 3.23976 0.986259 4.55311 "nqueens"
+2 14.9044 13.5214 18.5547 "msort"
+3 0.978965 0.406739 1.11551 "sparselu"
+4 3.19653 1.96657 3.49342 "strassen"
+5 1.44531 1.01355 2.55358 "jacobi"
+EOD
+$kernels_ultrapool << EOD
+0.2 32.5976 27.2778 45.4296 "fib(27)"
+1.2 0.294459 0.216754 0.553141 "nqueens"
+2.2 11.4587 10.1395 12.214 "msort"
+3.2 0.421877 0.318434 0.484233 "sparselu"
+4.2 2.52537 2.26753 3.23518 "strassen"
+5.2 0.737055 0.513177 1.18512 "jacobi"
+EOD
+set multiplot layout 4,1 title "points: median of 5 rounds; bars: lowest to highest round" scale 1,0.9538 offset 0,0.0058
+set logscale y
+set key outside right
+set xtics rotate by -45 font ',8'
+set grid ytics
+set title "syncbench: overhead per construct (ns)"
+set xrange [-0.6:8.6]
+set xtics ("PARALLEL" 0, "FOR" 1, "PARALLEL_FOR" 2, "BARRIER" 3, "SINGLE" 4, "CRITICAL" 5, "LOCK_UNLOCK" 6, "ATOMIC" 7, "REDUCTION" 8)
+set yrange [0.4:*]
+plot $sync_libgomp using 1:2:3:4 with yerrorbars pt 7 lc 1 title "libgomp", $sync_libomp using 1:2:3:4 with yerrorbars pt 7 lc 2 title "libomp", $sync_ultrapool using 1:2:3:4 with yerrorbars pt 7 lc 3 title "ultrapool"
+set title "schedbench: overhead per loop (ns)"
+set xrange [-0.6:24.6]
+set xtics ("STATIC" 0, "STATIC_1" 1, "STATIC_2" 2, "STATIC_4" 3, "STATIC_8" 4, "STATIC_16" 5, "STATIC_32" 6, "STATIC_64" 7, "STATIC_128" 8, "DYNAMIC_1" 9, "DYNAMIC_2" 10, "DYNAMIC_4" 11, "DYNAMIC_8" 12, "DYNAMIC_16" 13, "DYNAMIC_32" 14, "DYNAMIC_64" 15, "DYNAMIC_128" 16, "GUIDED_1" 17, "GUIDED_2" 18, "GUIDED_4" 19, "GUIDED_8" 20, "GUIDED_16" 21, "GUIDED_32" 22, "GUIDED_64" 23, "GUIDED_128" 24)
+set yrange [125.3:*]
+plot $sched_libgomp using 1:2:3:4 with yerrorbars pt 7 lc 1 title "libgomp", $sched_libomp using 1:2:3:4 with yerrorbars pt 7 lc 2 title "libomp", $sched_ultrapool using 1:2:3:4 with yerrorbars pt 7 lc 3 title "ultrapool"
+set title "taskbench: overhead per task construct (ns)"
+set xrange [-0.6:6.6]
+set xtics ("PARALLEL_TASK" 0, "MASTER_TASK" 1, "TASK_WAIT" 2, "TASK_BARRIER" 3, "NESTED_TASK" 4, "TASKLOOP" 5, "DEPEND_CHAIN" 6)
+set yrange [20.95:*]
+plot $task_libgomp using 1:2:3:4 with yerrorbars pt 7 lc 1 title "libgomp", $task_libomp using 1:2:3:4 with yerrorbars pt 7 lc 2 title "libomp", $task_ultrapool using 1:2:3:4 with yerrorbars pt 7 lc 3 title "ultrapool"
+set title "kernels, pragma variant (fib: ns per task; others: ms per run)"
+set xrange [-0.6:5.6]
+set xtics ("fib(27)" 0, "nqueens" 1, "msort" 2, "sparselu" 3, "strassen" 4, "jacobi" 5)
+set yrange [0.108377:*]
+set label 99 "machine amd-epyc-2cpu (AMD EPYC, 2 CPUs) | 2026-12-07 20:59 UTC | commit 0841eeb" at screen 0.995,0.0058 right front font ',8' tc rgb '#555555' noenhanced
+plot $kernels_libgomp using 1:2:3:4 with yerrorbars pt 7 lc 1 title "libgomp", $kernels_libomp using 1:2:3:4 with yerrorbars pt 7 lc 2 title "libomp", $kernels_ultrapool using 1:2:3:4 with yerrorbars pt 7 lc 3 title "ultrapool"
+unset multiplot
