@@ -39,8 +39,8 @@ typedef struct nest_lock_25 {
 _Static_assert(sizeof(lock_word) == 4 && sizeof(nest_lock) == 16 && sizeof(nest_lock_25) == 8,
                "omp.h's lock sizes on Linux");
 
-/* The spin before sleeping: a few microseconds of polls. */
-#define LOCK_SPINS 200
+/* The clock is read once every this many polls of a waiter's spin. */
+#define LOCK_POLLS_PER_LOOK 64
 
 static void futex_wait(lock_word *w, int expected)
 {
@@ -60,12 +60,34 @@ static int word_try(lock_word *w)
     return up__cas_strong_acquire_relaxed(w, &free_, 1);
 }
 
+/* A waiter polls for PAR_SPIN_NS, as a team's waiters do (wait.c): about
+ * what a futex wake-up costs, so a lock that comes free within that time
+ * costs no sleep and no wake-up call, and one held longer costs the CPU
+ * no more than the sleep would have. Timed, not counted, as a pause lasts
+ * from a few to over a hundred cycles by processor. Poll i (from 1) of a
+ * waiter whose spin began at *since (0 before the first look): 1 after a
+ * pause while the spin may go on, 0 once it is over. */
+static int spin_on(unsigned i, uint64_t *since)
+{
+    if (i % LOCK_POLLS_PER_LOOK == 0) {
+        uint64_t now = up__now_ns();
+        if (*since == 0)
+            *since = now;
+        else if (now - *since >= PAR_SPIN_NS)
+            return 0;
+    }
+    up__cpu_relax();
+    return 1;
+}
+
 static void word_lock(lock_word *w)
 {
-    for (unsigned i = 0; i < LOCK_SPINS; i++) {
+    uint64_t since = 0;
+    for (unsigned i = 1;; i++) {
         if (up__load_relaxed(w) == 0 && word_try(w))
             return;
-        up__cpu_relax();
+        if (!spin_on(i, &since))
+            break;
     }
     /* Say there is a waiter, and sleep while it is held. */
     while (up__exchange_acquire(w, 2) != 0)
@@ -159,7 +181,9 @@ static int nest25_take(nest_lock_25 *l, int tid, int *seen)
 static void nest25_set(nest_lock_25 *l)
 {
     int tid = my_tid(), seen;
-    for (unsigned i = 0;; i++) {
+    uint64_t since = 0;
+    int spinning = 1;
+    for (unsigned i = 1;; i++) {
         if (nest25_take(l, tid, &seen)) {
             l->count = 1;
             return;
@@ -168,9 +192,7 @@ static void nest25_set(nest_lock_25 *l)
             l->count++;
             return;
         }
-        if (i < LOCK_SPINS)
-            up__cpu_relax();
-        else
+        if (!spinning || !(spinning = spin_on(i, &since)))
             futex_wait(&l->owner, seen); /* woken by every release (below) */
     }
 }
