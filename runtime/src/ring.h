@@ -242,7 +242,9 @@ UP__RING_INLINE int up__ring_take_end(up__ring *r, up__ring_shape sh, _Atomic ui
 {
     uint64_t pos = up__load_relaxed(end);
     for (;;) {
-        if (pos & UP__RING_CLOSED)
+        /* Only the tail carries the bit: a pop (full_bit 1, a constant
+         * where this is inlined) skips the test, as the head never has it. */
+        if (!full_bit && (pos & UP__RING_CLOSED))
             return UP__RING_CLOSED_ERR;
         _Atomic uint64_t *seq = up__ring_seq(r, sh, pos);
         int64_t dif = (int64_t)(up__load_acquire(seq) - ((pos << sh.seq_shift) + full_bit));
