@@ -72,10 +72,9 @@ void gomp_icv_inherit(const gomp_icv *parent);
  * costs a test of gomp_icv_mark at its creation and a few loads and
  * stores around its run, all inline. */
 typedef struct gomp_icv_snap gomp_icv_snap;
-#define GOMP_TLS_IE __attribute__((tls_model("initial-exec")))
 /* (owner) The thread's snapshot of its current ICVs, with GOMP_ICV_DIRTY
  * when they changed since it was made; 0 while they are its region's. */
-extern _Thread_local uintptr_t gomp_icv_mark GOMP_TLS_IE;
+extern _Thread_local uintptr_t gomp_icv_mark UP__TLS_IE;
 #define GOMP_ICV_DIRTY ((uintptr_t)1)
 typedef struct gomp_icv_scope {
     struct gomp_icv_scope *outer;
@@ -84,7 +83,7 @@ typedef struct gomp_icv_scope {
     gomp_icv icv;
 } gomp_icv_scope;
 /* (owner) The innermost explicit task running on this thread. */
-extern _Thread_local gomp_icv_scope *gomp_icv_scope_top GOMP_TLS_IE;
+extern _Thread_local gomp_icv_scope *gomp_icv_scope_top UP__TLS_IE;
 gomp_icv_snap *gomp_icv_capture_slow(void);
 void gomp_icv_scope_install(gomp_icv_scope *s, gomp_icv_snap *captured);
 void gomp_icv_scope_restore(gomp_icv_scope *s);

@@ -12,13 +12,13 @@
 enum { SCHED_STATIC = 1, SCHED_DYNAMIC, SCHED_GUIDED, SCHED_AUTO };
 #define SCHED_MONOTONIC ((int)0x80000000u)
 
-static _Thread_local gomp_icv icv;
-static _Thread_local int icv_ready;
+static _Thread_local gomp_icv icv UP__TLS_IE;
+static _Thread_local int icv_ready UP__TLS_IE;
 
 /* Every task's creation and run reads these (gomp.h): initial-exec, as
  * par_tls, so that no access calls __tls_get_addr. */
-_Thread_local gomp_icv_scope *gomp_icv_scope_top GOMP_TLS_IE;
-_Thread_local uintptr_t gomp_icv_mark GOMP_TLS_IE;
+_Thread_local gomp_icv_scope *gomp_icv_scope_top UP__TLS_IE;
+_Thread_local uintptr_t gomp_icv_mark UP__TLS_IE;
 
 static gomp_icv initial;
 static pthread_once_t initial_once = PTHREAD_ONCE_INIT;

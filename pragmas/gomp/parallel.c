@@ -32,7 +32,7 @@ typedef struct saved_icv {
     gomp_icv_outer outer; /* and whether those were its region's */
 } saved_icv;
 
-static _Thread_local saved_icv *saved_top, *saved_free;
+static _Thread_local saved_icv *saved_top UP__TLS_IE, *saved_free UP__TLS_IE;
 
 /* A pool worker that retires, or any thread that ends, frees its nodes:
  * the key's value is the thread's free list (every node is on it between
@@ -135,7 +135,7 @@ void gomp_parallel_run(void (*fn)(void *), void *data, unsigned num_threads, uns
 }
 
 /* The split form's open regions of this thread, innermost first. */
-static _Thread_local region *open_regions;
+static _Thread_local region *open_regions UP__TLS_IE;
 
 void gomp_parallel_open(void (*fn)(void *), void *data, unsigned num_threads,
                         void (*pre)(const void *), const void *pre_arg, size_t pre_size,

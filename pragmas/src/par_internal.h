@@ -351,7 +351,7 @@ struct par_thread {
 };
 
 par_thread *par_self(void); /* creates the thread's context on first use */
-extern _Thread_local par_thread *par_tls;
+extern _Thread_local par_thread *par_tls UP__TLS_IE;
 
 /* tasks.c */
 void par_run_task(par_thread *th, par_task *t);

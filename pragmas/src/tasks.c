@@ -20,7 +20,7 @@
 
 #define DEQUE_CAPACITY 8192
 
-__attribute__((tls_model("initial-exec"))) _Thread_local par_thread *par_tls;
+_Thread_local par_thread *par_tls UP__TLS_IE;
 static pthread_key_t thread_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 

@@ -38,6 +38,10 @@
 /* The runtime's monotonic clock (up__now_ns), for the layer's deadlines. */
 #include "../src/clock.h"
 
+/* The initial-exec model for hot thread-local variables (UP__TLS_IE), so
+ * the layer's follow the runtime's rule. */
+#include "../src/tls.h"
+
 /* Trimming variable values (up__trimmed), for the layer's environment. */
 #include "../src/text.h"
 

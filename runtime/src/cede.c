@@ -76,7 +76,7 @@ typedef struct inline_state {
     uint64_t stamped;
 } inline_state;
 
-static _Thread_local inline_state tls_inline;
+static _Thread_local inline_state tls_inline UP__TLS_IE;
 
 static void refresh_lease(up__shard *s, unsigned slot, inline_state *st, uint64_t now)
 {

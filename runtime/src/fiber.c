@@ -10,6 +10,7 @@
 
 #include <ultrapool/pool.h>
 #include "debug.h"
+#include "tls.h"
 
 #if defined(UP_FIBER_UCONTEXT) || !defined(UP__FIBER_HAVE_ASM)
 #define JUMP(save, to, arg)         up__fiber_uc_jump(save, to, arg)
@@ -69,7 +70,7 @@
  * position-independent code calls __tls_get_addr, which tripled the cost
  * of a switch; a pointer of static TLS fits glibc's reserve even when the
  * library is loaded with dlopen. */
-static _Thread_local up__fiber *running __attribute__((tls_model("initial-exec")));
+static _Thread_local up__fiber *running UP__TLS_IE;
 
 #if ANNOTATED
 /* Before a jump: ASan and TSan learn where execution goes. A fiber that

@@ -1,12 +1,13 @@
 /* The helping depth's thread-local state and its limit (help.h). */
 #include "help.h"
+#include "tls.h"
 
 #include <stddef.h>
 
 #include "os/os.h"
 
-static _Thread_local unsigned tls_depth; /* levels of helping now */
-static _Thread_local unsigned tls_limit; /* 0 until this thread first helps */
+static _Thread_local unsigned tls_depth UP__TLS_IE; /* levels of helping now */
+static _Thread_local unsigned tls_limit UP__TLS_IE; /* 0 until this thread first helps */
 
 static unsigned compute_limit(size_t stack)
 {

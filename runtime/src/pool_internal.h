@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "debug.h"
+#include "tls.h"
 #include "types.h"
 
 /* pool.c */
@@ -25,9 +26,9 @@ void up__publish_wake(up_pool *p, unsigned shard);
 /* worker.c: the loop, and the thread-local context */
 /* Thread-local context: the worker running on this thread (NULL for other
  * threads) and the pool whose task this thread is running right now. */
-extern _Thread_local up__worker *up__tls_worker;
-extern _Thread_local up_pool *up__tls_running;
-extern _Thread_local up__task_tls up__tls_task;
+extern _Thread_local up__worker *up__tls_worker UP__TLS_IE;
+extern _Thread_local up_pool *up__tls_running UP__TLS_IE;
+extern _Thread_local up__task_tls up__tls_task UP__TLS_IE;
 /* &up__tls_task of the calling thread, looked up anew at every call: code
  * that may have parked since its last look uses this, never an address
  * the compiler computed before the park (on the old thread). */

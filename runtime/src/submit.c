@@ -24,10 +24,10 @@ enum { MODE_NOWAIT = 0, MODE_WAIT = 1, MODE_NOGROW = 2 };
 
 /* The caller's CPU, refreshed every few submits: asking costs a few
  * nanoseconds, and a thread rarely migrates between two submits. */
-static _Thread_local int tls_cpu = -1;
-static _Thread_local unsigned tls_cpu_age;
+static _Thread_local int tls_cpu UP__TLS_IE = -1;
+static _Thread_local unsigned tls_cpu_age UP__TLS_IE;
 static _Atomic unsigned thread_seq;
-static _Thread_local unsigned tls_thread_hash;
+static _Thread_local unsigned tls_thread_hash UP__TLS_IE;
 
 static unsigned thread_hash(void)
 {

@@ -15,7 +15,7 @@ unsigned up__pool_spin(const up_pool *p) { return p ? p->cfg.spin : 0; }
 static pthread_key_t parker_key;
 static pthread_once_t parker_once = PTHREAD_ONCE_INIT;
 static int parker_key_ok;
-static _Thread_local up__parker *tls_parker;
+static _Thread_local up__parker *tls_parker UP__TLS_IE;
 
 static void free_parker(void *arg)
 {

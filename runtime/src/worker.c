@@ -13,9 +13,9 @@
 #include "wait_internal.h"
 #include "workmap.h"
 
-_Thread_local up__worker *up__tls_worker;
-_Thread_local up_pool *up__tls_running;
-_Thread_local up__task_tls up__tls_task;
+_Thread_local up__worker *up__tls_worker UP__TLS_IE;
+_Thread_local up_pool *up__tls_running UP__TLS_IE;
+_Thread_local up__task_tls up__tls_task UP__TLS_IE;
 
 /* Not inlined, and the asm hides both the call's effect and its result
  * from the optimizer, so no call is merged with another or hoisted above a
