@@ -82,12 +82,16 @@ static int spin_on(unsigned i, uint64_t *since)
 
 static void word_lock(lock_word *w)
 {
+    /* The first try is a CAS alone: a lock most often free costs one
+     * exclusive fetch of its line, not a shared one and then another. */
+    if (word_try(w))
+        return;
     uint64_t since = 0;
     for (unsigned i = 1;; i++) {
-        if (up__load_relaxed(w) == 0 && word_try(w))
-            return;
         if (!spin_on(i, &since))
             break;
+        if (up__load_relaxed(w) == 0 && word_try(w))
+            return;
     }
     /* Say there is a waiter, and sleep while it is held. */
     while (up__exchange_acquire(w, 2) != 0)

@@ -214,8 +214,8 @@ GOMP_API bool GOMP_single_start(void) { return up_single() != 0; }
  * before first use as a free word is, as its word: two names never share
  * a lock (nesting critical sections of different names cannot deadlock),
  * and no name costs an allocation. */
-static _Atomic int unnamed_lock;
-static _Atomic int atomic_lock;
+static _Alignas(PAR_LINE) _Atomic int unnamed_lock;
+static _Alignas(PAR_LINE) _Atomic int atomic_lock;
 
 _Static_assert(sizeof(_Atomic int) <= sizeof(void *) && _Alignof(_Atomic int) <= _Alignof(void *),
                "a named critical section's word fits GCC's pointer-sized variable");
