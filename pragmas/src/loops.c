@@ -183,8 +183,11 @@ static void leave_ws(par_thread *th, par_ws *ws, unsigned size)
 void par_ws_free(par_team *t)
 {
     for (unsigned i = 0; i < PAR_WS_SLOTS; i++) {
-        free(up__load_relaxed(&t->ws[i].stale));
-        free(up__load_relaxed(&t->ws[i].data));
+        void *stale = up__load_relaxed(&t->ws[i].stale), *data = up__load_relaxed(&t->ws[i].data);
+        if (stale) /* mostly NULL: a reused team's reset skips the calls */
+            free(stale);
+        if (data)
+            free(data);
     }
 }
 

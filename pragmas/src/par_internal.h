@@ -248,6 +248,7 @@ struct par_team {
     _Atomic int abandoned;    /* (atomic) set before running: members leave at once */
     _Atomic unsigned left;    /* (atomic) members done with the region */
     par_member *members;      /* (ro) requested slots, by join order; member numbers in index */
+    unsigned cap;             /* (ro) slots allocated in members, requested or more */
     const par_thread *master; /* (ro) compared, never dereferenced by members */
     /* (ro) A docking team (crew.c): a top-level full region opened by a
      * thread outside the pool, whose members wait in its master's crew
@@ -348,6 +349,10 @@ struct par_thread {
     up_pool *dock_pool; /* (owner; read by a releaser under the crew's lock after the left count) */
     int dock_ok;        /* (owner) this member part may dock at its end */
     par_crew *crew;     /* (owner, and crew.c's lock for a release) */
+    /* (owner) the last two teams it was the master of, newest first,
+     * each with the master's reference or NULL, for its next regions to
+     * reuse (team.c) */
+    par_team *spare[2];
 };
 
 par_thread *par_self(void); /* creates the thread's context on first use */
@@ -521,6 +526,8 @@ void par_barrier(par_thread *th);
  * while t cannot end yet. */
 void par_team_hold(par_team *t);
 void par_team_release(par_team *t);
+/* Drops the team th kept for its next region (team.c), at the thread's end. */
+void par_team_spare_drop(par_thread *th);
 /* A member part on th, joining t with the number wish pref (PAR_PREF_NONE
  * or number + 2) if t is still gathering; drops the reference th held. */
 void par_member_run(par_thread *th, par_team *t, unsigned pref);

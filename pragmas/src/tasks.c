@@ -28,6 +28,7 @@ static void thread_exit(void *arg)
 {
     par_thread *th = arg;
     par_crew_drop(th); /* its docked members go back to the pool */
+    par_team_spare_drop(th);
     for (int i = 0; i < PAR_MAX_LEVELS; i++)
         if (th->dqs[i]) {
             up__deque_free(th->dqs[i]);

@@ -35,6 +35,22 @@ unsigned par_cpus(void)
     return n > 0 ? (unsigned)n : 1;
 }
 
+/* The default team size: the CPUs the process may use, counted at the
+ * first region that asks (a system call each time would cost a region
+ * more than its start does); as OpenMP's nthreads-var, set once, a later
+ * change of the affinity mask does not move it. A race of two first
+ * regions stores the same count twice. */
+static unsigned default_team(void)
+{
+    static _Atomic unsigned cpus;
+    unsigned n = up__load_relaxed(&cpus);
+    if (n == 0) {
+        n = par_cpus();
+        up__store_relaxed(&cpus, n);
+    }
+    return n;
+}
+
 static void drop_ref(par_team *t)
 {
     if (up__fetch_sub_acq_rel(&t->refs, 1) == 1) {
@@ -116,17 +132,22 @@ static void member_leave(par_thread *th, par_team *t, par_frame *root, const par
         t->leave(t->ctx);
     /* A member that left the barrier may still be in a steal attempt on
      * another member's deque. Nobody reuses its deque (in its next region)
-     * before every member has said it stopped looking. */
+     * before every member has said it stopped looking; so each waits for
+     * the others' arrivals here. A docking member need not: its next
+     * region comes from the master, whose wait ends only after every
+     * arrival (crew.c), and no thief finds its deque through the slot. */
     unsigned size = up__load_relaxed(&t->size);
-    par_dock_mark(th, t, th->c.slot); /* published by the arrival */
+    par_member *slot = th->c.slot;
+    par_dock_mark(th, t, slot); /* published by the arrival */
+    up__store_release(&slot->dq, NULL);
+    int docks = slot->docks;
     if (up__fetch_add_seqcst(&t->left, 1) == size - 1) {
-        par_wake_team(t, th->c.slot); /* publish, then wake (wait.c) */
-    } else {
+        par_wake_team(t, slot); /* publish, then wake (wait.c) */
+    } else if (!docks) {
         unsigned spins = 0;
         while (up__load_acquire(&t->left) < size)
-            par_idle(th, th->c.slot, &spins, all_left, t, 0, UINT64_MAX);
+            par_idle(th, slot, &spins, all_left, t, 0, UINT64_MAX);
     }
-    up__store_release(&th->c.slot->dq, NULL);
     th->c = *saved;
     th->level = saved_level[0];
     th->depth = saved_level[1];
@@ -342,12 +363,14 @@ static void number_members(par_team *t, unsigned size)
             m[s].index = s;
         return;
     }
-    unsigned char *taken = calloc(size, 1);
+    unsigned char small[64];
+    unsigned char *taken = size <= sizeof small ? small : malloc(size);
     if (!taken) { /* no stability without memory: join order, still a valid team */
         for (unsigned s = 1; s < size; s++)
             m[s].index = s;
         return;
     }
+    memset(taken, 0, size);
     taken[0] = 1;
     for (unsigned s = 1; s < size; s++) {
         /* A joiner says its wish right after its CAS: wait for it. */
@@ -369,7 +392,89 @@ static void number_members(par_team *t, unsigned size)
         m[s].index = next;
         taken[next] = 1;
     }
-    free(taken);
+    if (taken != small)
+        free(taken);
+}
+
+/* Team storage. A master keeps its last two teams, with its reference,
+ * for its next regions (th->spare). Once that reference is the only one
+ * left, no member, member task, docked thread or event fulfiller can look
+ * at the team any more (each holds a reference while it may), so a new
+ * region resets it in place. That saves an allocation and a free per
+ * region, and above all the free by a member thread, which takes the lock
+ * of the master's malloc arena while the master allocates its next team.
+ * Two, because the members of the region just ended may still be on
+ * their way out of it when the next one starts: the one before is idle
+ * by then. A team pushed out of the pair is dropped, and freed by its
+ * last holder, as any other. */
+static void team_keep(par_thread *th, par_team *t)
+{
+    if (th->spare[1])
+        drop_ref(th->spare[1]);
+    th->spare[1] = th->spare[0];
+    th->spare[0] = t;
+}
+
+void par_team_spare_drop(par_thread *th)
+{
+    for (int i = 0; i < 2; i++) {
+        if (th->spare[i])
+            drop_ref(th->spare[i]);
+        th->spare[i] = NULL;
+    }
+}
+
+/* A kept team of at least n slots that nobody else holds, taken out of
+ * th->spare; NULL if none. */
+static par_team *spare_take(par_thread *th, unsigned n)
+{
+    for (int i = 1; i >= 0; i--) { /* the older first: more likely idle */
+        par_team *t = th->spare[i];
+        /* refs read 1 with acquire: every holder's accesses happened
+         * before (the drops are one release sequence). */
+        if (t && t->cap >= n && up__load_acquire(&t->refs) == 1) {
+            if (i == 0)
+                th->spare[0] = th->spare[1];
+            th->spare[1] = NULL;
+            return t;
+        }
+    }
+    return NULL;
+}
+
+/* An idle team of at least n slots, zeroed but for its lock and the
+ * result slots of reductions (each member writes its own before any
+ * reads it); NULL without memory. */
+static par_team *team_get(par_thread *th, unsigned n)
+{
+    par_team *t = spare_take(th, n);
+    if (t) {
+        /* A region's end leaves its urgent queue empty: its tasks all ran. */
+        up__assert_internal(!t->urgent_more);
+        par_ws_free(t);
+        par_member *members = t->members;
+        unsigned cap = t->cap;
+        memset(t, 0, offsetof(par_team, urgent_lock));
+        atomic_init(&t->urgent_n, 0);
+        for (unsigned i = 0; i < n; i++)
+            memset(&members[i], 0, offsetof(par_member, reduce));
+        t->members = members;
+        t->cap = cap;
+        return t;
+    }
+    t = aligned_alloc(PAR_LINE, sizeof *t);
+    par_member *members = aligned_alloc(PAR_LINE, n * sizeof *members);
+    if (!t || !members) {
+        free(t);
+        free(members);
+        return NULL;
+    }
+    memset(t, 0, sizeof *t);
+    memset(members, 0, n * sizeof *members);
+    pthread_mutex_init(&t->urgent_lock, NULL);
+    t->members = members;
+    t->cap = n;
+    return t;
 }
 
 /* Gathers the team and enters it as member 0 (par_parallel_enter): *out
@@ -412,7 +517,7 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_fn fn, up_fn leave,
     }
     unsigned level = th->level + 1;
     if (nthreads == 0 && (nthreads = par_env_threads(env, level)) == 0)
-        nthreads = par_cpus();
+        nthreads = default_team();
     /* Too deep, past the active levels allowed (OpenMP makes such a
      * region inactive), or no memory for a deque: a team of one, which
      * up_parallel_exact refuses (all or nothing, as on the OpenMP
@@ -444,17 +549,12 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_fn fn, up_fn leave,
         return UP_ESTOPPED;
     }
 
-    par_team *t = aligned_alloc(PAR_LINE, sizeof *t);
-    par_member *members = aligned_alloc(PAR_LINE, nthreads * sizeof *members);
-    if (!t || !members) {
-        free(t);
-        free(members);
+    par_team *t = team_get(th, nthreads);
+    if (!t) {
         group_give(cg, extra);
         up__set_error("%s: out of memory for a team of %u", who, nthreads);
         return UP_ENOMEM;
     }
-    memset(t, 0, sizeof *t);
-    memset(members, 0, nthreads * sizeof *members);
     t->pool = pool;
     t->fn = fn;
     t->leave = leave;
@@ -463,7 +563,6 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_fn fn, up_fn leave,
     t->level = level; /* any depth: only the deque cache stops at PAR_MAX_LEVELS */
     t->depth = depth;
     t->spin = up__pool_spin(pool);
-    t->members = members;
     t->outer = outer;
     t->outer_member = outer ? th->c.member : 0;
     t->mode = mode;
@@ -471,11 +570,11 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_fn fn, up_fn leave,
     t->dock = nthreads > 1 && par_dock_allowed(outer, level, mode);
     t->cg = cg ? cg : &t->cg_used; /* a top-level team counts its group */
     atomic_init(&t->cg_used, nthreads);
+    par_member *members = t->members;
     for (unsigned i = 0; i < nthreads; i++)
         members[i].team = t;
     /* Before any member task exists: a joiner wakes the master there. */
     par_slot_take(&members[0], t, th);
-    pthread_mutex_init(&t->urgent_lock, NULL);
     for (unsigned i = 0; i < PAR_WS_SLOTS; i++)
         atomic_init(&t->ws[i].gen, i);
     atomic_init(&t->state, 1); /* the master is member 0 */
@@ -521,39 +620,47 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_fn fn, up_fn leave,
      * member tasks are still queued (its workers may be busy in other
      * regions, which never wait for this one, so reserving more always
      * makes progress; a task already taken needs nobody). */
-    uint64_t start = up__now_ns();
-    uint64_t deadline =
-        mode == PAR_TEAM_FULL ? UINT64_MAX : start + (level == 1 ? 200000000u : 200000u);
     unsigned spins = 0;
     gather g = {t, 1 + posted + submitted};
-    for (;;) {
+    /* Without member tasks (a team all of docked threads, each counted
+     * when posted) the team is complete already: no clock to read. */
+    uint64_t start = submitted ? up__now_ns() : 0;
+    uint64_t deadline =
+        mode == PAR_TEAM_FULL ? UINT64_MAX : start + (level == 1 ? 200000000u : 200000u);
+    while (submitted) {
         unsigned joined = up__load_acquire(&t->state) & ~CLOSED;
-        uint64_t now = up__now_ns();
-        if (joined >= 1 + posted + submitted || now >= deadline)
+        if (joined >= 1 + posted + submitted)
             break;
-        if ((!asked || mode == PAR_TEAM_FULL) && now - start >= GATHER_GRACE_NS) {
-            /* Only member tasks still queued need workers: a posted thread
-             * is docked and on its way, and so is a worker that took a
-             * member task but has not joined yet (the pool counts it busy,
-             * and a loaded machine can hold it there for a time slice).
-             * taken counts the member tasks that started; one taken from
-             * the queue that has not started yet (its worker held off the
-             * CPU between the take and the count) is no longer in the
-             * pool's queues, which bound the count. With none left there,
-             * look again after the next grace instead of starting a
-             * thread. */
-            unsigned missing = 1 + posted + submitted - joined;
-            unsigned taken = up__load_relaxed(&t->taken);
-            unsigned queued = taken < submitted ? submitted - taken : 0;
-            if (queued > missing)
-                queued = missing;
-            if (queued)
-                queued = up__pool_queued(pool, queued);
-            if (queued) {
-                want_workers(pool, queued);
-                asked = 1;
+        /* The clock costs about what a look does: it is read at every
+         * 32nd spin step of par_idle, and after a park (spins 0). */
+        if ((spins & 31) == 0) {
+            uint64_t now = up__now_ns();
+            if (now >= deadline)
+                break;
+            if ((!asked || mode == PAR_TEAM_FULL) && now - start >= GATHER_GRACE_NS) {
+                /* Only member tasks still queued need workers: a posted thread
+                 * is docked and on its way, and so is a worker that took a
+                 * member task but has not joined yet (the pool counts it busy,
+                 * and a loaded machine can hold it there for a time slice).
+                 * taken counts the member tasks that started; one taken from
+                 * the queue that has not started yet (its worker held off the
+                 * CPU between the take and the count) is no longer in the
+                 * pool's queues, which bound the count. With none left there,
+                 * look again after the next grace instead of starting a
+                 * thread. */
+                unsigned missing = 1 + posted + submitted - joined;
+                unsigned taken = up__load_relaxed(&t->taken);
+                unsigned queued = taken < submitted ? submitted - taken : 0;
+                if (queued > missing)
+                    queued = missing;
+                if (queued)
+                    queued = up__pool_queued(pool, queued);
+                if (queued) {
+                    want_workers(pool, queued);
+                    asked = 1;
+                }
+                start = now;
             }
-            start = now;
         }
         /* Parked, woken by each join, or at the grace's end to ask. */
         par_idle(th, &members[0], &spins, gathered, &g, 0,
@@ -600,7 +707,7 @@ static void region_leave(par_thread *th, par_team *t)
     member_leave(th, t, &t->master_root, &t->master_saved, t->master_level);
     if (t->dock) /* every member has left: the docked ones are in their docks */
         par_crew_update(th, t);
-    drop_ref(t);
+    team_keep(th, t);
     group_give(cg, extra);
 }
 

@@ -5,7 +5,8 @@
  * UP_EAGAIN when what failed was a thread's start), crash nothing and leak
  * nothing: the wrappers also count what is still allocated, which must be
  * back to where it was. The operations: pool creation with several shards
- * and workers, parallel regions of the OpenMP-style layer, tasks with
+ * and workers, parallel regions of the OpenMP-style layer (opened by a
+ * new thread, whose team and caches are all new), tasks with
  * dependencies, and the creation of task groups, channels and semaphores
  * (each then used while the failure stays armed, so their use must not
  * allocate either). What must never allocate is counted with nothing
@@ -134,6 +135,24 @@ static int op_region(void)
     int rc = UP_OK;
     int r = up_parallel(shared, 2, dep_region, &rc);
     return r != UP_OK ? r : rc;
+}
+
+static void *region_thread(void *arg)
+{
+    *(int *)arg = op_region();
+    return NULL;
+}
+
+/* A region from a thread that never opened one: a master keeps its team
+ * for its next region, so only a new master allocates one (with its
+ * thread's state and deques), and its end must free all of it. */
+static int op_region_new_master(void)
+{
+    int rc = UP_OK;
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, region_thread, &rc), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    return rc;
 }
 
 /* Waits until the shared pool has run every task it accepted (a region's
@@ -330,7 +349,7 @@ int main(void)
     for (int i = 0; i < 3; i++)
         op_region();
     int a = sweep("pool creation", op_create, 0);
-    int b = sweep("parallel region with dependent tasks", op_region, 0);
+    int b = sweep("parallel region of a new master, with dependent tasks", op_region_new_master, 0);
     int c = sweep("group creation, 64 tasks and a wait", op_group, 1);
     int d = sweep("channel creation and use", op_chan, 1);
     int e = sweep("semaphore creation and use", op_sem, 1);

@@ -70,7 +70,8 @@ extern "C" {
  * of them, and every task they created, are done. nthreads 0 is the size
  * UP_NUM_THREADS, else OMP_NUM_THREADS, gives the region's nesting level
  * (a list "4,2": 4 at the top level, 2 below, the last value for deeper
- * levels), else one thread per CPU the process may use. UP_THREAD_LIMIT
+ * levels), else one thread per CPU the process may use (counted at the
+ * first region that needs it, as OpenMP counts them once). UP_THREAD_LIMIT
  * (OMP_THREAD_LIMIT) bounds the threads of a top-level region and all the
  * regions nested in it together; past UP_MAX_ACTIVE_LEVELS
  * (OMP_MAX_ACTIVE_LEVELS) nested regions of more than one thread, a
