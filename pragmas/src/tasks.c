@@ -908,7 +908,11 @@ int par_task_create(const char *who, up_fn fn, const par_task *proto, const up_t
             creation_point(th, f);
         return UP_OK;
     }
-    if (!deferred) {
+    int urgent = opts && opts->priority > 0;
+    /* A task without dependencies or priority runs at once past the
+     * backlog, as up_task's do (PAR_INLINE_BACKLOG, below); a deferred
+     * one's detach event is not waited for here, as on a pop. */
+    if (!deferred || (!urgent && up__deque_holds(th->c.dq, PAR_INLINE_BACKLOG))) {
         f->spawned++;
         par_event *ev = waited_event(&t);
         run_task(th, &t, final);
@@ -916,7 +920,7 @@ int par_task_create(const char *who, up_fn fn, const par_task *proto, const up_t
         return UP_OK;
     }
     f->spawned++;
-    if (opts && opts->priority > 0 && push_urgent(th->c.team, &t, opts->priority))
+    if (urgent && push_urgent(th->c.team, &t, opts->priority))
         return UP_OK;
     par_push_ready(th, &t);
     return UP_OK;
