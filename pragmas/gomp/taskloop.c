@@ -19,6 +19,51 @@ static uintptr_t *reduction_data(void *data)
     return p;
 }
 
+/* The common taskloop goes through the layer's lazy splitting
+ * (par_taskloop_offsets, as up_taskloop): a task halves its range of
+ * chunks, queuing one half, only while its deque holds few tasks, and
+ * runs chunks at once otherwise, so a loop makes a few tasks per thread
+ * and thieves take large halves, not one chunk each. Common: a taskgroup
+ * (no nogroup, so GCC's block stays put until the loop's end), if(1), not
+ * final, no priority, a block GCC copies with memcpy of at most
+ * SPLIT_BLOCK_MAX bytes, chunks of balanced sizes (not strict), and the
+ * region's ICVs (the creator changed none, so no chunk carries a
+ * snapshot). Each chunk runs on its own copy of the block. */
+#define SPLIT_BLOCK_MAX 256
+
+typedef struct split_loop {
+    void (*fn)(void *);
+    const void *data;
+    size_t arg_size;
+    uint64_t start, step;
+} split_loop;
+
+static void split_chunk(int64_t lo, int64_t hi, void *p)
+{
+    const split_loop *s = p;
+    par_thread *th = par_tls;
+    if (th && gomp_cancelled_here(th))
+        return;
+    uint64_t b = (uint64_t)lo - (uint64_t)INT64_MIN, e = (uint64_t)hi - (uint64_t)INT64_MIN;
+    _Alignas(16) unsigned char block[SPLIT_BLOCK_MAX];
+    memcpy(block, s->data, s->arg_size);
+    uint64_t bounds[2] = {s->start + b * s->step, s->start + e * s->step};
+    memcpy(block, bounds, sizeof bounds);
+    gomp_icv_scope scope;
+    gomp_icv_scope_enter(&scope, NULL);
+    s->fn(block);
+    gomp_icv_scope_leave(&scope);
+}
+
+static int splits(const par_thread *th, void (*cpyfn)(void *, void *), long arg_size,
+                  long arg_align, unsigned flags, int priority, int strict)
+{
+    unsigned need = GOMP_TASK_FLAG_IF, refuse = GOMP_TASK_FLAG_NOGROUP | GOMP_TASK_FLAG_FINAL;
+    return !cpyfn && arg_size >= (long)(2 * sizeof(uint64_t)) && arg_size <= SPLIT_BLOCK_MAX &&
+           arg_align <= 16 && (flags & need) == need && !(flags & refuse) && priority <= 0 &&
+           !strict && !gomp_icv_mark && th->c.team && par_defers(th, th->c.frame);
+}
+
 /* n iterations from start by step (unsigned arithmetic: both types wrap
  * the same way in 64 bits). */
 static void taskloop(const char *who, void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
@@ -35,10 +80,12 @@ static void taskloop(const char *who, void (*fn)(void *), void *data, void (*cpy
         return;
     }
     uint64_t ntasks, grain = 0;
+    int strict = 0;
     if (flags & GOMP_TASK_FLAG_GRAINSIZE) {
         grain = num_tasks ? num_tasks : 1;
         if (flags & GOMP_TASK_FLAG_STRICT) {
             ntasks = n / grain + (n % grain != 0);
+            strict = 1;
         } else {
             /* Chunks of grain to 2 * grain - 1 iterations. */
             ntasks = n / grain ? n / grain : 1;
@@ -54,6 +101,12 @@ static void taskloop(const char *who, void (*fn)(void *), void *data, void (*cpy
         if (flags & GOMP_TASK_FLAG_REDUCTION)
             GOMP_taskgroup_reduction_register(reduction_data(data));
     } else if (gomp_cancelled_here(th)) {
+        return;
+    }
+    if (splits(th, cpyfn, arg_size, arg_align, flags, priority, strict)) {
+        split_loop s = {fn, data, (size_t)arg_size, start, step};
+        par_taskloop_offsets(n, ntasks, split_chunk, &s);
+        GOMP_taskgroup_end();
         return;
     }
     up_task_opts opts = UP_TASK_OPTS();

@@ -41,15 +41,17 @@ static int64_t at(int64_t lo, uint64_t off)
 typedef void (*span_fn)(uint64_t b, uint64_t e, void *ctx);
 
 /* The chunks. Every worksharing construct, up_for's and the GOMP ABI's,
- * takes its chunks from these three functions through the iterator below.
+ * takes its chunks from these three functions through the iterator below,
+ * which works out at the construct's start what needs a division
+ * (chunk_limit), so that a take divides nothing but guided's share.
  *
  * Static: chunk 0 gives member me the me-th of size balanced blocks;
  * chunk c deals chunks k = me, me + size, ... of c iterations, trip
- * counting those member me took. trip stays below the member's number of
- * chunks, so k = me + trip * size stays below the number of chunks and
+ * counting those member me took, limit how many it gets. trip stays below
+ * limit, so k = me + trip * size stays below the number of chunks and
  * k * c < n never wraps. */
 static int static_chunk(uint64_t n, uint64_t chunk, unsigned me, unsigned size, uint64_t trip,
-                        uint64_t *b, uint64_t *e)
+                        uint64_t limit, uint64_t *b, uint64_t *e)
 {
     if (chunk == 0) {
         uint64_t per = n / size, extra = n % size;
@@ -57,8 +59,7 @@ static int static_chunk(uint64_t n, uint64_t chunk, unsigned me, unsigned size, 
         *e = *b + per + (me < extra ? 1 : 0);
         return trip == 0 && *b < *e;
     }
-    uint64_t nchunks = n / chunk + (n % chunk != 0);
-    if (me >= nchunks || trip > (nchunks - 1 - me) / size)
+    if (trip >= limit)
         return 0;
     *b = (me + trip * size) * chunk;
     *e = n - *b > chunk ? *b + chunk : n;
@@ -69,16 +70,16 @@ static int static_chunk(uint64_t n, uint64_t chunk, unsigned me, unsigned size, 
  * fetch-and-add, the counter goes past n: every chunk handed out adds c,
  * and so does each member's last, failing, attempt (the iterator makes
  * exactly one), so it ends at most at n + (size + 1) * c. Where that could
- * wrap past 2^64 (a chunk near 2^63, a range near 2^64) the counter would
- * come back below n and hand out iterations again; there a CAS takes
- * min(c, n - i) instead and the counter never passes n. Relaxed: the
- * counter only divides the work; the construct's end (a barrier, or the
- * program's own synchronisation after nowait) orders the bodies'
- * effects. */
-static int dynamic_chunk(par_ws *ws, uint64_t n, uint64_t c, unsigned size, uint64_t *b,
+ * wrap past 2^64 (a chunk near 2^63, a range near 2^64; fetch_add 0) the
+ * counter would come back below n and hand out iterations again; there a
+ * CAS takes min(c, n - i) instead and the counter never passes n.
+ * Relaxed: the counter only divides the work; the construct's end (a
+ * barrier, or the program's own synchronisation after nowait) orders the
+ * bodies' effects. */
+static int dynamic_chunk(par_ws *ws, uint64_t n, uint64_t c, int fetch_add, uint64_t *b,
                          uint64_t *e)
 {
-    if (c <= (UINT64_MAX - n) / ((uint64_t)size + 1)) {
+    if (fetch_add) {
         uint64_t i = up__fetch_add_relaxed(&ws->next, c);
         if (i >= n)
             return 0;
@@ -96,6 +97,17 @@ static int dynamic_chunk(par_ws *ws, uint64_t n, uint64_t c, unsigned size, uint
         }
     }
     return 0;
+}
+
+/* The iterator's limit for a construct of n iterations (above). */
+static uint64_t chunk_limit(int sched, uint64_t n, uint64_t chunk, unsigned me, unsigned size)
+{
+    if (sched == PAR_WS_DYNAMIC)
+        return chunk <= (UINT64_MAX - n) / ((uint64_t)size + 1);
+    if (sched != PAR_WS_STATIC || chunk == 0)
+        return 0;
+    uint64_t nchunks = n / chunk + (n % chunk != 0);
+    return me < nchunks ? (nchunks - 1 - me) / size + 1 : 0;
 }
 
 /* Guided: each take is the remaining iterations over twice the team, at
@@ -208,6 +220,7 @@ void par_ws_start(par_thread *th, par_ws_iter *it, uint64_t n, int sched, uint64
     it->trip = 0;
     it->b = it->e = 0;
     it->solo_data = NULL;
+    it->limit = chunk_limit(sched, n, chunk, it->me, size);
 }
 
 /* Ordered chunks. ws->ord is the offset where the chunk holding the turn
@@ -246,11 +259,11 @@ int par_ws_next(par_thread *th, par_ws_iter *it, uint64_t *b, uint64_t *e)
         *b = 0;
         *e = it->n;
     } else if (it->sched == PAR_WS_DYNAMIC) {
-        got = dynamic_chunk(it->ws, it->n, it->chunk, it->size, b, e);
+        got = dynamic_chunk(it->ws, it->n, it->chunk, (int)it->limit, b, e);
     } else if (it->sched == PAR_WS_GUIDED) {
         got = guided_chunk(it->ws, it->n, it->chunk, it->size, b, e);
     } else {
-        got = static_chunk(it->n, it->chunk, it->me, it->size, it->trip++, b, e);
+        got = static_chunk(it->n, it->chunk, it->me, it->size, it->trip++, it->limit, b, e);
     }
     if (!got) {
         it->state = 2;
@@ -370,7 +383,9 @@ static void share_omp(const up_omp_ops *omp, uint64_t n, const up_for_opts *o, s
         return;
     }
     uint64_t chunk = o->schedule == UP_SCHED_AUTO ? 0 : (uint64_t)o->chunk, b, e;
-    for (uint64_t trip = 0; static_chunk(n, chunk, omp->thread_num(), size, trip, &b, &e); trip++)
+    unsigned me = omp->thread_num();
+    uint64_t limit = chunk_limit(PAR_WS_STATIC, n, chunk, me, size);
+    for (uint64_t trip = 0; static_chunk(n, chunk, me, size, trip, limit, &b, &e); trip++)
         fn(b, e, ctx);
     if (!o->nowait)
         omp->barrier();
@@ -625,6 +640,13 @@ static void tloop_task(void *p)
 }
 
 static void tloop_group(void *p) { tloop_task(p); }
+
+void par_taskloop_offsets(uint64_t n, uint64_t chunks, up_range_fn body, void *ctx)
+{
+    /* Offsets as int64 values from INT64_MIN: n up to 2^64 - 1 fits. */
+    tloop root = {INT64_MIN, at(INT64_MIN, n), chunks, body, ctx};
+    tloop_task(&root);
+}
 
 /* up_taskloop_opts as this library reads it: 1.0's layout ends at
  * nogroup (abi_struct.h). */

@@ -206,10 +206,14 @@ typedef struct par_ws_iter {
     uint64_t n, chunk;
     unsigned me, size;
     int sched;
-    int ordered;     /* ordered chunks: each passes the turn on when it is done */
-    int state;       /* 0 no construct, 1 taking chunks, 2 no chunk left */
-    int holds;       /* a chunk [b, e) is held and its turn not yet passed on */
-    uint64_t trip;   /* static: this member's chunks taken */
+    int ordered;   /* ordered chunks: each passes the turn on when it is done */
+    int state;     /* 0 no construct, 1 taking chunks, 2 no chunk left */
+    int holds;     /* a chunk [b, e) is held and its turn not yet passed on */
+    uint64_t trip; /* static: this member's chunks taken */
+    /* Worked out once at the start, so that taking a chunk divides
+     * nothing: static with a chunk, this member's number of chunks;
+     * dynamic, 1 when its counter may take a fetch-and-add (loops.c). */
+    uint64_t limit;
     uint64_t b, e;   /* the chunk handed out last */
     void *solo_data; /* alone: the construct's block */
     uint64_t base, step, last;
@@ -406,6 +410,12 @@ int par_in_final(void);
 /* Runs fn(arg) now as an undeferred child task of the current frame: its
  * own frame, skipped in a cancelled taskgroup, done when this returns. */
 void par_run_undeferred(par_thread *th, up_fn fn, void *arg);
+/* up_taskloop's lazy splitting for the GOMP ABI's taskloop (loops.c):
+ * offsets [0, n) in chunks balanced chunks (1 <= chunks <= n), each run
+ * as body(INT64_MIN + lo, INT64_MIN + hi, ctx) in a task of the current
+ * frame, the first ones on the calling thread; the caller's taskgroup
+ * waits for the rest. */
+void par_taskloop_offsets(uint64_t n, uint64_t chunks, up_range_fn body, void *ctx);
 /* Tasks queued in a thread's deque from which on a new task runs at once
  * (tasks.c says why). */
 #define PAR_INLINE_BACKLOG 4
