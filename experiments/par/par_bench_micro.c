@@ -11,8 +11,8 @@
 #include "par_bench.h"
 #include "taskbench.h"
 
-static const char *const epcc_tests[] = {"parallel_task", "master_task", "taskwait", "depend",
-                                         "taskloop"};
+static const char *const epcc_tests[] = {"parallel_task", "master_task", "taskwait",
+                                         "depend",        "taskloop",    "parallel_for"};
 #define NEPCC (int)(sizeof epcc_tests / sizeof *epcc_tests)
 
 static double calibrate(const pb_opts *o)

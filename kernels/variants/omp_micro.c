@@ -118,6 +118,16 @@ int par_epcc(par_epcc_test test, unsigned innerreps, uint64_t delay_iters)
 #pragma omp taskwait
     }
         return 0;
+    case PAR_EPCC_PARALLEL_FOR:
+        for (unsigned i = 0; i < innerreps; i++) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+            for (unsigned j = 0; j < threads; j++) {
+                if (j == 0)
+                    par_omp_note_team();
+                par_delay(delay_iters);
+            }
+        }
+        return 0;
     case PAR_EPCC_TASKLOOP:
 #pragma omp parallel num_threads(threads)
 #pragma omp single

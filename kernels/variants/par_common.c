@@ -9,8 +9,8 @@ par_cutoffs par_cut = PAR_CUTOFFS_DEFAULT;
 
 static const char *const kernel_names[PAR_K_NKERNELS] = {
     "fib", "nqueens", "msort", "sparselu", "strassen", "jacobi", "taskbench"};
-static const char *const epcc_names[PAR_EPCC_NTESTS] = {"reference", "parallel_task", "master_task",
-                                                        "taskwait",  "depend",        "taskloop"};
+static const char *const epcc_names[PAR_EPCC_NTESTS] = {
+    "reference", "parallel_task", "master_task", "taskwait", "depend", "taskloop", "parallel_for"};
 
 static int lookup(const char *const *names, int n, const char *name)
 {

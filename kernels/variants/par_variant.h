@@ -123,6 +123,10 @@ int par_taskbench_loop(const up_k_tb *g);
  *                  inout on the same address (so they run one by one)
  *   taskloop       one thread runs a taskloop of innerreps x threads
  *                  iterations with grainsize 1
+ *   parallel_for   the calling thread, outside any region, runs innerreps
+ *                  parallel loops of threads iterations, one delay each:
+ *                  `#pragma omp parallel for`, up_parallel_for (whose
+ *                  team size par_setup sets through UP_NUM_THREADS)
  * overhead per repetition = (test time - reference time) / innerreps. */
 typedef enum par_epcc_test {
     PAR_EPCC_REFERENCE,
@@ -131,6 +135,7 @@ typedef enum par_epcc_test {
     PAR_EPCC_TASKWAIT,
     PAR_EPCC_DEPEND,
     PAR_EPCC_TASKLOOP,
+    PAR_EPCC_PARALLEL_FOR,
     PAR_EPCC_NTESTS
 } par_epcc_test;
 /* Runs one test once; 0, or -1 when this runtime has no such test. */

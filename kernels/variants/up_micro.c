@@ -155,11 +155,24 @@ static void epcc_region(void *p)
     }
 }
 
+/* parallel_for's body: one delay per iteration, member 0 noting the team. */
+static void pfor_delay(int64_t lo, int64_t hi, void *p)
+{
+    par_up_note_team();
+    delay_range(lo, hi, p);
+}
+
 int par_epcc(par_epcc_test test, unsigned innerreps, uint64_t delay_iters)
 {
     if (test < 0 || test >= PAR_EPCC_NTESTS)
         return -1;
     epcc_ctx c = {test, innerreps, delay_iters};
+    if (test == PAR_EPCC_PARALLEL_FOR) { /* a region per call, from outside any */
+        for (unsigned i = 0; i < innerreps; i++)
+            if (up_parallel_for(par_up_pool, 0, par_up_threads, NULL, pfor_delay, &c) != UP_OK)
+                return -1;
+        return 0;
+    }
     par_up_region(epcc_region, &c);
     return 0;
 }

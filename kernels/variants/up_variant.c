@@ -18,6 +18,11 @@ static unsigned par_up_team;
 int par_setup(unsigned threads)
 {
     par_up_threads = threads ? threads : 1;
+    /* up_parallel_for's team: the default size, read at the first region
+     * (EPCC's parallel_for); an UP_NUM_THREADS already set wins. */
+    char n[16];
+    snprintf(n, sizeof n, "%u", par_up_threads);
+    setenv("UP_NUM_THREADS", n, 0);
     int rc = up_pool_create(&par_up_pool, NULL);
     if (rc != UP_OK) {
         fprintf(stderr, "ultrapool: up_pool_create: %s\n", up_strerror(rc));
