@@ -133,9 +133,10 @@ static void member_leave(par_thread *th, par_team *t, par_frame *root, const par
     /* A member that left the barrier may still be in a steal attempt on
      * another member's deque. Nobody reuses its deque (in its next region)
      * before every member has said it stopped looking; so each waits for
-     * the others' arrivals here. A docking member need not: its next
-     * region comes from the master, whose wait ends only after every
-     * arrival (crew.c), and no thief finds its deque through the slot. */
+     * the others' arrivals here. A docking member need not: its deque is
+     * used again only in a region its master posts, or after a release
+     * from its master's crew, and both come after the master's own wait
+     * for every arrival (crew.c). */
     unsigned size = up__load_relaxed(&t->size);
     par_member *slot = th->c.slot;
     par_dock_mark(th, t, slot); /* published by the arrival */
@@ -432,7 +433,7 @@ static par_team *spare_take(par_thread *th, unsigned n)
         par_team *t = th->spare[i];
         /* refs read 1 with acquire: every holder's accesses happened
          * before (the drops are one release sequence). */
-        if (t && t->cap >= n && up__load_acquire(&t->refs) == 1) {
+        if (t && t->cap >= n && up__load_acquire(&t->refs) == 1 && !t->urgent_more) {
             if (i == 0)
                 th->spare[0] = th->spare[1];
             th->spare[1] = NULL;
@@ -449,8 +450,8 @@ static par_team *team_get(par_thread *th, unsigned n)
 {
     par_team *t = spare_take(th, n);
     if (t) {
-        /* A region's end leaves its urgent queue empty: its tasks all ran. */
-        up__assert_internal(!t->urgent_more);
+        /* A region's end leaves its urgent queue empty (its tasks all
+         * ran): urgent_more is NULL, as spare_take checked. */
         par_ws_free(t);
         par_member *members = t->members;
         unsigned cap = t->cap;
