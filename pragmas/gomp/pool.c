@@ -35,6 +35,10 @@ static up_pool *make_pool(void)
         cfg.idle_timeout_ns = NEVER_NS;
     if (!up__env("UP_EXTRA_IDLE_TIMEOUT"))
         cfg.extra_idle_timeout_ns = NEVER_NS;
+    /* Its tasks are region members, which take their team's ICVs: sizing
+     * their threads' default teams (UP_OMP_SHARE, for the regions a user
+     * pool's tasks open) would only cost a call per task. */
+    cfg.omp_share = 0;
     gomp_check_alone("at the first parallel region");
     up_pool *p;
     int rc = up_pool_create(&p, &cfg);

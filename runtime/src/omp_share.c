@@ -38,13 +38,16 @@ static unsigned found_default;
 static pthread_mutex_t lookup_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Function pointers from dlsym's data pointers, as POSIX allows. The
- * OpenMP runtime may be ultrapool's own (the libgomp.so.1 of pragmas/gomp,
- * which exports up_gomp_runtime): its regions already run on the pool that
- * opens them, so there is nothing to share. */
+ * OpenMP runtime may be ultrapool's own (the libgomp.so.1 of pragmas/gomp):
+ * its regions run on the pool that opens them, but a region of one thread
+ * per CPU from each of N busy workers would still have the pool start
+ * threads for their members, so the team size is shared the same way.
+ * (The OpenMP pool itself, whose tasks are region members, turns sharing
+ * off: pragmas/gomp/pool.c.) */
 static void lookup(void)
 {
     pthread_mutex_lock(&lookup_lock);
-    if (!found_set && !dlsym(RTLD_DEFAULT, "up_gomp_runtime")) {
+    if (!found_set) {
         void *set = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
         void *get = dlsym(RTLD_DEFAULT, "omp_get_max_threads");
         if (set && get) {
