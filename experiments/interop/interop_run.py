@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The pool beside OpenMP (scripts/bench --interop): runs omp_mix with each
 OpenMP runtime built (libgomp: build/bench/experiments/interop/omp_mix;
-libomp: build/bench/pragmas/interop/omp_mix_llvm), under OpenMP's default
+libomp: build/bench/pragmas/interop/omp_mix_llvm; ultrapool: GCC's
+omp_mix on build/bench/pragmas/gomp/lib/libgomp.so.1), under OpenMP's default
 wait policy and under OMP_WAIT_POLICY=passive, and writes into the results
 folder (experiments/results/<machine>/<UTC timestamp>-interop/):
 
@@ -61,14 +62,21 @@ def parse_args(argv):
 
 
 def programs(build):
+    """(runtime, program, folder to put first on the library path or None):
+    GCC's build on libgomp and on ultrapool's libgomp.so.1, clang's on
+    libomp."""
     found = []
-    for runtime, rel in (("libgomp", "experiments/interop/omp_mix"),
-                         ("libomp", "pragmas/interop/omp_mix_llvm")):
+    ours = os.path.join(build, "pragmas", "gomp", "lib")
+    for runtime, rel, libdir in (("libgomp", "experiments/interop/omp_mix", None),
+                                 ("libomp", "pragmas/interop/omp_mix_llvm", None),
+                                 ("ultrapool", "experiments/interop/omp_mix", ours)):
         path = os.path.join(build, rel)
-        if os.access(path, os.X_OK):
-            found.append((runtime, path))
-        else:
+        if not os.access(path, os.X_OK):
             print("interop_run: %s left out (%s is not built)" % (runtime, path))
+        elif libdir and not os.path.exists(os.path.join(libdir, "libgomp.so.1")):
+            print("interop_run: %s left out (no %s/libgomp.so.1)" % (runtime, libdir))
+        else:
+            found.append((runtime, path, libdir))
     return found
 
 
@@ -184,17 +192,22 @@ def main(argv):
     results, md = {}, io.StringIO()
     ncpus = len(os.sched_getaffinity(0))
     with open(os.path.join(out, "raw.log"), "w") as log:
-        for runtime, path in progs:
+        for runtime, path, libdir in progs:
             for policy, value in POLICIES:
                 env = dict(os.environ)
                 env.pop("OMP_WAIT_POLICY", None)
+                prefix = ""
                 if value:
                     env["OMP_WAIT_POLICY"] = value
+                    prefix += "OMP_WAIT_POLICY=%s " % value
+                if libdir:
+                    env["LD_LIBRARY_PATH"] = libdir + (
+                        ":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+                    prefix += "LD_LIBRARY_PATH=%s " % libdir
                 cmd = [path] + opts
                 print("interop_run: %s, wait policy %s" % (runtime, policy), flush=True)
                 r = subprocess.run(cmd, env=env, capture_output=True, text=True)
-                log.write("$ %s%s\n%s%s\n" % ("OMP_WAIT_POLICY=%s " % value if value else "",
-                                                " ".join(cmd), r.stdout, r.stderr))
+                log.write("$ %s%s\n%s%s\n" % (prefix, " ".join(cmd), r.stdout, r.stderr))
                 if r.returncode != 0:
                     md.write("## %s, wait policy %s\n\nfailed (status %d); see raw.log\n\n"
                              % (runtime, policy, r.returncode))

@@ -350,12 +350,15 @@ int main(int argc, char **argv)
         fprintf(out,
                 "experiment,case,median_ms,peak_runnable,peak_single_sample,burn,min_ms,max_ms,"
                 "min_peak_runnable,max_peak_runnable\n");
-    printf("OpenMP runtime: %s; %u CPUs; %d jobs of %.0f us; medians of %d rounds\n\n",
+    /* GCC's build runs on ultrapool's libgomp.so.1 too (first on the
+     * library path), which exports up_gomp_runtime. */
+    const char *runtime = dlsym(RTLD_DEFAULT, "up_gomp_runtime") ? "ultrapool"
 #if defined(__clang__)
-           "libomp",
+                                                                 : "libomp";
 #else
-           "libgomp",
+                                                                 : "libgomp";
 #endif
+    printf("OpenMP runtime: %s; %u CPUs; %d jobs of %.0f us; medians of %d rounds\n\n", runtime,
            ncpus, jobs, job_us, rounds);
     /* The last four columns are the rounds' spread, for the plot's bars
      * (experiments/interop/interop_run.py). */
