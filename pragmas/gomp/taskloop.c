@@ -61,7 +61,7 @@ static int splits(const par_thread *th, void (*cpyfn)(void *, void *), long arg_
     unsigned need = GOMP_TASK_FLAG_IF, refuse = GOMP_TASK_FLAG_NOGROUP | GOMP_TASK_FLAG_FINAL;
     return !cpyfn && arg_size >= (long)(2 * sizeof(uint64_t)) && arg_size <= SPLIT_BLOCK_MAX &&
            arg_align <= 16 && (flags & need) == need && !(flags & refuse) && priority <= 0 &&
-           !strict && !gomp_icv_mark && th->c.team && par_defers(th, th->c.frame);
+           !strict && !gomp_icv_mark && par_defers(th, th->c.frame);
 }
 
 /* n iterations from start by step (unsigned arithmetic: both types wrap

@@ -349,6 +349,25 @@ static void want_workers(up_pool *pool, unsigned n)
         par_crews_release(pool, n - got);
 }
 
+/* How many of a gathering team's submitted member tasks still wait in
+ * the pool's queues, at most missing. Only those need workers: a posted
+ * thread is docked and on its way, and so is a worker that took a member
+ * task but has not joined yet (the pool counts it busy, and a loaded
+ * machine can hold it there for a time slice). taken counts the member
+ * tasks that started; one taken from the queue that has not started yet
+ * (its worker held off the CPU between the take and the count) is no
+ * longer in the pool's queues, which bound the count. With none left
+ * there, the gatherer looks again after the next grace instead of
+ * starting a thread. */
+static unsigned still_queued(par_team *t, up_pool *pool, unsigned missing, unsigned submitted)
+{
+    unsigned taken = up__load_relaxed(&t->taken);
+    unsigned queued = taken < submitted ? submitted - taken : 0;
+    if (queued > missing)
+        queued = missing;
+    return queued ? up__pool_queued(pool, queued) : 0;
+}
+
 /* Member numbers, given by the master once the team is closed, before
  * running is published (which publishes them). Slots are in join order;
  * the master is slot and member 0. In a docking team each member posted
@@ -639,23 +658,7 @@ static int region_enter(up_pool *pool, unsigned nthreads, up_fn fn, up_fn leave,
             if (now >= deadline)
                 break;
             if ((!asked || mode == PAR_TEAM_FULL) && now - start >= GATHER_GRACE_NS) {
-                /* Only member tasks still queued need workers: a posted thread
-                 * is docked and on its way, and so is a worker that took a
-                 * member task but has not joined yet (the pool counts it busy,
-                 * and a loaded machine can hold it there for a time slice).
-                 * taken counts the member tasks that started; one taken from
-                 * the queue that has not started yet (its worker held off the
-                 * CPU between the take and the count) is no longer in the
-                 * pool's queues, which bound the count. With none left there,
-                 * look again after the next grace instead of starting a
-                 * thread. */
-                unsigned missing = 1 + posted + submitted - joined;
-                unsigned taken = up__load_relaxed(&t->taken);
-                unsigned queued = taken < submitted ? submitted - taken : 0;
-                if (queued > missing)
-                    queued = missing;
-                if (queued)
-                    queued = up__pool_queued(pool, queued);
+                unsigned queued = still_queued(t, pool, 1 + posted + submitted - joined, submitted);
                 if (queued) {
                     want_workers(pool, queued);
                     asked = 1;
