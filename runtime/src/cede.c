@@ -224,10 +224,8 @@ int up__inline_try(up_pool *p, up__shard *s, unsigned slot, const up__task *t)
         up__help_leave();
         return 0; /* the caller's push finds the queues closed */
     }
-    up__run_shared(p, NULL, s, t); /* counted on the slot's own line */
-    up__fetch_add_acq_rel(&c->executed, 1);
-    if (up__load_relaxed(&p->stopping))
-        up__notify_stopper(p);
+    up__run(p, NULL, s, t, NULL);
+    up__count_executed_to(p, &c->executed, 1); /* on the slot's own line */
     up__help_leave();
     /* Only a thread that runs tasks inline holds a lease: one that merely
      * submits leaves the CPUs to the workers. The clock is the latest

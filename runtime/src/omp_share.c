@@ -5,7 +5,7 @@
  * that worker's tasks open. Before each task a worker sets it to the CPUs
  * of its shard that the other busy workers leave free, when that changed
  * since it last set it. A thread that is not a worker but runs a task
- * (up__run_shared: a waiting submitter, a group waiter) gets the CPUs the
+ * (up__run: a waiting submitter, a group waiter) gets the CPUs the
  * busy workers leave, and its own value back after the task. The
  * runtime's functions are looked up once with dlsym, so the library links
  * no OpenMP and a process without one pays a NULL test per task.
@@ -137,23 +137,23 @@ void up__omp_share_update(up__worker *w)
     }
 }
 
-/* A task run by a thread that is not a worker (a waiting submitter, a
- * group waiter, a stopper draining the queues): the thread is the user's,
- * so its own team size comes back after the task. */
-void up__omp_run_shared(up_pool *p, up__worker *w, up__shard *s, const up__task *t)
+/* Before a task of p (up__run). A worker sets its thread's team size.
+ * A thread that is not a worker (a waiting submitter, a group waiter, a
+ * stopper draining the queues) is the user's, so its own team size comes
+ * back after the task: returns it when it was changed, UP__OMP_KEEP
+ * otherwise. */
+int up__omp_task_begin(up_pool *p, up__worker *w, up__shard *s)
 {
     if (w) {
         up__omp_share_update(w);
-        up__run_task(p, t);
-        return;
+        return UP__OMP_KEEP;
     }
     int before = p->omp_get();
     unsigned want = free_cpus(s, 0, before > 0 ? (unsigned)before : 1);
-    if ((int)want != before)
-        p->omp_set((int)want);
-    up__run_task(p, t);
-    if ((int)want != before)
-        p->omp_set(before);
+    if ((int)want == before)
+        return UP__OMP_KEEP;
+    p->omp_set((int)want);
+    return before;
 }
 
 void up__lend_wait(up__worker *w)

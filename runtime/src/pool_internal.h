@@ -4,6 +4,7 @@
 #ifndef UP_POOL_INTERNAL_H
 #define UP_POOL_INTERNAL_H
 
+#include <limits.h>
 #include <stdio.h>
 
 #include "debug.h"
@@ -146,7 +147,8 @@ void up__park_room_wait(void);
 void up__omp_share_init(up_pool *p);
 void up__omp_share_destroy(up_pool *p);
 void up__omp_share_update(up__worker *w);
-void up__omp_run_shared(up_pool *p, up__worker *w, up__shard *s, const up__task *t);
+#define UP__OMP_KEEP INT_MIN /* up__omp_task_begin: no team size to put back */
+int up__omp_task_begin(up_pool *p, up__worker *w, up__shard *s);
 void up__lend_wait(up__worker *w);
 
 /* error.c */
@@ -199,7 +201,7 @@ static inline unsigned up__shard_busy(up__shard *s)
 /* The worker in slot i of shard s, or NULL while the slot was never used. */
 static inline up__worker *up__slot_worker(up__shard *s, unsigned i)
 {
-    return (up__worker *)up__load_acquire((_Atomic(up__worker *) *)&s->slots[i]);
+    return up__load_acquire(&s->slots[i]);
 }
 
 /* Tasks waiting in the deques of s's workers, and (in *taken) the sum of
@@ -225,16 +227,6 @@ static inline uint64_t up__deque_backlog(up__shard *s, uint64_t *taken)
     }
     *taken = tops;
     return n;
-}
-
-/* Runs one task on behalf of pool p on this thread, keeping the thread's
- * "running for pool" marker right across nesting. */
-static inline void up__run_task(up_pool *p, const up__task *t)
-{
-    up_pool *saved = up__tls_running;
-    up__tls_running = p;
-    up__task_run(t);
-    up__tls_running = saved;
 }
 
 /* Accepts a task that the calling thread (not a worker) will run itself,
@@ -282,32 +274,57 @@ static inline int up__accept_own(up_pool *p, _Atomic uint64_t *submitted)
  * Callers always pass the shard, a worker its own: then no path of the
  * inlined function forms &s->helped from a null s (gcc's
  * -Wstringop-overflow warns on that path even where it cannot run). */
+static inline void up__count_executed_to(up_pool *p, _Atomic uint64_t *executed, uint64_t n)
+{
+    up__fetch_add_acq_rel(executed, n);
+    if (up__load_relaxed(&p->stopping))
+        up__notify_stopper(p);
+}
+
 static inline void up__count_executed(up_pool *p, up__worker *w, up__shard *s, uint64_t n)
 {
     if (w) {
         up__store_release(&w->executed, up__load_relaxed(&w->executed) + n);
         return;
     }
-    up__fetch_add_acq_rel(&s->helped, n);
-    if (up__load_relaxed(&p->stopping))
-        up__notify_stopper(p);
+    up__count_executed_to(p, &s->helped, n);
 }
 
-/* Runs a task of p taken from shard s, or accepted there, on this thread
- * (w: its worker, or NULL). In a process with OpenMP, the task's OpenMP
- * team size is set first (omp_share.c). */
-static inline void up__run_shared(up_pool *p, up__worker *w, up__shard *s, const up__task *t)
+/* The one path that runs a task of p on this thread, whoever runs it (a
+ * worker's loop, a helping or inline submitter, a waiter, a stop draining
+ * the queues), taken from shard s or accepted there; w is the calling
+ * thread's worker of p, or NULL. Counting is the caller's (above), once
+ * per task or once per batch.
+ *
+ * The thread's "running for pool" marker is set across the task and put
+ * back after it, which keeps it right across nesting. In a process with
+ * OpenMP, the task's OpenMP team size is set first (omp_share.c; a
+ * non-worker's own size comes back after the task).
+ *
+ * me is the fiber of a worker's loop (worker.c), NULL everywhere else: a
+ * task run there may park and be resumed on another thread, and then
+ * these frames are no longer this thread's (park_task.c). That is checked
+ * before anything thread-local is written again. */
+static inline void up__run(up_pool *p, up__worker *w, up__shard *s, const up__task *t,
+                           up__tfiber *me)
 {
+    int omp_restore = UP__OMP_KEEP;
     if (__builtin_expect(p->omp_set != NULL, 0))
-        up__omp_run_shared(p, w, s, t);
-    else
-        up__run_task(p, t);
+        omp_restore = up__omp_task_begin(p, w, s);
+    up_pool *saved = up__tls_running;
+    up__tls_running = p;
+    up__task_run(t);
+    if (__builtin_expect(me != NULL && me->resumer != NULL, 0))
+        up__park_loop_stale(p, me);
+    up__tls_running = saved;
+    if (__builtin_expect(omp_restore != UP__OMP_KEEP, 0))
+        p->omp_set(omp_restore);
 }
 
-/* The one path that runs a queued task of p and counts it (see above). */
+/* Runs a queued task of p and counts it (see above). */
 static inline void up__run_counted(up_pool *p, up__worker *w, up__shard *s, const up__task *t)
 {
-    up__run_shared(p, w, s, t);
+    up__run(p, w, s, t, NULL);
     up__count_executed(p, w, s, 1);
 }
 

@@ -157,7 +157,7 @@ static int help_one(up_pool *p, unsigned home, int any)
         up__event_notify_one(&s->space.event);
     uint64_t t0 = up__now_ns();
     for (unsigned i = 0; i < n; i++)
-        up__run_shared(p, NULL, s, &batch[i]);
+        up__run(p, NULL, s, &batch[i], NULL);
     uint64_t per = (up__now_ns() - t0) / n;
     if (per < HELP_SHORT_NS)
         tls_help_batch = tls_help_batch * 2 > HELP_BATCH ? HELP_BATCH : tls_help_batch * 2;

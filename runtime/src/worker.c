@@ -324,19 +324,13 @@ int up__worker_loop(up__worker *w, up__tfiber *me)
                 up__store_relaxed(&w->looking, 0);
                 up__stop_searching(w);
             }
-            if (p->omp_set)
-                up__omp_share_update(w);
-            up_pool *saved = up__tls_running;
-            up__tls_running = p;
-            up__task_run(&t);
-            if (__builtin_expect(me && me->resumer != NULL, 0))
-                up__park_loop_stale(p, me);
-            up__tls_running = saved;
+            up__shard *home = &p->shards[w->shard];
+            up__run(p, w, home, &t, me);
             /* A task that returned inside a blocking region closes it: the
              * worker is not blocked any more (pool.h). */
             if (__builtin_expect(up__load_relaxed(&w->blocking) != 0, 0))
                 up__region_close(w);
-            up__count_executed(p, w, &p->shards[w->shard], 1);
+            up__count_executed(p, w, home, 1);
             up__cede_check(w);
             if (__builtin_expect(w->returning, 0)) {
                 /* Counted starting since its release (up__return_mark):
