@@ -26,15 +26,23 @@ enum { MODE_NOWAIT = 0, MODE_WAIT = 1, MODE_NOGROW = 2 };
  * nanoseconds, and a thread rarely migrates between two submits. */
 static _Thread_local int tls_cpu UP__TLS_IE = -1;
 static _Thread_local unsigned tls_cpu_age UP__TLS_IE;
+/* A number per submitting thread, 1, 2, ... in the order threads first
+ * need one. A thread's inline slot in its shard (cede.c: its lease and
+ * the line it counts its inline tasks on) is its number modulo
+ * UP__LEASES, so the first UP__LEASES submitters never share that line,
+ * which each writes twice per task; a hash of the number (a shard for a
+ * thread, below) put two of the first three on one slot. */
 static _Atomic unsigned thread_seq;
-static _Thread_local unsigned tls_thread_hash UP__TLS_IE;
+static _Thread_local unsigned tls_thread_number UP__TLS_IE; /* 0: none yet */
 
-static unsigned thread_hash(void)
+static unsigned thread_number(void)
 {
-    if (tls_thread_hash == 0)
-        tls_thread_hash = (up__fetch_add_relaxed(&thread_seq, 1) + 1) * 0x9e3779b1u | 1u;
-    return tls_thread_hash;
+    if (tls_thread_number == 0)
+        tls_thread_number = up__fetch_add_relaxed(&thread_seq, 1) + 1;
+    return tls_thread_number;
 }
+
+static unsigned thread_hash(void) { return thread_number() * 0x9e3779b1u | 1u; }
 
 static int current_cpu(void)
 {
@@ -270,7 +278,7 @@ static int submit_task(up_pool *p, const up__task *t, int mode, uint64_t deadlin
     /* A backlog at home: the workers do not keep up, so a submitter at
      * the default level runs its own task (cede.c). */
     if (may_help && p->cfg.submit_help == 2 &&
-        up__inline_try(p, &p->shards[home], thread_hash() >> 16, t))
+        up__inline_try(p, &p->shards[home], thread_number(), t))
         return UP_OK;
     int slept = 0;
     for (;;) {
