@@ -20,16 +20,8 @@
 #include "abi_struct.h"
 #include "config.h"
 #include "env_registry.h"
+#include "os/os.h"
 #include "pool_internal.h"
-
-#if defined(__APPLE__)
-/* A shared library on macOS cannot refer to environ directly. */
-#include <crt_externs.h>
-static char **process_environ(void) { return *_NSGetEnviron(); }
-#else
-extern char **environ;
-static char **process_environ(void) { return environ; }
-#endif
 
 /* The enumerations: the words a variable accepts (the index is the value)
  * and the C constants a program uses for the field. */
@@ -454,7 +446,7 @@ unsigned up__env_check_names(char *const *env, FILE *f)
 
 static pthread_once_t names_checked = PTHREAD_ONCE_INIT;
 
-static void check_process_names(void) { (void)up__env_check_names(process_environ(), stderr); }
+static void check_process_names(void) { (void)up__env_check_names(up__os_environ(), stderr); }
 
 /* up_config as this library reads it: 1.0's layout ends at hook_ctx, a
  * name that never changes (abi_struct.h). */

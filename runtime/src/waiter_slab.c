@@ -16,8 +16,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#include "os/os.h"
 #include "wait_internal.h"
 
 #define CHUNK_BYTES (4u << 20)
@@ -72,7 +72,7 @@ void up__slab_destroy(up__slab *s)
     if (tc.slab == s && tc.id == s->id)
         memset(&tc, 0, sizeof tc);
     for (size_t i = 0; i < s->nchunks; i++)
-        munmap(s->chunks[i], CHUNK_BYTES);
+        up__os_unmap(s->chunks[i], CHUNK_BYTES);
     free(s->chunks);
     pthread_mutex_destroy(&s->mu);
 }
@@ -144,8 +144,8 @@ static int map_chunk(up__slab *s)
         s->chunks = n;
         s->cap = ncap;
     }
-    void *c = mmap(NULL, CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (c == MAP_FAILED)
+    void *c = up__os_map(CHUNK_BYTES);
+    if (!c)
         return 0;
     s->chunks[s->nchunks++] = c;
     s->bump = c;

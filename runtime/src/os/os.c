@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -17,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #elif defined(__APPLE__)
+#include <crt_externs.h>
 #include <mach/mach.h>
 #endif
 
@@ -278,4 +280,19 @@ void up__os_futex_wake(_Atomic uint32_t *addr, int n)
 {
     syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
+#endif
+
+void *up__os_map(size_t bytes)
+{
+    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return m == MAP_FAILED ? NULL : m;
+}
+
+void up__os_unmap(void *addr, size_t bytes) { munmap(addr, bytes); }
+
+#if defined(__APPLE__)
+char **up__os_environ(void) { return *_NSGetEnviron(); }
+#else
+extern char **environ;
+char **up__os_environ(void) { return environ; }
 #endif

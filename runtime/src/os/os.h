@@ -91,4 +91,13 @@ void up__os_restore_signals(const sigset_t *old);
 void up__os_futex_wait(_Atomic uint32_t *addr, uint32_t expected, uint64_t timeout_ns);
 void up__os_futex_wake(_Atomic uint32_t *addr, int n);
 
+/* Zero-filled memory straight from the OS, readable and writable, and its
+ * return (bytes: the size mapped). NULL when the OS refuses. */
+void *up__os_map(size_t bytes);
+void up__os_unmap(void *addr, size_t bytes);
+
+/* The process's environment, as `environ` holds it (a shared library on
+ * macOS cannot refer to environ itself). */
+char **up__os_environ(void);
+
 #endif
