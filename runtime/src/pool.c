@@ -26,9 +26,11 @@ static void free_shards(up_pool *p, unsigned n)
     for (unsigned i = 0; i < n; i++) {
         up__shard *s = &p->shards[i];
         if (s->slots) {
-            for (unsigned k = 0; k < s->nslots; k++)
-                if (s->slots[k])
-                    up__free_worker(s->slots[k]);
+            for (unsigned k = 0; k < s->nslots; k++) {
+                up__worker *w = up__load_relaxed(&s->slots[k]);
+                if (w)
+                    up__free_worker(w);
+            }
             free(s->slots);
         }
         up__mpmc_free(&s->q);
@@ -364,7 +366,7 @@ static void add_shard_executed(up__shard *s, up_stats *out)
     out->executed += helped;
     unsigned used = up__load_acquire(&s->slots_used);
     for (unsigned k = 0; k < used; k++) {
-        up__worker *w = up__load_acquire((_Atomic(up__worker *) *)&s->slots[k]);
+        up__worker *w = up__load_acquire(&s->slots[k]);
         if (!w)
             continue;
         out->executed += up__load_acquire(&w->executed);
@@ -389,7 +391,7 @@ static void add_shard_submitted(up__shard *s, up_stats *out)
     out->submitted += up__mpmc_accepted(&s->q) + direct;
     unsigned used = up__load_acquire(&s->slots_used);
     for (unsigned k = 0; k < used; k++) {
-        up__worker *w = up__load_acquire((_Atomic(up__worker *) *)&s->slots[k]);
+        up__worker *w = up__load_acquire(&s->slots[k]);
         if (w)
             out->submitted += up__load_acquire(&w->pushed);
     }

@@ -76,7 +76,7 @@ static int start_thread(up_pool *p, up__shard *s)
             up__set_error("out of memory for a worker");
             return UP_ENOMEM;
         }
-        up__store_release((_Atomic(up__worker *) *)&s->slots[i], w);
+        up__store_release(&s->slots[i], w);
     }
     if (w->joinable) {
         pthread_join(w->thread, NULL);

@@ -202,7 +202,7 @@ struct up__shard {
     unsigned index;                            /* (ro) */
     unsigned ncpus;                            /* (ro) CPUs the plan gave this shard */
     unsigned nslots;                           /* (ro) slot table size: shard_max_workers */
-    up__worker **slots;                        /* (atomic elements) worker structs, lazily */
+    _Atomic(up__worker *) *slots;              /* worker structs, made lazily */
     _Atomic unsigned slots_used;               /* (atomic) high-water mark of slots */
     pthread_mutex_t slot_lock;                 /* spawning and joining */
     pthread_mutex_t idle_lock;
