@@ -10,23 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#define N 1000
+#include "omp_check.h"
 
-static int fails;
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
-            fails++;                                                                               \
-        }                                                                                          \
-    } while (0)
+#define N 1000
 
 int main(void)
 {
-    if (!dlsym(RTLD_DEFAULT, "up_gomp_runtime")) {
-        fprintf(stderr, "not running on ultrapool's libgomp.so.1\n");
-        return 1;
-    }
+    require_ultrapool();
     static int a[N];
     long sum = 0;
 #pragma omp target teams distribute parallel for map(tofrom : a) reduction(+ : sum) num_teams(3)
@@ -181,6 +171,5 @@ else
 {
     printf("test_omp_target: no GOMP_task in this library: target nowait not checked\n");
 }
-printf("test_omp_target: %s\n", fails ? "FAIL" : "ok");
-return fails ? 1 : 0;
+return omp_report("test_omp_target");
 }
