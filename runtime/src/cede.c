@@ -204,7 +204,8 @@ int up__inline_try(up_pool *p, up__shard *s, unsigned slot, const up__task *t)
     slot %= UP__LEASES;
     if (++st->calls % TICK_EVERY == 0)
         tick(s, st);
-    if (up__load_relaxed(&s->cede.inline_way) != UP__WAY_INLINE || up__load_relaxed(&p->lent) != 0)
+    if (up__load_relaxed(&s->cede.inline_way) != UP__WAY_INLINE ||
+        up__load_relaxed(&p->lend.count) != 0)
         return 0;
     uint64_t queued = up__mpmc_accepted(&s->q) - up__mpmc_taken(&s->q);
     if (queued < (uint64_t)INLINE_BACKLOG_PER_CPU * up__shard_cpus(s))

@@ -463,10 +463,10 @@ static void *monitor_main(void *arg)
     for (;;) {
         if (up__load_acquire(&p->stopping) && up__load_acquire(&p->workers) == 0)
             break;
-        if (up__load_acquire(&p->lent) != 0) {
+        if (up__load_acquire(&p->lend.count) != 0) {
             /* The CPUs are lent to OpenMP (up_omp_lend): the backlog waits
              * on purpose; no worker is blocked, none is added. */
-            up__parker_wait(&p->monitor_parker, p->cfg.spawn_delay_ns);
+            up__parker_wait(&p->mon.parker, p->cfg.spawn_delay_ns);
             window_reset(&win);
             continue;
         }
@@ -476,7 +476,7 @@ static void *monitor_main(void *arg)
         for (unsigned i = 0; i < p->nshards; i++)
             busy |= look_at_shard(p, &p->shards[i], wall, unused);
         if (busy || up__load_acquire(&p->stopping)) {
-            up__parker_wait(&p->monitor_parker, p->cfg.spawn_delay_ns);
+            up__parker_wait(&p->mon.parker, p->cfg.spawn_delay_ns);
             continue;
         }
         /* Nothing queued: sleep until poked. Announce first, then look
@@ -484,7 +484,7 @@ static void *monitor_main(void *arg)
         up__store_sb(&p->monitor_parked, 1);
         up__fence_sb(); /* store then load: see atomic.h */
         if (!any_backlog(p) && !up__load_seqcst(&p->stopping))
-            up__parker_wait(&p->monitor_parker, UINT64_MAX);
+            up__parker_wait(&p->mon.parker, UINT64_MAX);
         up__store_seqcst(&p->monitor_parked, 0);
         window_reset(&win);
     }
@@ -494,26 +494,26 @@ static void *monitor_main(void *arg)
 void up__monitor_poke(up_pool *p)
 {
     if (up__load_seqcst(&p->monitor_parked) && up__exchange_acq_rel(&p->monitor_parked, 0) == 1)
-        up__parker_post(&p->monitor_parker);
+        up__parker_post(&p->mon.parker);
 }
 
 int up__monitor_start(up_pool *p)
 {
     sigset_t old;
     up__os_block_signals(&old, 0); /* the monitor takes no signal at all */
-    int rc = pthread_create(&p->monitor, NULL, monitor_main, p);
+    int rc = pthread_create(&p->mon.thread, NULL, monitor_main, p);
     up__os_restore_signals(&old);
     if (rc != 0)
         return UP_EAGAIN;
-    p->monitor_started = 1;
+    p->mon.started = 1;
     return UP_OK;
 }
 
 void up__monitor_join(up_pool *p)
 {
-    if (!p->monitor_started)
+    if (!p->mon.started)
         return;
-    up__parker_post(&p->monitor_parker);
-    pthread_join(p->monitor, NULL);
-    p->monitor_started = 0;
+    up__parker_post(&p->mon.parker);
+    pthread_join(p->mon.thread, NULL);
+    p->mon.started = 0;
 }

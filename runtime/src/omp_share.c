@@ -10,11 +10,11 @@
  * runtime's functions are looked up once with dlsym, so the library links
  * no OpenMP and a process without one pays a NULL test per task.
  *
- * Lending. lent counts the lends in progress. A worker reads it before it
+ * Lending. lend.count counts the lends in progress. A worker reads it before it
  * looks for a task (after each task, and after each wake); while it is
- * non-zero the worker waits on lend_cv. The last lend to end clears it and
- * broadcasts, both under lend_mu, and a worker checks it again under
- * lend_mu before waiting, so no end is missed. A worker that read zero
+ * non-zero the worker waits on lend.cv. The last lend to end clears it and
+ * broadcasts, both under lend.mu, and a worker checks it again under
+ * lend.mu before waiting, so no end is missed. A worker that read zero
  * just before a lend began runs one more task: the lend does not wait for
  * running tasks, it only stops new ones, here and in the other paths that
  * run queued tasks (up__help_once, a submitter's inline run). */
@@ -62,8 +62,8 @@ static void lookup(void)
 
 void up__omp_share_init(up_pool *p)
 {
-    pthread_mutex_init(&p->lend_mu, NULL);
-    pthread_cond_init(&p->lend_cv, NULL);
+    pthread_mutex_init(&p->lend.mu, NULL);
+    pthread_cond_init(&p->lend.cv, NULL);
     if (!p->cfg.omp_share)
         return;
     lookup();
@@ -75,8 +75,8 @@ void up__omp_share_init(up_pool *p)
 
 void up__omp_share_destroy(up_pool *p)
 {
-    pthread_cond_destroy(&p->lend_cv);
-    pthread_mutex_destroy(&p->lend_mu);
+    pthread_cond_destroy(&p->lend.cv);
+    pthread_mutex_destroy(&p->lend.mu);
 }
 
 /* The workers of s inside a task: those whose loop is not looking for
@@ -161,10 +161,10 @@ void up__lend_wait(up__worker *w)
     up_pool *p = w->pool;
     int looking = up__load_relaxed(&w->looking);
     up__store_relaxed(&w->looking, 1); /* not a busy worker to the monitor */
-    pthread_mutex_lock(&p->lend_mu);
-    while (up__load_acquire(&p->lent) != 0)
-        pthread_cond_wait(&p->lend_cv, &p->lend_mu);
-    pthread_mutex_unlock(&p->lend_mu);
+    pthread_mutex_lock(&p->lend.mu);
+    while (up__load_acquire(&p->lend.count) != 0)
+        pthread_cond_wait(&p->lend.cv, &p->lend.mu);
+    pthread_mutex_unlock(&p->lend.mu);
     up__store_relaxed(&w->looking, looking);
 }
 
@@ -174,9 +174,9 @@ int up_omp_lend(up_pool *p, up_fn fn, void *ctx)
         up__set_error("up_omp_lend: %s is NULL", !p ? "pool" : "fn");
         return UP_EINVAL;
     }
-    pthread_mutex_lock(&p->lend_mu);
-    up__store_release(&p->lent, up__load_relaxed(&p->lent) + 1);
-    pthread_mutex_unlock(&p->lend_mu);
+    pthread_mutex_lock(&p->lend.mu);
+    up__store_release(&p->lend.count, up__load_relaxed(&p->lend.count) + 1);
+    pthread_mutex_unlock(&p->lend.mu);
     /* The lent CPUs are fn's: its regions get OpenMP's default team, not
      * the share the calling thread was given for the task it runs. */
     int before = p->omp_set ? p->omp_get() : 0;
@@ -186,11 +186,11 @@ int up_omp_lend(up_pool *p, up_fn fn, void *ctx)
     fn(ctx);
     if (p->omp_set && want > 0 && want != before)
         p->omp_set(before);
-    pthread_mutex_lock(&p->lend_mu);
-    unsigned left = up__load_relaxed(&p->lent) - 1;
-    up__store_release(&p->lent, left);
+    pthread_mutex_lock(&p->lend.mu);
+    unsigned left = up__load_relaxed(&p->lend.count) - 1;
+    up__store_release(&p->lend.count, left);
     if (left == 0)
-        pthread_cond_broadcast(&p->lend_cv);
-    pthread_mutex_unlock(&p->lend_mu);
+        pthread_cond_broadcast(&p->lend.cv);
+    pthread_mutex_unlock(&p->lend.mu);
     return UP_OK;
 }

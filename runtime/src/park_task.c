@@ -121,16 +121,16 @@ __attribute__((noinline)) static up__worker *tls_worker_now(void)
  * pool). NULL when it cannot be set up (state back to 0). */
 static up__stack_pool *pool_stacks(up_pool *p)
 {
-    up__stack_pool *sp = up__load_acquire(&p->stacks);
+    up__stack_pool *sp = up__load_acquire(&p->park.stacks);
     if (sp)
         return sp;
     int expected = 0;
-    if (!up__cas_strong_acq_rel(&p->stacks_state, &expected, 1)) {
-        while (up__load_acquire(&p->stacks_state) == 1)
+    if (!up__cas_strong_acq_rel(&p->park.stacks_state, &expected, 1)) {
+        while (up__load_acquire(&p->park.stacks_state) == 1)
             sched_yield();
-        return up__load_acquire(&p->stacks);
+        return up__load_acquire(&p->park.stacks);
     }
-    sp = &p->stacks_mem;
+    sp = &p->park.stacks_mem;
     up__stack_pool_config c;
     up__stack_pool_config_init(&c);
     c.stack_size = p->cfg.stack_size ? p->cfg.stack_size : up__os_default_stack_size();
@@ -139,22 +139,22 @@ static up__stack_pool *pool_stacks(up_pool *p)
     if (c.stack_size > UP__STACK_MAX_SIZE)
         c.stack_size = UP__STACK_MAX_SIZE;
     if (up__stack_pool_init(sp, &c) != 0) {
-        up__store_release(&p->stacks_state, 0);
+        up__store_release(&p->park.stacks_state, 0);
         return NULL;
     }
-    up__store_release(&p->stacks, sp);
-    up__store_release(&p->stacks_state, 2);
+    up__store_release(&p->park.stacks, sp);
+    up__store_release(&p->park.stacks_state, 2);
     return sp;
 }
 
 void up__park_free_pool(up_pool *p)
 {
-    up__stack_pool *sp = up__load_acquire(&p->stacks);
+    up__stack_pool *sp = up__load_acquire(&p->park.stacks);
     if (!sp)
         return;
     up__stack_pool_destroy(sp);
-    up__store_relaxed(&p->stacks, NULL);
-    up__store_relaxed(&p->stacks_state, 0);
+    up__store_relaxed(&p->park.stacks, NULL);
+    up__store_relaxed(&p->park.stacks_state, 0);
 }
 
 static void loop_entry(up__fiber *self, void *arg);
@@ -164,8 +164,8 @@ static void loop_entry(up__fiber *self, void *arg);
  * when none watches. */
 static inline void stack_came_back(up_pool *p)
 {
-    uint64_t b = up__load_relaxed(&p->stacks_back);
-    while ((b & 1) && !up__cas_weak_relaxed(&p->stacks_back, &b, b + 1))
+    uint64_t b = up__load_relaxed(&p->park.stacks_back);
+    while ((b & 1) && !up__cas_weak_relaxed(&p->park.stacks_back, &b, b + 1))
         ; /* b reloaded: done once another free has moved it on */
 }
 
@@ -194,7 +194,7 @@ static up__tfiber *tf_new(up__worker *w)
 static void tf_free(up__worker *w, up__tfiber *tf)
 {
     up_pool *p = tf->pool; /* tf lives on the stack about to go back */
-    up__stack_pool *sp = up__load_acquire(&p->stacks);
+    up__stack_pool *sp = up__load_acquire(&p->park.stacks);
     up__stack *s = tf->stack;
     up__fiber_destroy(&tf->f);
     if (w && w->pool == p)
@@ -225,8 +225,8 @@ static void publish(park_req *req)
                         (rec2 == NULL || kind == REQ_EVENT));
     /* From here on req may be gone. */
     up__fetch_add_relaxed(&ws->tasks_parked, 1);
-    if (!up__load_relaxed(&ws->pool->parked_ever))
-        up__store_relaxed(&ws->pool->parked_ever, 1);
+    if (!up__load_relaxed(&ws->pool->park.parked_ever))
+        up__store_relaxed(&ws->pool->park.parked_ever, 1);
     switch (kind) {
     case REQ_SLEEP:
         up__timer_push(ws, rec, deadline);
@@ -316,14 +316,14 @@ void up__park_run_worker(up__worker *w)
             if (!move)
                 break;
         }
-        up__stack_pool *sp = up__load_acquire(&w->pool->stacks);
+        up__stack_pool *sp = up__load_acquire(&w->pool->park.stacks);
         if (sp)
             up__stack_cache_flush(&w->park.stacks, sp);
         up__stack_guard_thread_fini();
     } else {
         (void)up__worker_loop(w, NULL); /* not fiberless: it never asks to move */
         /* Its loop may still have taken spare stacks (up__park_room). */
-        up__stack_pool *sp = up__load_acquire(&w->pool->stacks);
+        up__stack_pool *sp = up__load_acquire(&w->pool->park.stacks);
         if (sp)
             up__stack_cache_flush(&w->park.stacks, sp);
     }
@@ -363,7 +363,7 @@ void up__park_run_worker(up__worker *w)
  * end on it, it starts the next queued tasks with their stacks) while the
  * other finds none for 250 ms and starts a task to block, in a run whose
  * stacks came back all along (test_wait_park_many's budget part, 6 runs
- * in 20 beside two CPU hogs). p->stacks_back tells it:
+ * in 20 beside two CPU hogs). p->park.stacks_back tells it:
  *   - a short worker makes the word odd at each look (CAS from even to
  *     odd, +1) and notes the odd value it saw or made;
  *   - a parked task's stack going back (tf_free: to a cache or to the
@@ -386,9 +386,9 @@ void up__park_run_worker(up__worker *w)
 static int stack_back_since(up__worker *w)
 {
     up_pool *p = w->pool;
-    uint64_t b = up__load_relaxed(&p->stacks_back);
+    uint64_t b = up__load_relaxed(&p->park.stacks_back);
     int moved = b != w->park.stack_back_seen;
-    while (!(b & 1) && !up__cas_weak_relaxed(&p->stacks_back, &b, b + 1))
+    while (!(b & 1) && !up__cas_weak_relaxed(&p->park.stacks_back, &b, b + 1))
         ; /* b reloaded: done once odd (another watcher made it so) */
     w->park.stack_back_seen = b & 1 ? b : b + 1;
     return moved;
@@ -397,9 +397,9 @@ static int stack_back_since(up__worker *w)
 int up__park_room_slow(up__worker *w)
 {
     up_pool *p = w->pool;
-    if (!up__load_relaxed(&p->parked_ever))
+    if (!up__load_relaxed(&p->park.parked_ever))
         return 1;
-    up__stack_pool *sp = up__load_acquire(&p->stacks);
+    up__stack_pool *sp = up__load_acquire(&p->park.stacks);
     up__stack *s;
     if (!sp || up__stack_acquire(sp, &s) == 0) {
         if (sp)
@@ -432,7 +432,7 @@ int up__park_fiber_ready(up__worker *w)
 {
     if (w->park.stacks.n != 0)
         return 1;
-    up__stack_pool *sp = up__load_acquire(&w->pool->stacks);
+    up__stack_pool *sp = up__load_acquire(&w->pool->park.stacks);
     up__stack *s;
     if (!sp || up__stack_acquire(sp, &s) != 0)
         return 0;

@@ -48,7 +48,7 @@ static void free_pool(up_pool *p, unsigned shards_ready)
         free_shards(p, shards_ready);
     free(p->work_bits);
     up__plan_free(&p->plan);
-    up__parker_destroy(&p->monitor_parker);
+    up__parker_destroy(&p->mon.parker);
     up__omp_share_destroy(p);
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->join_mu);
@@ -118,7 +118,7 @@ int up_pool_create(up_pool **out, const up_config *cfg_in)
     }
     pthread_mutex_init(&p->join_mu, NULL);
     pthread_cond_init(&p->cv, NULL);
-    up__parker_init(&p->monitor_parker);
+    up__parker_init(&p->mon.parker);
     up__omp_share_init(p);
 
     rc = up__plan_build(&p->plan, &cfg);
@@ -217,7 +217,7 @@ void up_pool_stop(up_pool *p)
                 up__spawn(p, &p->shards[i], 1);
                 break;
             }
-    up__parker_post(&p->monitor_parker);
+    up__parker_post(&p->mon.parker);
 }
 
 void up__notify_stopper(up_pool *p)

@@ -134,7 +134,7 @@ static inline int up__park_room(up__worker *w)
             w->park.stack_short_last = 0;
         return 1;
     }
-    return !up__load_relaxed(&w->pool->parked_ever) || up__park_room_slow(w);
+    return !up__load_relaxed(&w->pool->park.parked_ever) || up__park_room_slow(w);
 }
 /* A worker found no task it could start while up__park_room said no: a short
  * sleep before it looks again. */

@@ -215,16 +215,16 @@ static unsigned reserve_workers(up_pool *p, unsigned n);
  * up_pool_stats disagreed with it (pool.h). So no worker retires while a
  * reserve runs, nor for the shorter idle timeout after one returned.
  * Ordering: a retiring worker gives up its searcher count in the idle word
- * and then loads reserving; a reserve adds to reserving and then loads
+ * and then loads reserve.calls; a reserve adds to it and then loads
  * the idle word; all four sequentially consistent, so either the reserve
  * does not count the worker or the worker sees the reserve and stays.
- * reserve_end_ns is stored before reserving drops, so a worker that sees
+ * reserve.end_ns is stored before reserve.calls drops, so a worker that sees
  * no reserve running sees when the last one ended. */
 int up__reserve_holds(up_pool *p)
 {
-    if (up__load_seqcst(&p->reserving) != 0)
+    if (up__load_seqcst(&p->reserve.calls) != 0)
         return 1;
-    uint64_t end = up__load_seqcst(&p->reserve_end_ns);
+    uint64_t end = up__load_seqcst(&p->reserve.end_ns);
     if (end == 0)
         return 0;
     uint64_t hold = p->cfg.idle_timeout_ns < p->cfg.extra_idle_timeout_ns
@@ -247,14 +247,14 @@ unsigned up_pool_reserve(up_pool *p, unsigned n)
 {
     if (!p || n == 0 || up__load_acquire(&p->stopping))
         return 0;
-    up__fetch_add_seqcst(&p->reserving, 1);
+    up__fetch_add_seqcst(&p->reserve.calls, 1);
     unsigned got = reserve_workers(p, n);
     /* The latest end wins: a reserve ending earlier must not shorten the
      * hold of one that ended later. */
-    uint64_t now = up__now_ns(), end = up__load_relaxed(&p->reserve_end_ns);
-    while (end < now && !up__cas_weak_seqcst(&p->reserve_end_ns, &end, now))
+    uint64_t now = up__now_ns(), end = up__load_relaxed(&p->reserve.end_ns);
+    while (end < now && !up__cas_weak_seqcst(&p->reserve.end_ns, &end, now))
         ;
-    up__fetch_sub_seqcst(&p->reserving, 1);
+    up__fetch_sub_seqcst(&p->reserve.calls, 1);
     return got;
 }
 

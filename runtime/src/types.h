@@ -226,6 +226,44 @@ typedef struct up__work_word {
  * keeps a work map for the others (workmap.h). */
 #define UP__NEAR_SHARDS 8
 
+/* The pool's part in spawn.c: up_pool_reserve calls running now, and
+ * the time the last one returned (up__reserve_holds). */
+typedef struct up__pool_reserve {
+    _Atomic unsigned calls;  /* (atomic) */
+    _Atomic uint64_t end_ns; /* (atomic) */
+} up__pool_reserve;
+
+/* The pool's part in park_task.c: the task fibers' stacks, set up by the
+ * first worker (stacks_state 0: not yet, 1: being set up, 2: ready), freed
+ * by destroy; stacks is NULL until ready. Embedded, so that no worker
+ * start allocates. */
+typedef struct up__pool_park {
+    struct up__stack_pool *_Atomic stacks; /* (atomic) */
+    _Atomic int stacks_state;              /* (atomic) */
+    _Atomic int parked_ever;               /* (atomic) a task of the pool has parked */
+    /* Odd while a worker short of a stack watches for one coming back;
+     * a finished parked task's stack moves it on (up__park_room_slow).
+     * Beside stacks, which the same free reads. */
+    _Atomic uint64_t stacks_back; /* (atomic) */
+    up__stack_pool stacks_mem;    /* (once, then its own lock) */
+} up__pool_park;
+
+/* The pool's part in monitor.c: its thread and the parker it sleeps on. */
+typedef struct up__pool_mon {
+    up__parker parker;
+    pthread_t thread;
+    int started; /* (the creating and the stopping thread) */
+} up__pool_mon;
+
+/* The pool's part in omp_share.c: the lends in progress (written under
+ * mu), on a line of their own, since every worker reads it before each
+ * look, and what a worker waits on while the CPUs are lent. */
+typedef struct up__pool_lend {
+    UP_ALIGNED_LINE _Atomic unsigned count;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} up__pool_lend;
+
 struct up_pool {
     up_config cfg; /* (ro) */
     up__plan plan; /* (ro) */
@@ -251,10 +289,7 @@ struct up_pool {
     UP_ALIGNED_LINE _Atomic unsigned workers; /* (atomic) reserved workers, all shards */
     _Atomic unsigned workers_peak;
     _Atomic uint64_t spawned, retired, overloads, spawn_failed, bind_failed, wakes;
-    /* up_pool_reserve calls running now, and the time the last one
-     * returned (atomic; spawn.c: up__reserve_holds). */
-    _Atomic unsigned reserving;
-    _Atomic uint64_t reserve_end_ns;
+    up__pool_reserve reserve; /* (atomic) spawn.c */
     /* Region members parked in the layer's waits (waiter.c): how many now,
      * and how many times (atomic, counted in up_stats.parked and parks). */
     UP_ALIGNED_LINE _Atomic unsigned layer_parked;
@@ -262,33 +297,15 @@ struct up_pool {
     /* Tasks waiting on events and timers (wait.c, wait_internal.h):
      * created on first use, freed by destroy. */
     struct up__wait *_Atomic wait; /* (atomic) */
-    /* The task fibers' stacks (park_task.c): set up by the first worker
-     * (stacks_state 0: not yet, 1: being set up, 2: ready), freed by
-     * destroy; stacks is NULL until ready. Embedded, so that no worker
-     * start allocates. */
-    struct up__stack_pool *_Atomic stacks; /* (atomic) */
-    _Atomic int stacks_state;              /* (atomic) */
-    _Atomic int parked_ever;               /* (atomic) a task of the pool has parked */
-    /* Odd while a worker short of a stack watches for one coming back;
-     * a finished parked task's stack moves it on (park_task.c,
-     * up__park_room_slow). Beside stacks, which the same free reads. */
-    _Atomic uint64_t stacks_back; /* (atomic) */
-    up__stack_pool stacks_mem;    /* (once, then its own lock) */
+    up__pool_park park;            /* park_task.c */
 
     pthread_mutex_t mu;      /* protects live and the cv waits */
     pthread_mutex_t join_mu; /* serializes the final joins of concurrent stoppers */
     pthread_cond_t cv;
     unsigned live; /* (lock mu) worker threads inside worker_main */
 
-    up__parker monitor_parker;
-    pthread_t monitor;
-    int monitor_started;
-
-    /* The lends in progress (omp_share.c; written under lend_mu), on a
-     * line of their own: every worker reads it before each look. */
-    UP_ALIGNED_LINE _Atomic unsigned lent;
-    pthread_mutex_t lend_mu;
-    pthread_cond_t lend_cv;
+    up__pool_mon mon;   /* monitor.c (its parked flag is on the stopping line) */
+    up__pool_lend lend; /* omp_share.c */
 };
 
 /* Thread-local state that belongs to the running task, not to its thread.

@@ -201,7 +201,7 @@ int up__help_once(up_pool *p)
 {
     up__worker *w = up__tls_worker;
     up__task t;
-    if (up__load_relaxed(&p->lent) != 0)
+    if (up__load_relaxed(&p->lend.count) != 0)
         return 0; /* the CPUs are lent to OpenMP (up_omp_lend) */
     if (w && w->pool == p) {
         if (find_work(w, &t, 1) <= 0)
@@ -315,7 +315,7 @@ int up__worker_loop(up__worker *w, up__tfiber *me)
     up__assert_internal(up__idle_sane(p, up__load_relaxed(&p->idle)));
     up__store_relaxed(&w->looking, 1);
     for (;;) {
-        if (__builtin_expect(up__load_relaxed(&p->lent) != 0, 0))
+        if (__builtin_expect(up__load_relaxed(&p->lend.count) != 0, 0))
             up__lend_wait(w);
         int found = find_work(w, &t, 0);
         if (found > 0) {
