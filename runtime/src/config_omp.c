@@ -196,6 +196,35 @@ static void add_from(char *from, size_t fsize, const char *name, const char *val
         snprintf(from + n, fsize - n, "%s%s=%s", n ? " " : "", name, val);
 }
 
+/* The stand-ins of one OpenMP variable each, parsed to the UP_* field's
+ * value. */
+static int parse_wait_policy(const char *v, uint64_t *out, char *err, size_t esize)
+{
+    unsigned spin;
+    if (up__omp_wait_policy(v, &spin, err, esize) != 0)
+        return -1;
+    *out = spin;
+    return 0;
+}
+
+static int parse_display_env(const char *v, uint64_t *out, char *err, size_t esize)
+{
+    int on;
+    if (up__omp_display_env(v, &on, err, esize) != 0)
+        return -1;
+    *out = (uint64_t)on;
+    return 0;
+}
+
+static const struct {
+    const char *up_name, *omp_name;
+    int (*parse)(const char *v, uint64_t *out, char *err, size_t esize);
+} single_standins[] = {
+    {"UP_STACK_SIZE", "OMP_STACKSIZE", up__omp_stacksize},
+    {"UP_SPIN", "OMP_WAIT_POLICY", parse_wait_policy},
+    {"UP_PRINT_CONFIG", "OMP_DISPLAY_ENV", parse_display_env},
+};
+
 int up__omp_value(const char *up_name, uint64_t *out, char *from, size_t fsize, char *err,
                   size_t esize)
 {
@@ -214,34 +243,14 @@ int up__omp_value(const char *up_name, uint64_t *out, char *from, size_t fsize, 
         *out = (uint64_t)b;
         return 1;
     }
-    if (!strcmp(up_name, "UP_STACK_SIZE")) {
-        const char *v = up__env("OMP_STACKSIZE");
+    for (size_t i = 0; i < sizeof single_standins / sizeof single_standins[0]; i++) {
+        if (strcmp(up_name, single_standins[i].up_name))
+            continue;
+        const char *v = up__env(single_standins[i].omp_name);
         if (!v)
             return 0;
-        add_from(from, fsize, "OMP_STACKSIZE", v);
-        return up__omp_stacksize(v, out, err, esize) == 0 ? 1 : -1;
-    }
-    if (!strcmp(up_name, "UP_SPIN")) {
-        const char *v = up__env("OMP_WAIT_POLICY");
-        unsigned spin;
-        if (!v)
-            return 0;
-        add_from(from, fsize, "OMP_WAIT_POLICY", v);
-        if (up__omp_wait_policy(v, &spin, err, esize) != 0)
-            return -1;
-        *out = spin;
-        return 1;
-    }
-    if (!strcmp(up_name, "UP_PRINT_CONFIG")) {
-        const char *v = up__env("OMP_DISPLAY_ENV");
-        int on;
-        if (!v)
-            return 0;
-        add_from(from, fsize, "OMP_DISPLAY_ENV", v);
-        if (up__omp_display_env(v, &on, err, esize) != 0)
-            return -1;
-        *out = (uint64_t)on;
-        return 1;
+        add_from(from, fsize, single_standins[i].omp_name, v);
+        return single_standins[i].parse(v, out, err, esize) == 0 ? 1 : -1;
     }
     return 0;
 }
