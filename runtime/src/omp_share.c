@@ -140,20 +140,20 @@ void up__omp_share_update(up__worker *w)
 /* Before a task of p (up__run). A worker sets its thread's team size.
  * A thread that is not a worker (a waiting submitter, a group waiter, a
  * stopper draining the queues) is the user's, so its own team size comes
- * back after the task: returns it when it was changed, UP__OMP_KEEP
- * otherwise. */
-int up__omp_task_begin(up_pool *p, up__worker *w, up__shard *s)
+ * back after the task: returns 1 and the size to put back in *before when
+ * it was changed, 0 otherwise. */
+int up__omp_task_begin(up_pool *p, up__worker *w, up__shard *s, int *before)
 {
     if (w) {
         up__omp_share_update(w);
-        return UP__OMP_KEEP;
+        return 0;
     }
-    int before = p->omp_get();
-    unsigned want = free_cpus(s, 0, before > 0 ? (unsigned)before : 1);
-    if ((int)want == before)
-        return UP__OMP_KEEP;
+    *before = p->omp_get();
+    unsigned want = free_cpus(s, 0, *before > 0 ? (unsigned)*before : 1);
+    if ((int)want == *before)
+        return 0;
     p->omp_set((int)want);
-    return before;
+    return 1;
 }
 
 void up__lend_wait(up__worker *w)

@@ -4,7 +4,6 @@
 #ifndef UP_POOL_INTERNAL_H
 #define UP_POOL_INTERNAL_H
 
-#include <limits.h>
 #include <stdio.h>
 
 #include "debug.h"
@@ -147,8 +146,7 @@ void up__park_room_wait(void);
 void up__omp_share_init(up_pool *p);
 void up__omp_share_destroy(up_pool *p);
 void up__omp_share_update(up__worker *w);
-#define UP__OMP_KEEP INT_MIN /* up__omp_task_begin: no team size to put back */
-int up__omp_task_begin(up_pool *p, up__worker *w, up__shard *s);
+int up__omp_task_begin(up_pool *p, up__worker *w, up__shard *s, int *before);
 void up__lend_wait(up__worker *w);
 
 /* error.c */
@@ -308,17 +306,17 @@ static inline void up__count_executed(up_pool *p, up__worker *w, up__shard *s, u
 static inline void up__run(up_pool *p, up__worker *w, up__shard *s, const up__task *t,
                            up__tfiber *me)
 {
-    int omp_restore = UP__OMP_KEEP;
+    int omp_restore = 0, omp_before = 0;
     if (__builtin_expect(p->omp_set != NULL, 0))
-        omp_restore = up__omp_task_begin(p, w, s);
+        omp_restore = up__omp_task_begin(p, w, s, &omp_before);
     up_pool *saved = up__tls_running;
     up__tls_running = p;
     up__task_run(t);
     if (__builtin_expect(me != NULL && me->resumer != NULL, 0))
         up__park_loop_stale(p, me);
     up__tls_running = saved;
-    if (__builtin_expect(omp_restore != UP__OMP_KEEP, 0))
-        p->omp_set(omp_restore);
+    if (__builtin_expect(omp_restore, 0))
+        p->omp_set(omp_before);
 }
 
 /* Runs a queued task of p and counts it (see above). */

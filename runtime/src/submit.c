@@ -30,8 +30,9 @@ static _Thread_local unsigned tls_cpu_age UP__TLS_IE;
  * need one. A thread's inline slot in its shard (cede.c: its lease and
  * the line it counts its inline tasks on) is its number modulo
  * UP__LEASES, so the first UP__LEASES submitters never share that line,
- * which each writes twice per task; a hash of the number (a shard for a
- * thread, below) put two of the first three on one slot. */
+ * which each writes twice per task. A hash of the number spreads threads
+ * over shards (below), but modulo UP__LEASES it gives neighbours one
+ * slot (the 2nd and 3rd thread, say). */
 static _Atomic unsigned thread_seq;
 static _Thread_local unsigned tls_thread_number UP__TLS_IE; /* 0: none yet */
 

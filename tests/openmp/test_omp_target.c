@@ -24,9 +24,9 @@ int main(void)
         a[i] = 2 * i;
         sum += i;
     }
-    CHECK(sum == (long)N * (N - 1) / 2);
+    EXPECT(sum == (long)N * (N - 1) / 2, "sum == (long)N * (N - 1) / 2");
     for (int i = 0; i < N; i++)
-        CHECK(a[i] == 2 * i);
+        EXPECT(a[i] == 2 * i, "a[i] == 2 * i");
 
     /* firstprivate: the region writes its own copy. */
     int x = 5, out = 0, initial = 0, ndev = -1;
@@ -37,8 +37,8 @@ int main(void)
         initial = omp_is_initial_device();
         ndev = omp_get_num_devices();
     }
-    CHECK(out == 15 && x == 5);
-    CHECK(initial == 1 && ndev == 0);
+    EXPECT(out == 15 && x == 5, "out == 15 && x == 5");
+    EXPECT(initial == 1 && ndev == 0, "initial == 1 && ndev == 0");
 
     /* A target region inside a parallel region: its own initial thread. */
     int inner[8] = {0};
@@ -53,7 +53,7 @@ int main(void)
         inner[me] = tn == 0 ? 1 : -1;
     }
     for (int i = 0; i < 4; i++)
-        CHECK(inner[i] == 1);
+        EXPECT(inner[i] == 1, "inner[i] == 1");
 
     /* The initial thread of a target region: level 0, the initial ICVs
      * (not the encountering thread's), restored after; a region inside is
@@ -84,14 +84,15 @@ int main(void)
         omp_get_schedule(&k, &chunk);
         lvl[3] = k == omp_sched_guided && chunk == 7;
     }
-    CHECK(lvl[0] == 0 && lvl[1] == 0 && in_lvl == 1 && in_anc == 1);
-    CHECK(in_dyn == 0 && lvl[2] == 2 && lvl[3] == 1);
+    EXPECT(lvl[0] == 0 && lvl[1] == 0 && in_lvl == 1 && in_anc == 1,
+           "lvl[0] == 0 && lvl[1] == 0 && in_lvl == 1 && in_anc == 1");
+    EXPECT(in_dyn == 0 && lvl[2] == 2 && lvl[3] == 1, "in_dyn == 0 && lvl[2] == 2 && lvl[3] == 1");
 #pragma omp target teams thread_limit(3) map(from : tl)
     {
 #pragma omp parallel if (0)
         tl = omp_get_thread_limit();
     }
-    CHECK(tl >= 1 && tl <= 3);
+    EXPECT(tl >= 1 && tl <= 3, "tl >= 1 && tl <= 3");
 
     /* Host teams: every team runs, numbered, a parallel region inside each. */
     int team_seen[4] = {0}, nteams = 0, members[4] = {0};
@@ -108,10 +109,11 @@ int main(void)
             }
         }
     }
-    CHECK(nteams == 4);
+    EXPECT(nteams == 4, "nteams == 4");
     for (int t = 0; t < 4; t++)
-        CHECK(team_seen[t] == 1 && members[t] == 2);
-    CHECK(omp_get_team_num() == 0 && omp_get_num_teams() == 1);
+        EXPECT(team_seen[t] == 1 && members[t] == 2, "team_seen[t] == 1 && members[t] == 2");
+    EXPECT(omp_get_team_num() == 0 && omp_get_num_teams() == 1,
+           "omp_get_team_num() == 0 && omp_get_num_teams() == 1");
 
     /* Data regions and motion move nothing: the addresses are the host's. */
     int b[16];
@@ -128,26 +130,32 @@ int main(void)
 #pragma omp target enter data map(to : b)
 #pragma omp target exit data map(from : b)
     for (int i = 0; i < 16; i++)
-        CHECK(b[i] == 3 * i);
+        EXPECT(b[i] == 3 * i, "b[i] == 3 * i");
 
     /* Device memory routines on the host device. */
     int host = omp_get_initial_device();
-    CHECK(host == omp_get_num_devices());
+    EXPECT(host == omp_get_num_devices(), "host == omp_get_num_devices()");
     int *d = omp_target_alloc(16 * sizeof(int), host);
-    CHECK(d != NULL);
-    CHECK(omp_target_memcpy(d, b, 16 * sizeof(int), 0, 0, host, host) == 0);
-    CHECK(d[15] == 45);
-    CHECK(omp_target_is_present(b, host) == 1);
+    EXPECT(d != NULL, "d != NULL");
+    EXPECT(omp_target_memcpy(d, b, 16 * sizeof(int), 0, 0, host, host) == 0,
+           "omp_target_memcpy(d, b, 16 * sizeof(int), 0, 0, host, host) == 0");
+    EXPECT(d[15] == 45, "d[15] == 45");
+    EXPECT(omp_target_is_present(b, host) == 1, "omp_target_is_present(b, host) == 1");
     int m[3][4] = {{0}}, src[3][4];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 4; j++)
             src[i][j] = 10 * i + j;
     size_t vol[2] = {2, 2}, off_d[2] = {1, 1}, off_s[2] = {0, 2}, dim[2] = {3, 4};
-    CHECK(omp_target_memcpy_rect(m, src, sizeof(int), 2, vol, off_d, off_s, dim, dim, host, host) ==
-          0);
-    CHECK(m[1][1] == 2 && m[1][2] == 3 && m[2][1] == 12 && m[2][2] == 13 && m[0][0] == 0);
-    CHECK(omp_target_memcpy(d, b, 4, 0, 0, host + 5, host) == EINVAL);
-    CHECK(omp_target_associate_ptr(b, d, 4, 0, host) == EINVAL);
+    EXPECT(omp_target_memcpy_rect(m, src, sizeof(int), 2, vol, off_d, off_s, dim, dim, host,
+                                  host) == 0,
+           "omp_target_memcpy_rect(m, src, sizeof(int), 2, vol, off_d, off_s, dim, dim, host, "
+           "host) == 0");
+    EXPECT(m[1][1] == 2 && m[1][2] == 3 && m[2][1] == 12 && m[2][2] == 13 && m[0][0] == 0,
+           "m[1][1] == 2 && m[1][2] == 3 && m[2][1] == 12 && m[2][2] == 13 && m[0][0] == 0");
+    EXPECT(omp_target_memcpy(d, b, 4, 0, 0, host + 5, host) == EINVAL,
+           "omp_target_memcpy(d, b, 4, 0, 0, host + 5, host) == EINVAL");
+    EXPECT(omp_target_associate_ptr(b, d, 4, 0, host) == EINVAL,
+           "omp_target_associate_ptr(b, d, 4, 0, host) == EINVAL");
     omp_target_free(d, host);
 
     /* nowait and depend make a target region a task: only with tasks. */
@@ -165,7 +173,7 @@ int main(void)
     }
 #pragma omp taskwait
 }
-CHECK(v == 11);
+EXPECT(v == 11, "v == 11");
 }
 else
 {
