@@ -271,7 +271,9 @@ static inline int up__accept_own(up_pool *p, _Atomic uint64_t *submitted)
  * waiting stop, which otherwise sees the count only at its next slice.
  * Callers always pass the shard, a worker its own: then no path of the
  * inlined function forms &s->helped from a null s (gcc's
- * -Wstringop-overflow warns on that path even where it cannot run). */
+ * -Wstringop-overflow warns on that path even where it cannot run).
+ * up__count_executed_to is the shared-counter form, for a counter other
+ * than the shard's (a submitter's inline slot, cede.c). */
 static inline void up__count_executed_to(up_pool *p, _Atomic uint64_t *executed, uint64_t n)
 {
     up__fetch_add_acq_rel(executed, n);
